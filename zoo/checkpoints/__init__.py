@@ -1,0 +1,104 @@
+"""Checkpoint loading and writing: HF safetensors, google-research TF1,
+TF Model Garden, and the project's own model directory."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from zoo.checkpoints.errors import CheckpointMismatchError
+from zoo.checkpoints.hf import find_hf_dir, load_hf_encoder, load_hf_weights, save_hf
+from zoo.checkpoints.model_dir import (
+    is_model_dir,
+    load_model_dir,
+    save_model_dir,
+)
+from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_encoder, save_tf1
+
+SUPPORTED = (
+    "a zoo model directory (zoo_model.json, model.keras, vocab.txt); "
+    "an HF BertModel directory (config.json, model.safetensors, vocab.txt), also "
+    "sentence-transformers layout; a google-research BERT release (bert_config.json, "
+    "bert_model.ckpt.index/.data-*, vocab.txt)"
+)
+
+
+def detect_format(path) -> str:
+    """'zoo', 'hf' or 'tf1'; FileNotFoundError naming what was expected."""
+    path = pathlib.Path(path)
+    if not path.exists() and not pathlib.Path(f"{path}.index").exists():
+        raise FileNotFoundError(f"{path}: no such file or directory. Expected {SUPPORTED}.")
+    if is_model_dir(path):
+        return "zoo"
+    if find_hf_dir(path) is not None:
+        return "hf"
+    if find_tf1_checkpoint(path) is not None:
+        return "tf1"
+    raise FileNotFoundError(f"{path}: not a checkpoint this zoo reads. Expected {SUPPORTED}.")
+
+
+def _vocab_path(path, fmt):
+    path = pathlib.Path(path)
+    base = path if path.is_dir() else path.parent
+    candidates = [base / "vocab.txt"]
+    if fmt == "hf":
+        candidates.append(find_hf_dir(path) / "vocab.txt")
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"{path}: no vocab.txt beside the checkpoint; the tokenizer needs the "
+        "WordPiece vocabulary the weights were trained with. Copy it next to the weights."
+    )
+
+
+def _hf_lowercase(path):
+    for base in (pathlib.Path(path), pathlib.Path(path) / "0_Transformer"):
+        cfg = base / "tokenizer_config.json"
+        if cfg.is_file():
+            return bool(json.loads(cfg.read_text()).get("do_lower_case", True))
+    return True
+
+
+def load_checkpoint(path, *, lowercase=None, allow_partial=False):
+    """Load `(encoder, tokenizer)` from any supported checkpoint.
+
+    `lowercase=None` takes the vocabulary's casing from the checkpoint
+    (`tokenizer_config.json` for HF, the zoo manifest) and defaults to the
+    uncased BERT convention (True) where nothing says otherwise.
+    """
+    from zoo.text.tokenizer import WordPieceTokenizer
+
+    fmt = detect_format(path)
+    if fmt == "zoo":
+        model, tokenizer, _ = load_model_dir(path)
+        return getattr(model, "encoder", model), tokenizer
+    if fmt == "hf":
+        encoder = load_hf_encoder(path, allow_partial=allow_partial)
+        if lowercase is None:
+            lowercase = _hf_lowercase(path)
+    else:
+        encoder = load_tf1_encoder(path, allow_partial=allow_partial)
+        if lowercase is None:
+            lowercase = True
+    tokenizer = WordPieceTokenizer(str(_vocab_path(path, fmt)), lowercase=lowercase)
+    if tokenizer.vocabulary_size != encoder.vocabulary_size:
+        raise ValueError(
+            f"{path}: vocab.txt has {tokenizer.vocabulary_size} tokens but the "
+            f"encoder's vocabulary_size is {encoder.vocabulary_size}; they must match."
+        )
+    return encoder, tokenizer
+
+
+__all__ = [
+    "CheckpointMismatchError",
+    "detect_format",
+    "load_checkpoint",
+    "load_hf_encoder",
+    "load_hf_weights",
+    "load_model_dir",
+    "load_tf1_encoder",
+    "save_hf",
+    "save_model_dir",
+    "save_tf1",
+]

@@ -1,0 +1,85 @@
+"""The project's own model directory: what `zoo convert`, `zoo finetune` and
+`zoo distill` write and every command reads.
+
+    DIR/model.keras       the whole Keras model (encoder + head), safe-mode loadable
+    DIR/vocab.txt         the WordPiece vocabulary
+    DIR/zoo_model.json    format version, model class, encoder config,
+                          tokenizer settings, labels, and provenance
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import keras
+
+FORMAT = "zoo-model"
+FORMAT_VERSION = 1
+MANIFEST = "zoo_model.json"
+
+
+def is_model_dir(path) -> bool:
+    return (pathlib.Path(path) / MANIFEST).is_file()
+
+
+def save_model_dir(model, directory, tokenizer, *, extra=None, overwrite=True):
+    """Atomically write `model` and `tokenizer` as a zoo model directory."""
+    from zoo.utils.atomic import atomic_directory
+
+    encoder = getattr(model, "encoder", model)
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "model_class": type(model).__name__,
+        "encoder_class": type(encoder).__name__,
+        "encoder_config": encoder.config.to_dict(),
+        "lowercase": bool(tokenizer.lowercase),
+        "labels": getattr(model, "labels", None),
+        "num_parameters": int(model.count_params()),
+        **(extra or {}),
+    }
+    with atomic_directory(directory, overwrite=overwrite) as tmp:
+        model.save(tmp / "model.keras")
+        (tmp / "vocab.txt").write_text(
+            "\n".join(tokenizer.vocabulary) + "\n", encoding="utf-8"
+        )
+        (tmp / MANIFEST).write_text(json.dumps(meta, indent=2) + "\n")
+    return pathlib.Path(directory)
+
+
+def read_model_dir_meta(directory) -> dict:
+    path = pathlib.Path(directory) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{directory}: not a zoo model directory (no {MANIFEST}). Create one "
+            "with `zoo convert SRC --out DIR`, `zoo finetune` or `zoo distill`."
+        )
+    meta = json.loads(path.read_text())
+    if meta.get("format") != FORMAT or meta.get("format_version", 0) > FORMAT_VERSION:
+        raise ValueError(
+            f"{path}: format {meta.get('format')!r} version "
+            f"{meta.get('format_version')!r} is not one this zoo reads "
+            f"({FORMAT!r} <= {FORMAT_VERSION}); upgrade the package."
+        )
+    for name in ("model.keras", "vocab.txt"):
+        if not (pathlib.Path(directory) / name).is_file():
+            raise FileNotFoundError(
+                f"{directory}: zoo model directory is missing {name}; it was not "
+                "written completely. Re-create it."
+            )
+    return meta
+
+
+def load_model_dir(directory):
+    """Return `(model, tokenizer, meta)` from a zoo model directory. The model
+    loads in Keras's safe mode: no custom objects, no lambdas."""
+    from zoo.text.tokenizer import WordPieceTokenizer
+
+    directory = pathlib.Path(directory)
+    meta = read_model_dir_meta(directory)
+    model = keras.saving.load_model(directory / "model.keras", safe_mode=True)
+    tokenizer = WordPieceTokenizer(
+        str(directory / "vocab.txt"), lowercase=meta.get("lowercase", True)
+    )
+    return model, tokenizer, meta

@@ -1,0 +1,126 @@
+"""One table from our Keras variables to BERT's canonical weight names.
+
+The canonical names are google-research BERT's TF1 names
+(`bert/encoder/layer_3/attention/self/query/kernel`); every other format
+(HF, Model Garden) is a rename of these. Keeping one table means a new
+format is a naming function, not a new walk over the model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from zoo.models.bert_encoder import BertEncoder
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    variable: object  # keras.Variable
+    name: str  # canonical TF1 name
+    # True when the TF1 tensor is the transpose of the Keras variable
+    # (only `cls/seq_relationship/output_weights`, stored [2, hidden]).
+    transposed: bool = False
+
+
+def _dense(prefix, layer):
+    return [Entry(layer.kernel, f"{prefix}/kernel"), Entry(layer.bias, f"{prefix}/bias")]
+
+
+def _layer_norm(prefix, layer):
+    return [Entry(layer.gamma, f"{prefix}/gamma"), Entry(layer.beta, f"{prefix}/beta")]
+
+
+def encoder_entries(encoder: BertEncoder) -> list[Entry]:
+    emb = encoder.embeddings
+    entries = [
+        Entry(emb.token_embedding.embeddings, "bert/embeddings/word_embeddings"),
+        Entry(emb.position_embedding.embeddings, "bert/embeddings/position_embeddings"),
+    ]
+    if emb.segment_embedding is not None:
+        entries.append(
+            Entry(emb.segment_embedding.embeddings, "bert/embeddings/token_type_embeddings")
+        )
+    entries += _layer_norm("bert/embeddings/LayerNorm", emb.layer_norm)
+    for i, block in enumerate(encoder.transformer_layers):
+        p = f"bert/encoder/layer_{i}"
+        att = block.attention
+        entries += _dense(f"{p}/attention/self/query", att.query_dense)
+        entries += _dense(f"{p}/attention/self/key", att.key_dense)
+        entries += _dense(f"{p}/attention/self/value", att.value_dense)
+        entries += _dense(f"{p}/attention/output/dense", att.output_dense)
+        entries += _layer_norm(f"{p}/attention/output/LayerNorm", block.attention_layer_norm)
+        entries += _dense(f"{p}/intermediate/dense", block.intermediate_dense)
+        entries += _dense(f"{p}/output/dense", block.output_dense)
+        entries += _layer_norm(f"{p}/output/LayerNorm", block.output_layer_norm)
+    if encoder.pooler_dense is not None:
+        entries += _dense("bert/pooler/dense", encoder.pooler_dense)
+    return entries
+
+
+def mlm_head_entries(head) -> list[Entry]:
+    return (
+        _dense("cls/predictions/transform/dense", head.transform_dense)
+        + _layer_norm("cls/predictions/transform/LayerNorm", head.transform_layer_norm)
+        + [Entry(head.output_bias, "cls/predictions/output_bias")]
+    )
+
+
+def nsp_head_entries(dense) -> list[Entry]:
+    return [
+        Entry(dense.kernel, "cls/seq_relationship/output_weights", transposed=True),
+        Entry(dense.bias, "cls/seq_relationship/output_bias"),
+    ]
+
+
+def model_entries(model) -> list[Entry]:
+    """Entries for an encoder, or for a MaskedLM / NextSentencePredictor /
+    Pretrainer (encoder plus BERT's `cls/...` heads)."""
+    if isinstance(model, BertEncoder):
+        return encoder_entries(model)
+    entries = encoder_entries(model.encoder)
+    if getattr(model, "mlm_head", None) is not None:
+        entries += mlm_head_entries(model.mlm_head)
+    if getattr(model, "nsp_dense", None) is not None:
+        entries += nsp_head_entries(model.nsp_dense)
+    return entries
+
+
+# --- HF transformers names -------------------------------------------------
+
+
+def hf_name(name: str, prefix: str = "") -> tuple[str, bool]:
+    """Canonical name -> (HF state-dict key, transpose_from_canonical).
+
+    HF's torch Linear stores `weight` as [out, in]: the transpose of a TF1 /
+    Keras kernel. `prefix` is "bert." for BertForPreTraining-style files and
+    "" for BertModel / sentence-transformers files.
+    """
+    if name == "cls/predictions/output_bias":
+        return "cls.predictions.bias", False
+    if name == "cls/seq_relationship/output_weights":
+        return "cls.seq_relationship.weight", False
+    if name == "cls/seq_relationship/output_bias":
+        return "cls.seq_relationship.bias", False
+    transpose = False
+    parts = name.split("/")
+    if parts[0] == "bert":
+        parts = parts[1:]
+        head = prefix
+    else:
+        head = ""
+    out = []
+    for part in parts:
+        if part.startswith("layer_") and part[6:].isdigit():
+            out += ["layer", part[6:]]
+        elif part == "kernel":
+            out.append("weight")
+            transpose = True
+        elif part == "gamma":
+            out.append("weight")
+        elif part == "beta":
+            out.append("bias")
+        else:
+            out.append(part)
+    if out[-1].endswith("_embeddings"):
+        out.append("weight")
+    return head + ".".join(out), transpose

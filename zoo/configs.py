@@ -1,0 +1,186 @@
+"""Encoder configurations and the preset table.
+
+A config is data: a frozen dataclass validated on construction. Models take
+its fields as flat keyword arguments (so `get_config()` stays plain JSON);
+`EncoderConfig.build()` returns the right encoder class.
+
+Presets, with the exact parameter counts that `num_parameters()` computes and
+the tests check against the built Keras models::
+
+    bert_tiny          L2  H128  A2   vocab 30522        4,385,920  # tests, demos
+    minilm_l6_h384     L6  H384  A12  vocab 30522       22,713,216  # all-MiniLM-L6-v2
+    distil_bert_base   L6  H768  A12  no segments/pooler 66,362,880  # DistilBERT
+    bert_base          L12 H768  A12                   109,482,240  # BERT-Base
+    bert_large         L24 H1024 A16                   335,141,888  # BERT-Large
+
+HF's `BertModel` reports 512 more parameters for MiniLM because it counts its
+`position_ids` buffer; that buffer is not a weight and is not stored here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+FAMILIES = ("bert", "distilbert")
+
+
+@dataclasses.dataclass(frozen=True)
+class EncoderConfig:
+    """Hyperparameters of a BERT-family encoder (post-LayerNorm, exact GELU).
+
+    `family="bert"` has segment embeddings and a pooler (tanh dense on [CLS]);
+    `family="distilbert"` has neither, as in DistilBERT.
+    """
+
+    vocabulary_size: int
+    num_layers: int
+    num_heads: int
+    hidden_dim: int
+    intermediate_dim: int
+    max_sequence_length: int = 512
+    num_segments: int = 2
+    dropout: float = 0.1
+    layer_norm_epsilon: float = 1e-12
+    initializer_range: float = 0.02
+    family: str = "bert"
+
+    def __post_init__(self):
+        def _need(condition, field, value, advice):
+            if not condition:
+                raise ValueError(
+                    f"EncoderConfig.{field}: received {value!r}; {advice}."
+                )
+
+        for field in (
+            "vocabulary_size",
+            "num_layers",
+            "num_heads",
+            "hidden_dim",
+            "intermediate_dim",
+            "max_sequence_length",
+        ):
+            value = getattr(self, field)
+            _need(
+                isinstance(value, int) and not isinstance(value, bool) and value > 0,
+                field,
+                value,
+                "expected a positive integer",
+            )
+        _need(
+            self.hidden_dim % self.num_heads == 0,
+            "hidden_dim",
+            self.hidden_dim,
+            f"must be divisible by num_heads={self.num_heads} "
+            "(each head gets hidden_dim // num_heads features)",
+        )
+        _need(
+            self.family in FAMILIES,
+            "family",
+            self.family,
+            f"expected one of {FAMILIES}",
+        )
+        if self.family == "distilbert":
+            _need(
+                self.num_segments == 0,
+                "num_segments",
+                self.num_segments,
+                "a distilbert-family encoder has no segment embeddings; use 0",
+            )
+        else:
+            _need(
+                isinstance(self.num_segments, int) and self.num_segments >= 1,
+                "num_segments",
+                self.num_segments,
+                "a bert-family encoder needs at least 1 segment type",
+            )
+        _need(
+            0.0 <= self.dropout < 1.0, "dropout", self.dropout, "expected 0 <= dropout < 1"
+        )
+        _need(
+            self.layer_norm_epsilon > 0,
+            "layer_norm_epsilon",
+            self.layer_norm_epsilon,
+            "expected a positive float",
+        )
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_dim // self.num_heads
+
+    @property
+    def has_pooler(self) -> bool:
+        return self.family == "bert"
+
+    def num_parameters(self) -> int:
+        """Exact trainable parameter count of the encoder built from this config."""
+        h, i = self.hidden_dim, self.intermediate_dim
+        embeddings = (
+            self.vocabulary_size * h
+            + self.max_sequence_length * h
+            + self.num_segments * h
+            + 2 * h  # LayerNorm gamma, beta
+        )
+        attention = 4 * (h * h + h)  # query, key, value, output dense
+        feed_forward = (h * i + i) + (i * h + h)
+        layer = attention + feed_forward + 2 * (2 * h)  # two LayerNorms
+        pooler = (h * h + h) if self.has_pooler else 0
+        return embeddings + self.num_layers * layer + pooler
+
+    def replace(self, **changes) -> "EncoderConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EncoderConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(
+                f"EncoderConfig: unknown field(s) {unknown}; expected only {sorted(known)}."
+            )
+        return cls(**data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    def build(self, **kwargs):
+        """Build a randomly initialised encoder of the right class."""
+        from zoo.models.bert_encoder import BertEncoder
+        from zoo.models.distil_bert_encoder import DistilBertEncoder
+
+        if self.family == "distilbert":
+            fields = self.to_dict()
+            fields.pop("family")
+            fields.pop("num_segments")
+            return DistilBertEncoder(**fields, **kwargs)
+        fields = self.to_dict()
+        fields.pop("family")
+        return BertEncoder(**fields, **kwargs)
+
+
+_BERT_VOCAB = 30522
+
+PRESETS: dict[str, EncoderConfig] = {
+    # Tiny width for tests and CPU demos (Turc et al.'s BERT-Tiny shape).
+    "bert_tiny": EncoderConfig(_BERT_VOCAB, 2, 2, 128, 512),
+    # sentence-transformers/all-MiniLM-L6-v2: the real checkpoint of DATA.md.
+    "minilm_l6_h384": EncoderConfig(_BERT_VOCAB, 6, 12, 384, 1536),
+    # DistilBERT (Sanh et al. 2019): 6 of BERT-Base's layers, no segments/pooler.
+    "distil_bert_base": EncoderConfig(
+        _BERT_VOCAB, 6, 12, 768, 3072, num_segments=0, family="distilbert"
+    ),
+    "bert_base": EncoderConfig(_BERT_VOCAB, 12, 12, 768, 3072),
+    "bert_large": EncoderConfig(_BERT_VOCAB, 24, 16, 1024, 4096),
+}
+
+
+def get_preset(name: str) -> EncoderConfig:
+    if name not in PRESETS:
+        raise ValueError(
+            f"Unknown preset {name!r}; available presets: {', '.join(sorted(PRESETS))}."
+        )
+    return PRESETS[name]

@@ -1,0 +1,206 @@
+"""The BERT encoder as a Keras functional model."""
+
+import keras
+from keras import ops
+
+from zoo.configs import EncoderConfig, get_preset
+from zoo.layers.embeddings import BertEmbeddings
+from zoo.layers.transformer_encoder import TransformerEncoderBlock
+
+INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class BertEncoder(keras.Model):
+    """BERT: embeddings, `num_layers` post-LN transformer blocks, tanh pooler.
+
+    Inputs: a dict of int32 `[batch, seq]` tensors `token_ids`,
+    `segment_ids` and `padding_mask` (1 = real token), as the tokenizer
+    returns them. Outputs: a dict with `sequence_output` `[batch, seq,
+    hidden_dim]` and `pooled_output` `[batch, hidden_dim]`.
+
+    Every layer's hidden states and attention probabilities are in the graph;
+    `with_internals()` returns a model sharing these weights that outputs them
+    too (distillation needs both).
+
+    Example:
+        >>> encoder = BertEncoder.from_preset("bert_tiny")
+        >>> out = encoder({"token_ids": ids, "segment_ids": seg, "padding_mask": mask})
+        >>> out["sequence_output"].shape
+    """
+
+    _family = "bert"
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        max_sequence_length=512,
+        num_segments=2,
+        dropout=0.1,
+        layer_norm_epsilon=1e-12,
+        initializer_range=0.02,
+        dtype=None,
+        **kwargs,
+    ):
+        # Validate through the config so a bad value fails with one message.
+        config = EncoderConfig(
+            vocabulary_size=vocabulary_size,
+            num_layers=num_layers,
+            num_heads=num_heads,
+            hidden_dim=hidden_dim,
+            intermediate_dim=intermediate_dim,
+            max_sequence_length=max_sequence_length,
+            num_segments=num_segments,
+            dropout=dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            initializer_range=initializer_range,
+            family=self._family,
+        )
+
+        # === Layers ===
+        self.embeddings = BertEmbeddings(
+            vocabulary_size,
+            hidden_dim,
+            max_sequence_length=max_sequence_length,
+            num_segments=num_segments,
+            dropout=dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            initializer_range=initializer_range,
+            dtype=dtype,
+            name="embeddings",
+        )
+        self.transformer_layers = [
+            TransformerEncoderBlock(
+                num_heads,
+                hidden_dim,
+                intermediate_dim,
+                dropout=dropout,
+                layer_norm_epsilon=layer_norm_epsilon,
+                initializer_range=initializer_range,
+                dtype=dtype,
+                name=f"transformer_layer_{i}",
+            )
+            for i in range(num_layers)
+        ]
+        self.pooler_dense = None
+        if config.has_pooler:
+            # The pooled output is a tanh dense layer on top of [CLS]; BERT's
+            # NSP head was trained on it.
+            self.pooler_dense = keras.layers.Dense(
+                hidden_dim,
+                activation="tanh",
+                kernel_initializer=keras.initializers.TruncatedNormal(
+                    stddev=initializer_range
+                ),
+                dtype=dtype,
+                name="pooler_dense",
+            )
+
+        # === Functional model ===
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in INPUT_NAMES
+        }
+        x = self.embeddings(inputs["token_ids"], inputs["segment_ids"])
+        hidden_states, attention_probs = [x], []
+        for layer in self.transformer_layers:
+            x, probs = layer(x, padding_mask=inputs["padding_mask"])
+            hidden_states.append(x)
+            attention_probs.append(probs)
+        outputs = {"sequence_output": x}
+        if self.pooler_dense is not None:
+            outputs["pooled_output"] = self.pooler_dense(x[:, 0, :])
+        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.max_sequence_length = max_sequence_length
+        self.num_segments = num_segments
+        self.dropout = dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+        self._internal_outputs = (hidden_states, attention_probs)
+
+    @property
+    def config(self) -> EncoderConfig:
+        """This encoder's hyperparameters as an `EncoderConfig`."""
+        return EncoderConfig(
+            vocabulary_size=self.vocabulary_size,
+            num_layers=self.num_layers,
+            num_heads=self.num_heads,
+            hidden_dim=self.hidden_dim,
+            intermediate_dim=self.intermediate_dim,
+            max_sequence_length=self.max_sequence_length,
+            num_segments=self.num_segments,
+            dropout=self.dropout,
+            layer_norm_epsilon=self.layer_norm_epsilon,
+            initializer_range=self.initializer_range,
+            family=self._family,
+        )
+
+    @property
+    def token_embedding(self):
+        """The token embedding layer (the masked-LM head ties its output to it)."""
+        return self.embeddings.token_embedding
+
+    def with_internals(self) -> keras.Model:
+        """A model sharing this encoder's weights whose output dict also holds
+        `hidden_states` (the embedding output, then each layer's output:
+        `num_layers + 1` tensors `[batch, seq, hidden_dim]`) and
+        `attention_probs` (`num_layers` tensors `[batch, heads, seq, seq]`)."""
+        hidden_states, attention_probs = self._internal_outputs
+        outputs = dict(self.output)
+        outputs["hidden_states"] = list(hidden_states)
+        outputs["attention_probs"] = list(attention_probs)
+        return keras.Model(self.input, outputs, name=f"{self.name}_with_internals")
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides):
+        """Randomly initialised encoder from a preset in `zoo.PRESETS`."""
+        config = get_preset(name)
+        if overrides:
+            config = config.replace(**overrides)
+        if config.family != cls._family and cls is not BertEncoder:
+            raise ValueError(
+                f"Preset {name!r} is a {config.family}-family encoder; "
+                f"{cls.__name__}.from_preset() builds {cls._family} encoders. "
+                "Use zoo.BertEncoder.from_preset(), which picks the class."
+            )
+        return config.build()
+
+    def get_config(self):
+        # Flat constructor arguments only: plain JSON, and a reload re-runs
+        # __init__ so the subclass (and `with_internals`) come back.
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
+            **{
+                k: v
+                for k, v in self.config.to_dict().items()
+                if k != "family"
+            },
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.saving.deserialize_keras_object(config["dtype"])
+        return cls(**config)
+
+
+def padding_mean(sequence_output, padding_mask):
+    """Mean of `sequence_output` over real tokens (sentence-transformers pooling)."""
+    mask = ops.cast(padding_mask, sequence_output.dtype)[:, :, None]
+    total = ops.sum(sequence_output * mask, axis=1)
+    count = ops.maximum(ops.sum(mask, axis=1), 1.0)
+    return total / count

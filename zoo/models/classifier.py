@@ -1,0 +1,89 @@
+"""Sequence classification head."""
+
+import keras
+
+from zoo.models.bert_encoder import padding_mean
+from zoo.models.task import EncoderTask, as_float32, check_encoder, encoder_inputs
+
+POOLING_MODES = ("auto", "pooled", "cls", "mean")
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class Classifier(EncoderTask):
+    """Encoder -> pooled representation -> dropout -> dense `num_classes`.
+
+    Args:
+        encoder: a `BertEncoder` or `DistilBertEncoder`.
+        num_classes: number of labels.
+        pooling: `"pooled"` (BERT's tanh pooler on [CLS]), `"cls"` (the raw
+            [CLS] vector), `"mean"` (mean over real tokens, what
+            sentence-transformers checkpoints such as all-MiniLM-L6-v2 were
+            trained with), or `"auto"`: `"pooled"` when the encoder has a
+            pooler, else `"cls"`.
+        labels: optional label names, kept in the config for exporters.
+
+    Outputs: `{"logits": float32 [batch, num_classes]}`.
+    """
+
+    def __init__(
+        self,
+        encoder,
+        num_classes,
+        pooling="auto",
+        dropout=0.1,
+        labels=None,
+        **kwargs,
+    ):
+        check_encoder(encoder, "Classifier")
+        if pooling not in POOLING_MODES:
+            raise ValueError(
+                f"Classifier: pooling={pooling!r} is not one of {POOLING_MODES}."
+            )
+        resolved = pooling
+        if pooling == "auto":
+            resolved = "pooled" if encoder.pooler_dense is not None else "cls"
+        if resolved == "pooled" and encoder.pooler_dense is None:
+            raise ValueError(
+                f"Classifier: pooling='pooled' needs an encoder with a pooler, but "
+                f"{type(encoder).__name__} has none; use pooling='cls' or 'mean'."
+            )
+        if labels is not None and len(labels) != num_classes:
+            raise ValueError(
+                f"Classifier: {len(labels)} labels given for num_classes={num_classes}; "
+                "pass one name per class."
+            )
+        # === Layers ===
+        self.encoder = encoder
+        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dense = keras.layers.Dense(
+            num_classes,
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=encoder.initializer_range
+            ),
+            dtype=encoder.dtype_policy,
+            name="logits",
+        )
+        # === Functional model ===
+        inputs = encoder_inputs()
+        outputs = encoder(inputs)
+        if resolved == "pooled":
+            x = outputs["pooled_output"]
+        elif resolved == "cls":
+            x = outputs["sequence_output"][:, 0, :]
+        else:
+            x = padding_mean(outputs["sequence_output"], inputs["padding_mask"])
+        logits = as_float32(self.output_dense(self.output_dropout(x)))
+        super().__init__(inputs=inputs, outputs={"logits": logits}, **kwargs)
+        # === Config ===
+        self.num_classes = num_classes
+        self.pooling = pooling
+        self.dropout = dropout
+        self.labels = list(labels) if labels is not None else None
+
+    def _task_config(self):
+        return {
+            "num_classes": self.num_classes,
+            "pooling": self.pooling,
+            "dropout": self.dropout,
+            "labels": self.labels,
+        }

@@ -1,0 +1,119 @@
+"""Masked language modelling: the head layer and the model."""
+
+import keras
+from keras import ops
+
+from zoo.models.task import EncoderTask, as_float32, check_encoder, encoder_inputs
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class MaskedLMHead(keras.layers.Layer):
+    """BERT's `cls/predictions`: gather the masked positions, dense + GELU +
+    LayerNorm transform, then project onto the vocabulary with the token
+    embedding matrix (tied weights, as in BERT) plus an output bias.
+
+    `token_embedding` is the encoder's embedding layer; it is re-linked by the
+    owning model on reload, so it is not part of this layer's config.
+
+    Call args: `sequence_output [batch, seq, hidden]`, `masked_positions [batch, P]`.
+    Returns: logits `[batch, P, vocabulary_size]` (compute dtype).
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        hidden_dim,
+        layer_norm_epsilon=1e-12,
+        initializer_range=0.02,
+        token_embedding=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.vocabulary_size = vocabulary_size
+        self.hidden_dim = hidden_dim
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+        self.token_embedding = token_embedding
+        self.transform_dense = keras.layers.Dense(
+            hidden_dim,
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=initializer_range
+            ),
+            dtype=self.dtype_policy,
+            name="transform_dense",
+        )
+        self.transform_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="transform_layer_norm"
+        )
+
+    def build(self, sequence_output_shape, masked_positions_shape=None):
+        if self.token_embedding is None:
+            raise ValueError(
+                "MaskedLMHead needs `token_embedding` (the encoder's token "
+                "embedding layer) to tie its output weights; build it through "
+                "zoo.MaskedLM or zoo.Pretrainer, which pass it."
+            )
+        self.transform_dense.build(sequence_output_shape)
+        self.transform_layer_norm.build(tuple(sequence_output_shape[:-1]) + (self.hidden_dim,))
+        self.output_bias = self.add_weight(
+            shape=(self.vocabulary_size,), initializer="zeros", name="output_bias"
+        )
+        self.built = True
+
+    def call(self, sequence_output, masked_positions):
+        positions = ops.cast(masked_positions, "int32")[:, :, None]
+        x = ops.take_along_axis(sequence_output, positions, axis=1)  # (B, P, H)
+        x = keras.activations.gelu(self.transform_dense(x), approximate=False)
+        x = self.transform_layer_norm(x)
+        embeddings = ops.cast(self.token_embedding.embeddings, x.dtype)  # (V, H)
+        logits = ops.matmul(x, ops.transpose(embeddings))
+        return logits + ops.cast(self.output_bias, x.dtype)
+
+    def compute_output_shape(self, sequence_output_shape, masked_positions_shape):
+        return (sequence_output_shape[0], masked_positions_shape[1], self.vocabulary_size)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "hidden_dim": self.hidden_dim,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "initializer_range": self.initializer_range,
+            }
+        )
+        return config
+
+
+def masked_lm_head_for(encoder):
+    return MaskedLMHead(
+        encoder.vocabulary_size,
+        encoder.hidden_dim,
+        layer_norm_epsilon=encoder.layer_norm_epsilon,
+        initializer_range=encoder.initializer_range,
+        token_embedding=encoder.token_embedding,
+        dtype=encoder.dtype_policy,
+        name="mlm_head",
+    )
+
+
+def masked_positions_input():
+    return keras.Input(shape=(None,), dtype="int32", name="masked_positions")
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class MaskedLM(EncoderTask):
+    """Encoder + masked-LM head. Extra input `masked_positions [batch, P]`.
+
+    Outputs: `{"mlm_logits": float32 [batch, P, vocabulary_size]}`.
+    """
+
+    def __init__(self, encoder, **kwargs):
+        check_encoder(encoder, "MaskedLM")
+        self.encoder = encoder
+        self.mlm_head = masked_lm_head_for(encoder)
+        inputs = encoder_inputs()
+        inputs["masked_positions"] = masked_positions_input()
+        x = encoder({k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")})
+        logits = as_float32(self.mlm_head(x["sequence_output"], inputs["masked_positions"]))
+        super().__init__(inputs=inputs, outputs={"mlm_logits": logits}, **kwargs)
