@@ -19,12 +19,13 @@ SUPPORTED = (
     "a zoo model directory (zoo_model.json, model.keras, vocab.txt); "
     "an HF BertModel directory (config.json, model.safetensors, vocab.txt), also "
     "sentence-transformers layout; a google-research BERT release (bert_config.json, "
-    "bert_model.ckpt.index/.data-*, vocab.txt)"
+    "bert_model.ckpt.index/.data-*, vocab.txt); a TF Model Garden BertEncoder "
+    "checkpoint (tf.train.Checkpoint files + vocab.txt)"
 )
 
 
 def detect_format(path) -> str:
-    """'zoo', 'hf' or 'tf1'; FileNotFoundError naming what was expected."""
+    """'zoo', 'hf', 'tf1' or 'garden'; FileNotFoundError naming what was expected."""
     path = pathlib.Path(path)
     if not path.exists() and not pathlib.Path(f"{path}.index").exists():
         raise FileNotFoundError(f"{path}: no such file or directory. Expected {SUPPORTED}.")
@@ -34,7 +35,19 @@ def detect_format(path) -> str:
         return "hf"
     if find_tf1_checkpoint(path) is not None:
         return "tf1"
+    if _is_garden_checkpoint(path):
+        return "garden"
     raise FileNotFoundError(f"{path}: not a checkpoint this zoo reads. Expected {SUPPORTED}.")
+
+
+def _is_garden_checkpoint(path) -> bool:
+    from zoo.checkpoints.garden import read_garden_tensors
+
+    try:
+        read_garden_tensors(path)
+    except (FileNotFoundError, ValueError):
+        return False
+    return True
 
 
 def _vocab_path(path, fmt):
@@ -77,10 +90,14 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
         encoder = load_hf_encoder(path, allow_partial=allow_partial)
         if lowercase is None:
             lowercase = _hf_lowercase(path)
-    else:
+    elif fmt == "tf1":
         encoder = load_tf1_encoder(path, allow_partial=allow_partial)
-        if lowercase is None:
-            lowercase = True
+    else:
+        from zoo.checkpoints.garden import load_garden_encoder
+
+        encoder = load_garden_encoder(path, allow_partial=allow_partial)
+    if lowercase is None:
+        lowercase = True
     tokenizer = WordPieceTokenizer(str(_vocab_path(path, fmt)), lowercase=lowercase)
     if tokenizer.vocabulary_size != encoder.vocabulary_size:
         raise ValueError(

