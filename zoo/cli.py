@@ -170,6 +170,100 @@ def cmd_demo(args):
     return 0
 
 
+# --- pretrain / finetune / evaluate -------------------------------------------
+
+
+def _refuse_foreign_output(out, force, marker_files):
+    """Refuse to write into a non-empty directory this command did not create
+    (resuming into our own output is fine)."""
+    out = pathlib.Path(out)
+    if out.exists() and any(out.iterdir()) and not force:
+        if not any((out / m).exists() for m in marker_files):
+            raise CliError(
+                f"--out {out} is not empty and was not written by this command; "
+                "choose another directory or pass --force."
+            )
+
+
+def cmd_pretrain(args):
+    from zoo.train.pretrain import PretrainConfig, corpus_documents, pretrain
+
+    _refuse_foreign_output(args.out, args.force, ("args.json", "backup", "model"))
+    documents = corpus_documents(args.data)
+    config = PretrainConfig(
+        epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
+        max_predictions=args.max_predictions, learning_rate=args.learning_rate,
+        nsp=not args.no_nsp, whole_word=args.whole_word, seed=args.seed,
+        steps_per_epoch=args.steps_per_epoch,
+    )
+    pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
+    write_run_info(args.out, args)
+    print(f"pre-training on {len(documents):,} documents "
+          f"({sum(len(d) for d in documents):,} sentences)")
+    result = pretrain(args.config, documents, args.out, config)
+    before, after = result["step_0"], result["trained"]
+    for key in after:
+        print(f"{key}: {before[key]:.3f} at step 0 -> {after[key]:.3f} after {result['steps']} steps")
+    print(f"input pipeline {result['pipeline_examples_per_second']:.0f} examples/s vs training "
+          f"{result['train_examples_per_second']:.0f} examples/s")
+    print(f"model: {pathlib.Path(args.out) / 'model'}")
+    return 0
+
+
+def _finetune_config(args):
+    from zoo.train.finetune import FinetuneConfig
+
+    return FinetuneConfig(
+        epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
+        learning_rate=args.learning_rate, warmup_fraction=args.warmup_fraction,
+        weight_decay=args.weight_decay, patience=args.patience,
+        mixed_precision=args.mixed_precision, seed=args.seed, pooling=args.pooling,
+        doc_stride=args.doc_stride, max_answer_length=args.max_answer_length,
+        steps_per_epoch=args.steps_per_epoch,
+    )
+
+
+def cmd_finetune(args):
+    from zoo.train.finetune import finetune
+
+    _refuse_foreign_output(args.out, args.force, ("args.json", "backup", "model"))
+    config = _finetune_config(args)
+    pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
+    write_run_info(args.out, args)
+    result = finetune(args.model, args.data, args.task, args.out, config)
+    print(json.dumps(result, indent=2))
+    print(f"best model: {pathlib.Path(args.out) / 'model'}")
+    return 0
+
+
+def cmd_evaluate(args):
+    from zoo.checkpoints import load_model_dir
+    from zoo.train import data as task_data
+    from zoo.train.finetune import FinetuneConfig, evaluate_model, task_of
+
+    model, tokenizer, meta = load_model_dir(args.model)
+    task = task_of(model)
+    data = task_data.load_task_data(args.data, task)
+    examples = data.splits.get(args.split) or []
+    if not examples:
+        raise CliError(f"--split {args.split}: the data has no such split "
+                       f"(it has {sorted(k for k, v in data.splits.items() if v)}).")
+    saved = meta.get("finetune_config") or {}
+    config = FinetuneConfig(
+        sequence_length=args.sequence_length or meta.get("sequence_length", 128),
+        doc_stride=saved.get("doc_stride", 128),
+        max_answer_length=saved.get("max_answer_length", 30),
+    )
+    result = evaluate_model(model, tokenizer, task, examples, meta.get("labels"), config)
+    result["split"] = args.split
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>16}: {value:.4f}" if isinstance(value, float) else f"{key:>16}: {value}")
+    return 0
+
+
 # --- parser ------------------------------------------------------------------
 
 
@@ -248,6 +342,102 @@ def build_parser():
     p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("runs/demo"))
     p.add_argument("--force", action="store_true", help="redo finished stages")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "pretrain",
+        help="MLM + NSP pre-training from raw text (random init or continued)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Build BERT pre-training examples from raw text inside tf.data "
+        "(sentence pairs, 50%% next / 50%% random, 15%% masking re-drawn each epoch) and "
+        "train zoo.Pretrainer with model.fit. --data is a text file or folder "
+        "(blank lines separate documents), or `austen`, `wordnet` or `austen+wordnet` "
+        "for the installed real corpora. Re-running the same command resumes after a kill.",
+        epilog=_examples(
+            """
+            zoo pretrain --config bert_tiny --data austen --out runs/pretrain --epochs 2
+            zoo pretrain --config models/minilm --data corpus/ --out runs/continued --no-nsp
+            """
+        ),
+    )
+    p.add_argument("--config", required=True,
+                   help="preset name (random init) or checkpoint/model directory (continued)")
+    p.add_argument("--data", required=True, help="text file/folder, or austen / wordnet / austen+wordnet")
+    p.add_argument("--out", type=pathlib.Path, required=True)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--sequence-length", type=int, default=128)
+    p.add_argument("--max-predictions", type=int, default=20)
+    p.add_argument("--learning-rate", type=float, default=1e-4)
+    p.add_argument("--steps-per-epoch", type=int, default=None)
+    p.add_argument("--no-nsp", action="store_true", help="MLM only (DistilBERT recipe)")
+    p.add_argument("--whole-word", action="store_true", help="whole-word masking")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--force", action="store_true")
+    p.set_defaults(func=cmd_pretrain)
+
+    p = sub.add_parser(
+        "finetune",
+        help="fine-tune for classification, tagging or span QA",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Fine-tune a checkpoint (any format `zoo convert` reads) with "
+        "AdamW, linear warmup and decay, weight decay off for LayerNorm and biases, "
+        "early stopping on validation loss. Writes OUT/model (the best model, a zoo "
+        "model directory), OUT/metrics.json (test split), OUT/history.json. A killed "
+        "run resumes at its last finished epoch when re-run with the same arguments.\n\n"
+        "--data: a folder of class sub-folders of .txt files, a CSV/TSV/JSONL with "
+        "text[,text_b],label (classify); a CoNLL file (tag); SQuAD v1.1/v2.0 JSON (qa); "
+        "a folder with train/validation(dev)/test entries; or `bbc` (the installed BBC "
+        "News corpus with the project's fixed split).",
+        epilog=_examples(
+            """
+            zoo finetune --model models/minilm --data bbc --task classify --out runs/bbc
+            zoo finetune --model models/bert_base --data ner/ --task tag --out runs/ner
+            zoo finetune --model models/bert_base --data squad.json --task qa \\
+                --sequence-length 384 --out runs/squad
+            """
+        ),
+    )
+    p.add_argument("--model", type=pathlib.Path, required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--task", choices=("classify", "tag", "qa"), required=True)
+    p.add_argument("--out", type=pathlib.Path, required=True)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--sequence-length", type=int, default=128)
+    p.add_argument("--learning-rate", type=float, default=5e-5)
+    p.add_argument("--warmup-fraction", type=float, default=0.1)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--patience", type=int, default=2, help="early-stopping patience (epochs)")
+    p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"))
+    p.add_argument("--pooling", choices=("auto", "pooled", "cls", "mean"), default="auto",
+                   help="classifier pooling (mean suits sentence-transformers checkpoints)")
+    p.add_argument("--doc-stride", type=int, default=128)
+    p.add_argument("--max-answer-length", type=int, default=30)
+    p.add_argument("--steps-per-epoch", type=int, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--force", action="store_true")
+    p.set_defaults(func=cmd_finetune)
+
+    p = sub.add_parser(
+        "evaluate",
+        help="accuracy / macro-F1, entity F1 or EM/F1 of a fine-tuned model",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Evaluate a fine-tuned zoo model directory on the test split of "
+        "--data (same formats as `zoo finetune`).",
+        epilog=_examples(
+            """
+            zoo evaluate --model runs/bbc/model --data bbc
+            zoo evaluate --model runs/ner/model --data ner/ --json
+            """
+        ),
+    )
+    p.add_argument("--model", type=pathlib.Path, required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--split", default="test", choices=("train", "validation", "test"))
+    p.add_argument("--sequence-length", type=int, default=None,
+                   help="default: the length the model was fine-tuned with")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_evaluate)
     return parser
 
 

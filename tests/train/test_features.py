@@ -1,0 +1,87 @@
+"""Word-piece alignment for tagging and answer offsets for span QA,
+checked by hand on the real BERT uncased vocabulary."""
+
+import numpy as np
+import pytest
+
+from zoo.text import features
+from zoo.text.readers import QAExample, TaggedSentence
+
+pytestmark = pytest.mark.assets
+
+
+@pytest.fixture(scope="module")
+def tokenizer(minilm):
+    return minilm[1]
+
+
+def pieces(tokenizer, ids):
+    return [tokenizer.vocabulary[i] for i in ids]
+
+
+def test_tagging_first_piece_carries_the_label(tokenizer):
+    sentence = TaggedSentence(("Johanson", "visited", "Reykjavik"), ("B-PER", "O", "B-LOC"))
+    tag_to_id = {"O": 0, "B-PER": 1, "B-LOC": 2}
+    inputs, labels, word_index = features.tagging_features([sentence], tokenizer, tag_to_id, 16)
+    n = int(inputs["padding_mask"][0].sum())
+    tokens = pieces(tokenizer, inputs["token_ids"][0, :n])
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
+    assert "".join(t.removeprefix("##") for t in tokens[1:-1]) == "johansonvisitedreykjavik"
+    # Exactly one labelled piece per word, at the word's first piece.
+    labelled = np.flatnonzero(labels[0] >= 0)
+    assert [tokens[i] for i in labelled] == [tokens[1], "visited", tokens[tokens.index("visited") + 1]]
+    assert labels[0, labelled].tolist() == [1, 0, 2]
+    assert word_index[0, labelled].tolist() == [0, 1, 2]
+    assert all(not tokens[i].startswith("##") for i in labelled)
+    # Continuation pieces and specials are ignored.
+    assert (labels[0, n:] == -1).all() and labels[0, 0] == -1 and labels[0, n - 1] == -1
+    # Decoding maps the first-piece prediction back to words.
+    logits = np.zeros((1, 16, 3))
+    logits[0, labelled, [1, 0, 2]] = 5.0
+    assert features.tags_from_logits(logits, word_index, [sentence], ["O", "B-PER", "B-LOC"]) == [
+        ["B-PER", "O", "B-LOC"]]
+
+
+def test_qa_answer_spanning_several_pieces_maps_exactly(tokenizer):
+    context = "The treaty was signed by Johanson in Reykjavik during 1972."
+    answer = "Johanson in Reykjavik"
+    example = QAExample("q1", "Who signed the treaty?", context,
+                        ((answer, context.index(answer)),))
+    f = features.qa_features([example], tokenizer, sequence_length=48, doc_stride=16)
+    assert len(f.example_index) == 1
+    start, end = int(f.start_positions[0]), int(f.end_positions[0])
+    tokens = pieces(tokenizer, f.inputs["token_ids"][0])
+    span = tokens[start : end + 1]
+    assert "".join(t.removeprefix("##") for t in span) == "johansoninreykjavik"
+    assert len(span) > 3  # several pieces, including ## continuations
+    assert f.inputs["segment_ids"][0, start] == 1
+    # Decoding the gold span gives back the original words.
+    s = np.full((1, 48), -10.0)
+    e = np.full((1, 48), -10.0)
+    s[0, start] = e[0, end] = 10.0
+    assert features.decode_answers(f, s, e, [example]) == {"q1": answer}
+
+
+def test_doc_stride_windows_and_unanswerable(tokenizer):
+    words = [f"word{i}" for i in range(120)]
+    context = " ".join(words)
+    target = "word100"
+    example = QAExample("q", "Which word?", context, ((target, context.index(target)),))
+    f = features.qa_features([example], tokenizer, sequence_length=64, doc_stride=24)
+    assert len(f.example_index) > 2  # long context -> several windows
+    found = [i for i in range(len(f.example_index)) if f.start_positions[i] > 0]
+    assert found, "the answer is inside at least one window"
+    for i in found:
+        tokens = pieces(tokenizer, f.inputs["token_ids"][i])
+        span = tokens[f.start_positions[i] : f.end_positions[i] + 1]
+        assert "".join(t.removeprefix("##") for t in span) == "word100"
+    # Windows without the answer point at [CLS].
+    assert (f.start_positions[[i for i in range(len(f.example_index)) if i not in found]] == 0).all()
+    # Overlap: consecutive windows share context.
+    assert f.token_to_word[1][min(f.token_to_word[1])] < max(f.token_to_word[0].values())
+    impossible = QAExample("n", "Which?", "short context", (), True)
+    g = features.qa_features([impossible], tokenizer, 32)
+    assert g.start_positions.tolist() == [0] and g.end_positions.tolist() == [0]
+    s = np.zeros((1, 32))
+    s[0, 0] = 5.0
+    assert features.decode_answers(g, s, s.copy(), [impossible], allow_null=True) == {"n": ""}

@@ -1,0 +1,89 @@
+"""Fine-tuning the real MiniLM checkpoint: tagging and span QA heads learn
+synthetic tasks; classification on real BBC News; a killed run resumes."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests.train import synthetic
+from zoo.train.finetune import FinetuneConfig, finetune
+
+pytestmark = [pytest.mark.assets, pytest.mark.slow]
+
+
+def test_tagging_head_learns_synthetic_ner(minilm_dir, tmp_path):
+    data = tmp_path / "ner"
+    data.mkdir()
+    synthetic.write_conll(data / "train.conll", 240, seed=1)
+    synthetic.write_conll(data / "dev.conll", 40, seed=2)
+    synthetic.write_conll(data / "test.conll", 80, seed=3)
+    result = finetune(minilm_dir, data, "tag", tmp_path / "out",
+                      FinetuneConfig(epochs=3, batch_size=16, sequence_length=32,
+                                     learning_rate=1e-4), verbose=0)
+    print(f"\nsynthetic NER entity F1: {result['entity_f1']:.3f}")
+    assert result["entity_f1"] >= 0.9
+
+
+def test_span_qa_head_learns_synthetic_squad(minilm_dir, tmp_path):
+    data = tmp_path / "squad"
+    data.mkdir()
+    synthetic.write_squad(data / "train.json", 300, seed=1)
+    synthetic.write_squad(data / "dev.json", 40, seed=2)
+    synthetic.write_squad(data / "test.json", 80, seed=3)
+    result = finetune(minilm_dir, data, "qa", tmp_path / "out",
+                      FinetuneConfig(epochs=3, batch_size=16, sequence_length=64,
+                                     learning_rate=1e-4, doc_stride=32), verbose=0)
+    print(f"\nsynthetic SQuAD EM {result['exact_match']:.3f} F1 {result['f1']:.3f}")
+    assert result["exact_match"] >= 0.9
+
+
+def test_bbc_news_classification_reaches_97_percent(minilm_dir, tmp_path):
+    result = finetune(minilm_dir, "bbc", "classify", tmp_path / "bbc",
+                      FinetuneConfig(epochs=2, batch_size=16, sequence_length=128,
+                                     learning_rate=1e-4, pooling="mean"), verbose=0)
+    print(f"\nBBC News test accuracy {result['accuracy']:.4f} macro-F1 {result['macro_f1']:.4f}"
+          f" ({result['num_test']} test articles, {result['train_seconds']} s training)")
+    assert result["accuracy"] >= 0.97
+
+
+_KILLED_RUN = """
+import os, signal, sys, keras
+from zoo.train.finetune import FinetuneConfig, finetune
+
+class KillAfter(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch + 1 == int(sys.argv[3]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+kill = [KillAfter()] if int(sys.argv[3]) else []
+finetune(sys.argv[1], "bbc", "classify", sys.argv[2],
+         FinetuneConfig(epochs=3, batch_size=16, sequence_length=32, learning_rate=1e-4,
+                        pooling="mean", steps_per_epoch=8, patience=5),
+         callbacks=kill, verbose=0)
+"""
+
+
+def test_killed_finetune_resumes_and_ends_the_same(minilm_dir, tmp_path):
+    def run(out, kill_after):
+        return subprocess.run([sys.executable, "-c", _KILLED_RUN, str(minilm_dir), str(out),
+                               str(kill_after)], capture_output=True, text=True, timeout=900,
+                              env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+
+    straight = run(tmp_path / "straight", 0)
+    assert straight.returncode == 0, straight.stderr[-2000:]
+    killed = run(tmp_path / "resumed", 2)
+    assert killed.returncode == -signal.SIGKILL
+    meta = json.loads((tmp_path / "resumed" / "backup" / "training_metadata.json").read_text())
+    assert meta["epoch"] == 1  # epochs 0 and 1 finished before the kill
+    resumed = run(tmp_path / "resumed", 0)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    history = json.loads((tmp_path / "resumed" / "history.json").read_text())
+    assert history["epochs"] == [2], "the re-run must train only the remaining epoch"
+    a = json.loads((tmp_path / "straight" / "metrics.json").read_text())
+    b = json.loads((tmp_path / "resumed" / "metrics.json").read_text())
+    print(f"\nuninterrupted accuracy {a['accuracy']:.4f}, killed+resumed {b['accuracy']:.4f}")
+    assert a["accuracy"] == b["accuracy"]

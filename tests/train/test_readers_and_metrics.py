@@ -1,0 +1,138 @@
+"""Readers, splits and metrics against hand-checked examples."""
+
+import json
+
+import pytest
+
+from zoo.text.readers import (
+    TaggedSentence,
+    find_split_files,
+    read_classification,
+    read_conll,
+    read_squad,
+)
+from zoo.text.splits import deduplicate, split_examples
+from zoo.train import metrics
+
+
+def test_class_folders_csv_tsv_jsonl(tmp_path):
+    for label, texts in {"sport": ["Goal!", "A win."], "tech": ["New chip."]}.items():
+        (tmp_path / "folders" / label).mkdir(parents=True)
+        for i, t in enumerate(texts):
+            (tmp_path / "folders" / label / f"{i}.txt").write_text(t)
+    folder = read_classification(tmp_path / "folders")
+    assert [(e.text, e.label) for e in folder] == [
+        ("Goal!", "sport"), ("A win.", "sport"), ("New chip.", "tech")]
+
+    (tmp_path / "d.csv").write_text('text,text_b,label\n"Hi, there",,greet\nBye,Later,leave\n')
+    rows = read_classification(tmp_path / "d.csv")
+    assert rows[0].text == "Hi, there" and rows[0].text_b is None and rows[1].text_b == "Later"
+
+    (tmp_path / "d.tsv").write_text("label\ttext\npos\tgreat film\n")
+    assert read_classification(tmp_path / "d.tsv")[0].label == "pos"
+
+    (tmp_path / "d.jsonl").write_text(json.dumps({"text": "x", "label": 1}) + "\n\n")
+    assert read_classification(tmp_path / "d.jsonl")[0].label == "1"
+
+
+def test_classification_errors_name_the_problem(tmp_path):
+    (tmp_path / "bad.csv").write_text("sentence,label\nhello,x\n")
+    with pytest.raises(ValueError, match=r"header must name `text` and `label`.*\['sentence', 'label'\]"):
+        read_classification(tmp_path / "bad.csv")
+    (tmp_path / "bad.jsonl").write_text('{"text": "a"}\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:1: missing `label`"):
+        read_classification(tmp_path / "bad.jsonl")
+    (tmp_path / "broken.jsonl").write_text("{not json\n")
+    with pytest.raises(ValueError, match=r"broken.jsonl:1: not valid JSON"):
+        read_classification(tmp_path / "broken.jsonl")
+    with pytest.raises(ValueError, match="unsupported file type '.xml'"):
+        (tmp_path / "a.xml").write_text("<a/>")
+        read_classification(tmp_path / "a.xml")
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        read_classification(tmp_path / "missing")
+
+
+def test_conll(tmp_path):
+    (tmp_path / "a.conll").write_text(
+        "-DOCSTART- -X- O O\n\nEU NNP B-NP B-ORG\nrejects VBZ B-VP O\n"
+        "German JJ B-NP B-MISC\n\nPeter NNP B-NP B-PER\nBlackburn NNP I-NP I-PER\n"
+    )
+    sentences = read_conll(tmp_path / "a.conll")
+    assert sentences == [
+        TaggedSentence(("EU", "rejects", "German"), ("B-ORG", "O", "B-MISC")),
+        TaggedSentence(("Peter", "Blackburn"), ("B-PER", "I-PER")),
+    ]
+    (tmp_path / "b.conll").write_text("lonely\n")
+    with pytest.raises(ValueError, match=r"b.conll:1: expected `WORD ... TAG`"):
+        read_conll(tmp_path / "b.conll")
+
+
+def _squad(path, qas, context="Paris is the capital of France."):
+    path.write_text(json.dumps({"version": "2.0", "data": [
+        {"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]}))
+    return path
+
+
+def test_squad_v1_and_v2(tmp_path):
+    examples = read_squad(_squad(tmp_path / "s.json", [
+        {"id": "q1", "question": "What is the capital of France?",
+         "answers": [{"text": "Paris", "answer_start": 0}]},
+        {"id": "q2", "question": "What is the capital of Spain?", "answers": [],
+         "is_impossible": True},
+    ]))
+    assert examples[0].answers == (("Paris", 0),) and not examples[0].is_impossible
+    assert examples[1].is_impossible and examples[1].answers == ()
+    with pytest.raises(ValueError, match="answer 'Paris' is not at answer_start=3"):
+        read_squad(_squad(tmp_path / "bad.json", [
+            {"id": "q", "question": "?", "answers": [{"text": "Paris", "answer_start": 3}]}]))
+
+
+def test_dedup_and_fixed_split():
+    items = [f"t{i % 37}" for i in range(50)]
+    unique = deduplicate(items)
+    assert unique == [f"t{i}" for i in range(37)]
+    split = split_examples(list(range(100)))
+    assert len(split["test"]) == 20 and len(split["validation"]) == 10
+    assert len(split["train"]) == 70
+    assert split["test"][:3] == [0, 5, 10] and split["validation"][:2] == [1, 11]
+
+
+def test_explicit_split_files(tmp_path):
+    for name in ("train.jsonl", "dev.jsonl", "test.jsonl"):
+        (tmp_path / name).write_text('{"text": "a", "label": "x"}\n')
+    found = find_split_files(tmp_path)
+    assert set(found) == {"train", "validation", "test"}
+    assert found["validation"].name == "dev.jsonl"
+
+
+def test_classification_metrics():
+    y = [0, 0, 1, 1, 2]
+    p = [0, 1, 1, 1, 0]
+    assert metrics.accuracy(y, p) == pytest.approx(0.6)
+    # per class F1: c0 = 2*1/(2+1+1)=0.5, c1 = 2*2/(4+1+0)=0.8, c2 = 0
+    assert metrics.macro_f1(y, p) == pytest.approx((0.5 + 0.8 + 0.0) / 3)
+
+
+def test_entity_f1_hand_checked():
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "O"]]
+    pred = [["B-PER", "I-PER", "O", "B-ORG"], ["I-ORG", "O"]]
+    # gold entities: PER(0,2) LOC(3,4) ORG(0,1); predicted: PER(0,2) ORG(3,4) ORG(0,1)
+    # (a leading I- starts an entity, conlleval's rule) -> tp 2 of 3 each way.
+    scores = metrics.entity_f1(gold, pred)
+    assert scores["precision"] == pytest.approx(2 / 3)
+    assert scores["recall"] == pytest.approx(2 / 3)
+    assert metrics.bio_entities(["B-A", "I-B", "I-B", "O"]) == {("A", 0, 1), ("B", 1, 3)}
+
+
+def test_squad_metrics_hand_checked():
+    from zoo.text.readers import QAExample
+
+    examples = [
+        QAExample("a", "q", "c", (("the Eiffel Tower", 0), ("Eiffel Tower", 4))),
+        QAExample("b", "q", "c", (("in 1889", 0),)),
+        QAExample("c", "q", "c", (), True),
+    ]
+    scores = metrics.squad_scores(examples, {"a": "Eiffel tower!", "b": "1889 exactly", "c": ""})
+    # a: exact after normalisation; b: tokens {1889, exactly} vs {in, 1889}: F1 0.5; c: null.
+    assert scores["exact_match"] == pytest.approx(2 / 3)
+    assert scores["f1"] == pytest.approx((1 + 0.5 + 1) / 3)

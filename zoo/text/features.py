@@ -1,0 +1,230 @@
+"""Model features for tagging and span QA (host side, once per dataset).
+
+Both split text into words first and tokenize every word in one batched
+tokenizer call, so each word piece knows the word it came from:
+
+- tagging: the first piece of a word carries the word's tag, the other
+  pieces and the special tokens get -1 (ignored by the loss);
+- span QA: contexts are split at whitespace (as BERT's run_squad does), the
+  answer's character span maps to words and so to pieces; long contexts are
+  cut into windows of `sequence_length` with `doc_stride` pieces of overlap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+IGNORE = -1
+
+
+def _tokenize_words(tokenizer, words):
+    """List of word-piece id lists, one per word (one batched call)."""
+    if not words:
+        return []
+    ragged = tokenizer.tokenize(list(words))
+    return [list(map(int, row)) for row in ragged.to_list()]
+
+
+def tagging_features(sentences, tokenizer, tag_to_id, sequence_length):
+    """Dense arrays for `TokenClassifier` from `TaggedSentence`s.
+
+    Returns `(inputs dict, labels [N, L] int32 with -1 = ignore, word_index
+    [N, L] int32 with -1 for pieces that carry no label)`. Words past the
+    sequence length are cut (their tags cannot be predicted).
+    """
+    flat = [w for s in sentences for w in s.words]
+    pieces = _tokenize_words(tokenizer, flat)
+    n, length = len(sentences), sequence_length
+    token_ids = np.full((n, length), tokenizer.pad_id, np.int32)
+    labels = np.full((n, length), IGNORE, np.int32)
+    word_index = np.full((n, length), IGNORE, np.int32)
+    mask = np.zeros((n, length), np.int32)
+    cursor = 0
+    unknown = set()
+    for row, sentence in enumerate(sentences):
+        ids, tags, owners = [tokenizer.cls_id], [IGNORE], [IGNORE]
+        for w, tag in enumerate(sentence.tags):
+            word_pieces = pieces[cursor + w] or [tokenizer.unk_id]
+            if tag not in tag_to_id:
+                unknown.add(tag)
+                continue
+            ids += word_pieces
+            tags += [tag_to_id[tag]] + [IGNORE] * (len(word_pieces) - 1)
+            owners += [w] + [IGNORE] * (len(word_pieces) - 1)
+        cursor += len(sentence.words)
+        ids, tags, owners = ids[: length - 1], tags[: length - 1], owners[: length - 1]
+        ids.append(tokenizer.sep_id)
+        tags.append(IGNORE)
+        owners.append(IGNORE)
+        token_ids[row, : len(ids)] = ids
+        labels[row, : len(tags)] = tags
+        word_index[row, : len(owners)] = owners
+        mask[row, : len(ids)] = 1
+    if unknown:
+        raise ValueError(
+            f"tags {sorted(unknown)} are not in the model's label set "
+            f"{sorted(tag_to_id)}; train on data that includes them."
+        )
+    inputs = {
+        "token_ids": token_ids,
+        "segment_ids": np.zeros_like(token_ids),
+        "padding_mask": mask,
+    }
+    return inputs, labels, word_index
+
+
+def tags_from_logits(logits, word_index, sentences, id_to_tag):
+    """Per-word predicted tags (the first piece's argmax); words that were cut
+    by the sequence length are predicted "O"."""
+    predicted = np.argmax(logits, axis=-1)
+    out = []
+    for row, sentence in enumerate(sentences):
+        tags = ["O"] * len(sentence.words)
+        for pos in np.flatnonzero(word_index[row] >= 0):
+            tags[word_index[row, pos]] = id_to_tag[int(predicted[row, pos])]
+        out.append(tags)
+    return out
+
+
+# --- span QA ----------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class QAFeatures:
+    inputs: dict  # token_ids, segment_ids, padding_mask [F, L]
+    start_positions: np.ndarray  # [F]; 0 ([CLS]) when the answer is not in the window
+    end_positions: np.ndarray
+    example_index: np.ndarray  # [F] -> index into the examples
+    token_to_word: list  # per feature: {position: word index in the context}
+    context_words: list  # per example: list of whitespace-separated words
+
+
+def _context_words(context):
+    """Whitespace words of `context` and, per character, its word index."""
+    words, char_to_word, previous_space = [], [], True
+    for ch in context:
+        if ch.isspace():
+            previous_space = True
+        else:
+            if previous_space:
+                words.append(ch)
+            else:
+                words[-1] += ch
+            previous_space = False
+        char_to_word.append(max(len(words) - 1, 0))
+    return words, char_to_word
+
+
+def qa_features(examples, tokenizer, sequence_length=384, doc_stride=128, max_query_length=64):
+    """Windows of `[CLS] question [SEP] context-window [SEP]` for each example."""
+    all_words, spans, questions = [], [], []
+    for example in examples:
+        words, char_to_word = _context_words(example.context)
+        all_words.append(words)
+        if example.answers and not example.is_impossible:
+            text, start = example.answers[0]
+            spans.append((char_to_word[start], char_to_word[start + len(text) - 1]))
+        else:
+            spans.append(None)
+        questions.append(example.question)
+    question_ids = [list(map(int, r)) for r in tokenizer.tokenize(questions).to_list()]
+    word_pieces = _tokenize_words(tokenizer, [w for ws in all_words for w in ws])
+
+    rows, starts, ends, owners, mapping = [], [], [], [], []
+    cursor = 0
+    for index, words in enumerate(all_words):
+        pieces, piece_word, word_first, word_last = [], [], [], []
+        for w in range(len(words)):
+            p = word_pieces[cursor + w] or [tokenizer.unk_id]
+            word_first.append(len(pieces))
+            pieces += p
+            piece_word += [w] * len(p)
+            word_last.append(len(pieces) - 1)
+        cursor += len(words)
+        query = question_ids[index][:max_query_length]
+        room = sequence_length - len(query) - 3
+        if room < 1:
+            raise ValueError(
+                f"sequence_length={sequence_length} leaves no room for the context after a "
+                f"{len(query)}-piece question; raise it or lower max_query_length."
+            )
+        answer = None
+        if spans[index] is not None:
+            answer = (word_first[spans[index][0]], word_last[spans[index][1]])
+        window_start = 0
+        while True:
+            window = pieces[window_start : window_start + room]
+            ids = [tokenizer.cls_id] + query + [tokenizer.sep_id] + window + [tokenizer.sep_id]
+            offset = len(query) + 2
+            segment = [0] * offset + [1] * (len(window) + 1)
+            start = end = 0
+            if answer is not None and window_start <= answer[0] and answer[1] < window_start + len(window):
+                start, end = answer[0] - window_start + offset, answer[1] - window_start + offset
+            rows.append((ids, segment))
+            starts.append(start)
+            ends.append(end)
+            owners.append(index)
+            mapping.append({offset + i: piece_word[window_start + i] for i in range(len(window))})
+            if window_start + room >= len(pieces):
+                break
+            window_start += min(doc_stride, room)
+
+    n = len(rows)
+    token_ids = np.full((n, sequence_length), tokenizer.pad_id, np.int32)
+    segment_ids = np.zeros((n, sequence_length), np.int32)
+    mask = np.zeros((n, sequence_length), np.int32)
+    for i, (ids, segment) in enumerate(rows):
+        token_ids[i, : len(ids)] = ids
+        segment_ids[i, : len(segment)] = segment
+        mask[i, : len(ids)] = 1
+    return QAFeatures(
+        {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": mask},
+        np.array(starts, np.int32),
+        np.array(ends, np.int32),
+        np.array(owners, np.int32),
+        mapping,
+        all_words,
+    )
+
+
+def decode_answers(features, start_logits, end_logits, examples, n_best=20,
+                   max_answer_length=30, null_threshold=0.0, allow_null=False):
+    """Best answer text per example id, from every window's logits.
+
+    A span must start and end inside the context, end at or after its start
+    and cover at most `max_answer_length` pieces. With `allow_null` (SQuAD
+    2.0) the answer is "" when the best [CLS] score beats the best span by
+    more than `null_threshold`.
+    """
+    best = {}
+    null = {}
+    for f in range(len(features.example_index)):
+        index = int(features.example_index[f])
+        s, e = start_logits[f], end_logits[f]
+        null[index] = max(null.get(index, -np.inf), float(s[0] + e[0]))
+        mapping = features.token_to_word[f]
+        top_s = np.argsort(s)[::-1][:n_best]
+        top_e = np.argsort(e)[::-1][:n_best]
+        for i in top_s:
+            if i not in mapping:
+                continue
+            for j in top_e:
+                if j not in mapping or j < i or j - i + 1 > max_answer_length:
+                    continue
+                score = float(s[i] + e[j])
+                if index not in best or score > best[index][0]:
+                    best[index] = (score, mapping[i], mapping[j])
+    answers = {}
+    for index, example in enumerate(examples):
+        words = features.context_words[index]
+        if index not in best:
+            answers[example.qid] = ""
+            continue
+        score, first, last = best[index]
+        if allow_null and null[index] - score > null_threshold:
+            answers[example.qid] = ""
+        else:
+            answers[example.qid] = " ".join(words[first : last + 1])
+    return answers

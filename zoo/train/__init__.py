@@ -1,0 +1,1 @@
+"""Pre-training and fine-tuning through `model.fit`."""

@@ -1,0 +1,163 @@
+"""Task data: read a path into train/validation/test splits and turn each
+split into a `tf.data.Dataset` for `model.fit`."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import numpy as np
+import tensorflow as tf
+
+from zoo.text import features as feats
+from zoo.text.readers import (
+    TextExample,
+    find_split_files,
+    read_classification,
+    read_conll,
+    read_squad,
+)
+from zoo.text.splits import deduplicate, split_examples
+
+TASKS = ("classify", "tag", "qa")
+BBC = "bbc"
+
+
+@dataclasses.dataclass
+class TaskData:
+    task: str
+    splits: dict  # name -> list of examples
+    labels: list | None  # class names / tags; None for QA
+    source: str
+    split_rule: str
+
+
+def _reader(task):
+    return {"classify": read_classification, "tag": read_conll, "qa": read_squad}[task]
+
+
+def load_task_data(path, task):
+    """Read `path` for `task` into splits.
+
+    `path` may be `bbc` (the project's fixed BBC News split), a folder with
+    `train` / `validation` (or `dev`) / `test` entries, or one file/folder in
+    the task's format, which is de-duplicated and split by the fixed rule of
+    `zoo.text.splits`.
+    """
+    if task not in TASKS:
+        raise ValueError(f"--task {task!r}: expected one of {', '.join(TASKS)}.")
+    if str(path) == BBC:
+        if task != "classify":
+            raise ValueError("--data bbc is a classification corpus; use --task classify.")
+        from zoo.text.corpora import bbc_news_split
+
+        raw = bbc_news_split()
+        splits = {k: [TextExample(t, y) for t, y in v] for k, v in raw.items()}
+        rule = "BBC News, de-duplicated; i%5==0 test, i%10==1 validation (corpora.bbc_news_split)"
+        source = "bbc"
+    else:
+        path = pathlib.Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"--data {path}: no such file or directory.")
+        read = _reader(task)
+        explicit = find_split_files(path)
+        if explicit is not None:
+            splits = {name: read(p) for name, p in explicit.items()}
+            rule = f"explicit files: {', '.join(f'{k}={v.name}' for k, v in explicit.items())}"
+        else:
+            examples = read(path)
+            if task == "classify":
+                examples = deduplicate(examples)
+            elif task == "tag":
+                examples = deduplicate(examples, key=lambda s: s.words)
+            else:
+                examples = deduplicate(examples, key=lambda e: (e.question, e.context))
+            splits = split_examples(examples)
+            rule = "de-duplicated, then i%5==0 test, i%10==1 validation, rest train"
+        source = str(path)
+    for name in ("train",):
+        if not splits.get(name):
+            raise ValueError(f"--data {path}: the {name} split is empty.")
+    labels = None
+    if task == "classify":
+        labels = sorted({e.label for e in splits["train"]})
+    elif task == "tag":
+        labels = sorted({t for s in splits["train"] for t in s.tags})
+    if labels is not None and len(labels) < 2:
+        raise ValueError(f"--data {path}: found {len(labels)} label(s) {labels}; need >= 2.")
+    return TaskData(task, splits, labels, source, rule)
+
+
+# --- datasets --------------------------------------------------------------------
+
+
+def epoch_permutation(n, seed, epoch):
+    """A permutation of range(n) that depends only on (seed, epoch): the
+    shuffle of epoch k is the same whether or not training was resumed."""
+    keys = tf.random.stateless_uniform([n], tf.stack([tf.cast(seed, tf.int64),
+                                                      tf.cast(epoch, tf.int64)]))
+    return tf.argsort(keys)
+
+
+def _shuffled(tensors, batch_size, seed, epoch_variable, shuffle):
+    n = len(next(iter(tf.nest.flatten(tensors))))
+    if not shuffle:
+        return tf.data.Dataset.from_tensor_slices(tensors).batch(batch_size)
+
+    def one_epoch(_):
+        order = epoch_permutation(n, seed, epoch_variable.read_value())
+        picked = tf.nest.map_structure(lambda t: tf.gather(t, order), tensors)
+        return tf.data.Dataset.from_tensor_slices(picked)
+
+    return tf.data.Dataset.from_tensors(0).flat_map(one_epoch).batch(batch_size)
+
+
+def classification_dataset(examples, labels, tokenizer, sequence_length, batch_size,
+                           *, seed=0, epoch_variable=None, shuffle=False):
+    index = {name: i for i, name in enumerate(labels)}
+    unknown = sorted({e.label for e in examples} - set(index))
+    if unknown:
+        raise ValueError(f"labels {unknown} are not among the training labels {labels}.")
+    tensors = {
+        "text": np.array([e.text for e in examples], dtype=object),
+        "label": np.array([index[e.label] for e in examples], np.int32),
+    }
+    pairs = any(e.text_b for e in examples)
+    if pairs:
+        tensors["text_b"] = np.array([e.text_b or "" for e in examples], dtype=object)
+    ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
+
+    def encode(batch):
+        x = tokenizer(batch["text"], text_b=batch.get("text_b"), sequence_length=sequence_length)
+        return x, {"logits": batch["label"]}
+
+    return ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def tagging_dataset(sentences, labels, tokenizer, sequence_length, batch_size,
+                    *, seed=0, epoch_variable=None, shuffle=False):
+    tag_to_id = {t: i for i, t in enumerate(labels)}
+    inputs, tags, _ = feats.tagging_features(sentences, tokenizer, tag_to_id, sequence_length)
+    tensors = dict(inputs)
+    tensors["labels"] = np.maximum(tags, 0)
+    tensors["weights"] = (tags >= 0).astype(np.float32)
+    ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
+
+    def split(b):
+        x = {k: b[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+        return x, {"logits": b["labels"]}, {"logits": b["weights"]}
+
+    return ds.map(split).prefetch(tf.data.AUTOTUNE)
+
+
+def qa_dataset(features, batch_size, *, seed=0, epoch_variable=None, shuffle=False):
+    tensors = dict(features.inputs)
+    tensors["start"] = features.start_positions
+    tensors["end"] = features.end_positions
+    ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
+
+    def split(b):
+        x = {k: b[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+        return x, {"start_logits": b["start"], "end_logits": b["end"]}
+
+    return ds.map(split).prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,277 @@
+"""Fine-tuning through `model.fit`: classification, tagging and span QA.
+
+    result = finetune("models/minilm", "bbc", "classify", "runs/bbc")
+
+writes, under `out/`:
+
+    model/          the best model (lowest validation loss) as a zoo model
+                    directory, written atomically after each improving epoch
+    backup/         Keras BackupAndRestore state: re-running the same command
+                    after a kill resumes at the last finished epoch
+    history.json    per-epoch training curves
+    metrics.json    test-split metrics of the best model
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.checkpoints import load_checkpoint, save_model_dir
+from zoo.text import features as feats
+from zoo.train import data as task_data
+from zoo.train import metrics as task_metrics
+from zoo.train.optimization import make_adamw
+from zoo.utils.atomic import atomic_file
+
+
+@dataclasses.dataclass
+class FinetuneConfig:
+    epochs: int = 3
+    batch_size: int = 16
+    sequence_length: int = 128
+    learning_rate: float = 5e-5
+    warmup_fraction: float = 0.1
+    weight_decay: float = 0.01
+    patience: int = 2
+    mixed_precision: str | None = None  # "mixed_float16" | "mixed_bfloat16"
+    seed: int = 0
+    pooling: str = "auto"
+    dropout: float = 0.1
+    doc_stride: int = 128
+    max_answer_length: int = 30
+    steps_per_epoch: int | None = None  # cap, for quick runs
+
+    def __post_init__(self):
+        for name in ("epochs", "batch_size", "sequence_length"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be a positive integer; "
+                                 f"received {value!r}.")
+        if self.learning_rate <= 0:
+            raise ValueError(f"--learning-rate must be > 0; received {self.learning_rate}.")
+        if self.mixed_precision not in (None, "mixed_float16", "mixed_bfloat16"):
+            raise ValueError(
+                f"--mixed-precision {self.mixed_precision!r}: expected mixed_float16 or "
+                "mixed_bfloat16."
+            )
+
+
+class EpochCounter(keras.callbacks.Callback):
+    """Publishes the current epoch to the input pipeline (for its shuffle)."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.variable.assign(epoch)
+
+
+class BestModelDirectory(keras.callbacks.Callback):
+    """Atomically writes the model as a zoo model directory whenever
+    `monitor` improves; the best value survives a restart (it is read back
+    from the directory's manifest)."""
+
+    def __init__(self, directory, tokenizer, extra, monitor="val_loss"):
+        super().__init__()
+        self.directory = pathlib.Path(directory)
+        self.tokenizer = tokenizer
+        self.extra = extra
+        self.monitor = monitor
+        self.best = np.inf
+        manifest = self.directory / "zoo_model.json"
+        if manifest.is_file():
+            self.best = json.loads(manifest.read_text()).get("best", {}).get("value", np.inf)
+
+    def on_epoch_end(self, epoch, logs=None):
+        value = (logs or {}).get(self.monitor)
+        if value is None or not value < self.best:
+            return
+        self.best = float(value)
+        extra = dict(self.extra, best={"monitor": self.monitor, "value": self.best,
+                                       "epoch": epoch + 1})
+        save_model_dir(self.model, self.directory, self.tokenizer, extra=extra)
+
+
+def _task_head(encoder, task, labels, config):
+    import zoo
+
+    if task == "classify":
+        return zoo.Classifier(encoder, len(labels), pooling=config.pooling,
+                              dropout=config.dropout, labels=labels)
+    if task == "tag":
+        return zoo.TokenClassifier(encoder, len(labels), dropout=config.dropout, labels=labels)
+    return zoo.QuestionAnswerer(encoder)
+
+
+def _losses(task):
+    ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    if task == "qa":
+        return {"start_logits": ce, "end_logits": ce}, {"start_logits": ["accuracy"]}
+    return {"logits": ce}, {"logits": ["accuracy"]}
+
+
+def build_datasets(data, tokenizer, config, epoch_variable):
+    """(train, validation, extras) datasets for `data.task`."""
+    common = dict(seed=config.seed, epoch_variable=epoch_variable)
+    L, B = config.sequence_length, config.batch_size
+    splits = data.splits
+    validation = splits.get("validation") or splits.get("test")
+    if data.task == "classify":
+        train = task_data.classification_dataset(splits["train"], data.labels, tokenizer, L, B,
+                                                 shuffle=True, **common)
+        val = task_data.classification_dataset(validation, data.labels, tokenizer, L, B)
+        return train, val
+    if data.task == "tag":
+        train = task_data.tagging_dataset(splits["train"], data.labels, tokenizer, L, B,
+                                          shuffle=True, **common)
+        val = task_data.tagging_dataset(validation, data.labels, tokenizer, L, B)
+        return train, val
+    train_f = feats.qa_features(splits["train"], tokenizer, L, config.doc_stride)
+    val_f = feats.qa_features(validation, tokenizer, L, config.doc_stride)
+    return (task_data.qa_dataset(train_f, B, shuffle=True, **common),
+            task_data.qa_dataset(val_f, B))
+
+
+def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(), verbose=1):
+    """Fine-tune the encoder at `model_path` (any checkpoint `zoo.load_checkpoint`
+    reads) on `data_path` for `task`; returns the test metrics dict.
+
+    `callbacks` are appended to the built-in ones (epoch counter,
+    BackupAndRestore, best-model directory, early stopping, TerminateOnNaN),
+    so they see each epoch after its state is saved."""
+    config = config or FinetuneConfig()
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if config.mixed_precision:
+        keras.config.set_dtype_policy(config.mixed_precision)
+    keras.utils.set_random_seed(config.seed)
+    data = task_data.load_task_data(data_path, task)
+    encoder, tokenizer = load_checkpoint(model_path)
+    model = _task_head(encoder, task, data.labels, config)
+
+    epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)
+    train, val = build_datasets(data, tokenizer, config, epoch_variable)
+    steps = int(train.cardinality()) if int(train.cardinality()) > 0 else None
+    if steps is None:
+        steps = sum(1 for _ in train)
+    if config.steps_per_epoch:
+        steps = min(steps, config.steps_per_epoch)
+    losses, metrics = _losses(task)
+    model.compile(
+        optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
+                             config.warmup_fraction, config.weight_decay),
+        loss=losses,
+        metrics=metrics,
+    )
+    # Build the optimizer's variables before fit so BackupAndRestore can
+    # restore into them on a resumed run.
+    model.optimizer.build(model.trainable_variables)
+
+    extra = {
+        "task": task,
+        "data": data.source,
+        "split_rule": data.split_rule,
+        "sequence_length": config.sequence_length,
+        "finetune_config": dataclasses.asdict(config),
+    }
+    callbacks = [
+        EpochCounter(epoch_variable),
+        keras.callbacks.BackupAndRestore(str(out / "backup"), save_freq="epoch",
+                                         delete_checkpoint=True),
+        BestModelDirectory(out / "model", tokenizer, extra),
+        keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience),
+        keras.callbacks.TerminateOnNaN(),
+        *callbacks,
+    ]
+    started = time.time()
+    history = model.fit(
+        train.repeat() if config.steps_per_epoch else train,
+        validation_data=val,
+        epochs=config.epochs,
+        steps_per_epoch=steps if config.steps_per_epoch else None,
+        callbacks=callbacks,
+        verbose=verbose,
+    )
+    train_seconds = time.time() - started
+    with atomic_file(out / "history.json", "w") as f:
+        json.dump({"history": _plain(history.history), "epochs": history.epoch,
+                   "seconds": train_seconds}, f, indent=2)
+
+    from zoo.checkpoints import load_model_dir
+
+    if not (out / "model" / "zoo_model.json").is_file():
+        raise RuntimeError(
+            f"training finished without a best model in {out / 'model'}: validation loss "
+            "was never finite. Lower --learning-rate or check the data."
+        )
+    best, best_tokenizer, _ = load_model_dir(out / "model")
+    test = data.splits.get("test") or data.splits.get("validation")
+    result = evaluate_model(best, best_tokenizer, task, test, data.labels, config)
+    result.update({"train_seconds": round(train_seconds, 1), "split_rule": data.split_rule,
+                   "num_train": len(data.splits["train"]), "num_test": len(test)})
+    with atomic_file(out / "metrics.json", "w") as f:
+        json.dump(result, f, indent=2)
+    return result
+
+
+def _plain(history):
+    return {k: [float(v) for v in values] for k, values in history.items()}
+
+
+def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):
+    """Task metrics of `model` on `examples` (host-side, exact definitions),
+    at `config.sequence_length` (use the length the model was trained with)."""
+    config = config or FinetuneConfig()
+    L = config.sequence_length
+    if task == "classify":
+        labels = labels or model.labels
+        index = {name: i for i, name in enumerate(labels)}
+        unknown = sorted({e.label for e in examples} - set(index))
+        if unknown:
+            raise ValueError(f"labels {unknown} are not labels of this model ({labels}).")
+        ds = task_data.classification_dataset(examples, labels, tokenizer, L, 64)
+        logits = model.predict(ds.map(lambda x, y: x), verbose=0)["logits"]
+        y = np.array([index[e.label] for e in examples])
+        pred = logits.argmax(-1)
+        return {"task": task, "accuracy": task_metrics.accuracy(y, pred),
+                "macro_f1": task_metrics.macro_f1(y, pred, len(labels)), "num_examples": len(y)}
+    if task == "tag":
+        labels = labels or model.labels
+        tag_to_id = {t: i for i, t in enumerate(labels)}
+        inputs, _, word_index = feats.tagging_features(examples, tokenizer, tag_to_id, L)
+        logits = model.predict(inputs, batch_size=64, verbose=0)["logits"]
+        predicted = feats.tags_from_logits(logits, word_index, examples, labels)
+        scores = task_metrics.entity_f1([e.tags for e in examples], predicted)
+        return {"task": task, "entity_f1": scores["f1"], "entity_precision": scores["precision"],
+                "entity_recall": scores["recall"], "num_examples": len(examples)}
+    features = feats.qa_features(examples, tokenizer, L, config.doc_stride)
+    out = model.predict(features.inputs, batch_size=32, verbose=0)
+    allow_null = any(e.is_impossible for e in examples)
+    answers = feats.decode_answers(features, out["start_logits"], out["end_logits"], examples,
+                                   max_answer_length=config.max_answer_length,
+                                   allow_null=allow_null)
+    scores = task_metrics.squad_scores(examples, answers)
+    return {"task": task, **scores, "num_examples": len(examples)}
+
+
+def task_of(model):
+    import zoo
+
+    if isinstance(model, zoo.Classifier):
+        return "classify"
+    if isinstance(model, zoo.TokenClassifier):
+        return "tag"
+    if isinstance(model, zoo.QuestionAnswerer):
+        return "qa"
+    raise ValueError(
+        f"{type(model).__name__} is not a fine-tuned task model (Classifier, "
+        "TokenClassifier or QuestionAnswerer); fine-tune it with `zoo finetune` first."
+    )

@@ -1,0 +1,98 @@
+"""Task metrics computed on the host from predictions (evaluation, not the
+training graph): accuracy and macro-F1, entity-level F1 over BIO tags, and
+SQuAD's exact match and token F1."""
+
+from __future__ import annotations
+
+import collections
+import re
+import string
+
+import numpy as np
+
+
+def accuracy(labels, predictions):
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    return float((labels == predictions).mean()) if len(labels) else 0.0
+
+
+def macro_f1(labels, predictions, num_classes=None):
+    """Unweighted mean over classes of per-class F1 (a class absent from both
+    labels and predictions is left out, as scikit-learn does with `labels=` unset)."""
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    classes = np.union1d(labels, predictions) if num_classes is None else np.arange(num_classes)
+    scores = []
+    for c in classes:
+        tp = np.sum((predictions == c) & (labels == c))
+        fp = np.sum((predictions == c) & (labels != c))
+        fn = np.sum((predictions != c) & (labels == c))
+        if tp + fp + fn == 0:
+            continue
+        scores.append(2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(scores)) if scores else 0.0
+
+
+# --- entities -----------------------------------------------------------------
+
+
+def bio_entities(tags):
+    """Set of `(type, start, end)` spans from BIO / IOB2 tags (end exclusive).
+    An `I-X` that does not continue an `X` entity starts one (conlleval's rule)."""
+    entities, start, kind = set(), None, None
+    for i, tag in enumerate(list(tags) + ["O"]):
+        prefix, _, label = tag.partition("-")
+        if tag == "O" or prefix == "B" or (prefix == "I" and label != kind):
+            if kind is not None:
+                entities.add((kind, start, i))
+            start, kind = (i, label) if prefix in ("B", "I") else (None, None)
+    return entities
+
+
+def entity_f1(gold_sequences, predicted_sequences):
+    """Micro precision / recall / F1 over exact entity spans and types."""
+    tp = n_gold = n_pred = 0
+    for gold, pred in zip(gold_sequences, predicted_sequences):
+        g, p = bio_entities(gold), bio_entities(pred)
+        tp += len(g & p)
+        n_gold += len(g)
+        n_pred += len(p)
+    precision = tp / n_pred if n_pred else 0.0
+    recall = tp / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+# --- SQuAD ----------------------------------------------------------------------------
+
+
+def normalize_answer(text):
+    """SQuAD's normalisation: lowercase, drop punctuation and articles, fold spaces."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def _token_f1(prediction, truth):
+    pred, gold = normalize_answer(prediction).split(), normalize_answer(truth).split()
+    if not pred or not gold:
+        return float(pred == gold)
+    common = collections.Counter(pred) & collections.Counter(gold)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred), same / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def squad_scores(examples, predictions):
+    """EM and F1 (in [0, 1]) over `QAExample`s; `predictions` maps qid -> text
+    ("" for "no answer"). An unanswerable question scores 1 only for ""."""
+    em = f1 = 0.0
+    for example in examples:
+        predicted = predictions.get(example.qid, "")
+        truths = [text for text, _ in example.answers] or [""]
+        em += max(float(normalize_answer(predicted) == normalize_answer(t)) for t in truths)
+        f1 += max(_token_f1(predicted, t) for t in truths)
+    n = max(len(examples), 1)
+    return {"exact_match": em / n, "f1": f1 / n}

@@ -1,0 +1,219 @@
+"""Pre-training (MLM + NSP, or MLM only) through `model.fit`.
+
+    result = pretrain("bert_tiny", "corpus/", "runs/pretrain", PretrainConfig(epochs=2))
+
+`config` is a preset name (random initialisation) or any checkpoint
+`zoo.load_checkpoint` reads (continued pre-training; BERT's `cls/...`
+heads are loaded too when the checkpoint has them). Writes `model/` (a zoo
+model directory holding the Pretrainer), `backup/`, `history.json` and
+`metrics.json` (MLM/NSP accuracy at step 0 and after training, and the
+input pipeline's examples/s against the training step's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import time
+
+import keras
+import numpy as np
+
+from zoo.text.pretraining import pretraining_dataset
+from zoo.utils.atomic import atomic_file
+
+
+@dataclasses.dataclass
+class PretrainConfig:
+    epochs: int = 3
+    batch_size: int = 32
+    sequence_length: int = 128
+    max_predictions: int = 20
+    learning_rate: float = 1e-4
+    warmup_fraction: float = 0.1
+    weight_decay: float = 0.01
+    nsp: bool = True
+    whole_word: bool = False
+    seed: int = 0
+    steps_per_epoch: int | None = None
+    eval_batches: int = 20
+
+
+CORPORA = ("austen", "wordnet", "austen+wordnet")
+
+
+def corpus_documents(data):
+    """Documents (lists of sentences) for pre-training.
+
+    `data` is a text file or folder (`zoo.text.pretraining.read_documents`),
+    or an installed real corpus: `austen` (each paragraph of the six novels
+    is a document of its sentences), `wordnet` (runs of 20 consecutive
+    glosses of one lexicographer file, e.g. noun.food, form a document) or
+    `austen+wordnet` (both).
+    """
+    from zoo.text.pretraining import read_documents, split_sentences
+
+    data = str(data)
+    if data not in CORPORA:
+        return read_documents(data)
+    documents = []
+    if "austen" in data:
+        from zoo.text.corpora import austen_documents
+
+        for book in austen_documents():
+            documents += [d for d in (split_sentences(p) for p in book) if d]
+    if "wordnet" in data:
+        from zoo.text.corpora import wordnet_glosses
+
+        by_file = {}
+        for gloss, lex in wordnet_glosses():
+            by_file.setdefault(lex, []).append(gloss)
+        documents += [g[i : i + 20] for g in by_file.values() for i in range(0, len(g), 20)]
+    return documents
+
+
+def build_pretrainer(config_or_path, nsp=True):
+    """(model, tokenizer) for a preset name or a checkpoint path."""
+    import zoo
+    from zoo.checkpoints import detect_format, load_checkpoint
+    from zoo.configs import PRESETS
+
+    head = zoo.Pretrainer if nsp else zoo.MaskedLM
+    if str(config_or_path) in PRESETS:
+        from zoo.text.corpora import minilm_checkpoint_dir
+        from zoo.text.tokenizer import WordPieceTokenizer
+
+        encoder = PRESETS[str(config_or_path)].build()
+        # Presets use BERT's uncased 30,522-token vocabulary; the real
+        # MiniLM checkpoint ships exactly that file.
+        tokenizer = WordPieceTokenizer(str(minilm_checkpoint_dir() / "vocab.txt"))
+        if tokenizer.vocabulary_size != encoder.vocabulary_size:
+            raise ValueError(
+                f"preset {config_or_path!r} has vocabulary_size={encoder.vocabulary_size} but "
+                f"the BERT uncased vocabulary has {tokenizer.vocabulary_size} tokens."
+            )
+        return head(encoder), tokenizer
+    encoder, tokenizer = load_checkpoint(config_or_path)
+    model = head(encoder)
+    fmt = detect_format(config_or_path)
+    if fmt in ("hf", "tf1"):  # load BERT's pre-training heads when present
+        _load_heads(model, config_or_path, fmt)
+    return model, tokenizer
+
+
+def _load_heads(model, path, fmt):
+    from zoo.checkpoints.errors import CheckpointMismatchError
+
+    try:
+        if fmt == "hf":
+            from zoo.checkpoints.hf import find_hf_dir, load_hf_weights
+
+            load_hf_weights(model, find_hf_dir(path))
+        else:
+            from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_weights
+
+            load_tf1_weights(model, find_tf1_checkpoint(path)[1])
+        print("loaded the checkpoint's pre-training heads")
+    except CheckpointMismatchError as e:
+        missing = [name for name, _, found in e.problems if found == "missing"]
+        if len(missing) != len(e.problems) or not all(n.startswith("cls") for n in missing):
+            raise
+        print(f"checkpoint has no pre-training heads ({len(missing)} head tensors); "
+              "they start from random initialisation")
+
+
+def _accuracy(model, dataset, batches, nsp):
+    """MLM accuracy over real masked positions and NSP accuracy."""
+    correct = total = nsp_correct = nsp_total = 0
+    for x, y, w in dataset.take(batches):
+        out = model(x, training=False)
+        pred = np.argmax(out["mlm_logits"], -1)
+        weight = w["mlm_logits"].numpy()
+        correct += float(((pred == y["mlm_logits"].numpy()) * weight).sum())
+        total += float(weight.sum())
+        if nsp:
+            nsp_pred = np.argmax(out["nsp_logits"], -1)
+            nsp_correct += float((nsp_pred == y["nsp_logits"].numpy()).sum())
+            nsp_total += len(nsp_pred)
+    result = {"mlm_accuracy": correct / max(total, 1)}
+    if nsp:
+        result["nsp_accuracy"] = nsp_correct / max(nsp_total, 1)
+    return result
+
+
+def pipeline_throughput(dataset, batches=30):
+    """Examples per second the input pipeline produces on its own."""
+    iterator = iter(dataset)
+    next(iterator)  # warm up tracing
+    started, n = time.perf_counter(), 0
+    for _ in range(batches):
+        x, _, _ = next(iterator)
+        n += int(x["token_ids"].shape[0])
+    return n / (time.perf_counter() - started)
+
+
+def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
+    from zoo.checkpoints import save_model_dir
+    from zoo.train.optimization import make_adamw
+
+    config = config or PretrainConfig()
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    keras.utils.set_random_seed(config.seed)
+    model, tokenizer = build_pretrainer(config_or_path, nsp=config.nsp)
+    kwargs = dict(sequence_length=config.sequence_length,
+                  max_predictions=config.max_predictions, batch_size=config.batch_size,
+                  nsp=config.nsp, whole_word=config.whole_word)
+    train = pretraining_dataset(documents, tokenizer, seed=config.seed, **kwargs)
+    # A fixed held-out view: other seed, no reshuffle between evaluations.
+    probe = pretraining_dataset(documents, tokenizer, seed=config.seed + 1, shuffle=False,
+                                **kwargs).take(config.eval_batches).cache()
+    steps = config.steps_per_epoch or int(train.cardinality())
+    if steps < 1:
+        raise ValueError("the corpus yields no full batch; lower --batch-size or add text.")
+    ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    losses = {"mlm_logits": ce}
+    metrics = {"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+    if config.nsp:
+        losses["nsp_logits"] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        metrics["nsp_logits"] = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+    model.compile(optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
+                                       config.warmup_fraction, config.weight_decay),
+                  loss=losses, weighted_metrics=metrics)
+    model.optimizer.build(model.trainable_variables)
+
+    before = _accuracy(model, probe, config.eval_batches, config.nsp)
+    examples_per_second_pipeline = pipeline_throughput(train)
+    started = time.time()
+    history = model.fit(
+        train.repeat(),
+        epochs=config.epochs,
+        steps_per_epoch=steps,
+        callbacks=[
+            keras.callbacks.BackupAndRestore(str(out / "backup"), save_freq="epoch",
+                                             delete_checkpoint=True),
+            keras.callbacks.TerminateOnNaN(),
+        ],
+        verbose=verbose,
+    )
+    seconds = time.time() - started
+    examples_per_second_train = steps * config.batch_size * len(history.epoch) / max(seconds, 1e-9)
+    after = _accuracy(model, probe, config.eval_batches, config.nsp)
+    save_model_dir(model, out / "model", tokenizer,
+                   extra={"task": "pretrain", "pretrain_config": dataclasses.asdict(config)})
+    result = {
+        "step_0": before,
+        "trained": after,
+        "chance_nsp": 0.5 if config.nsp else None,
+        "steps": steps * len(history.epoch),
+        "train_seconds": round(seconds, 1),
+        "pipeline_examples_per_second": round(examples_per_second_pipeline, 1),
+        "train_examples_per_second": round(examples_per_second_train, 1),
+        "num_parameters": int(model.count_params()),
+    }
+    with atomic_file(out / "history.json", "w") as f:
+        json.dump({k: [float(v) for v in vs] for k, vs in history.history.items()}, f, indent=2)
+    with atomic_file(out / "metrics.json", "w") as f:
+        json.dump(result, f, indent=2)
+    return result
