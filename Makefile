@@ -3,6 +3,7 @@
 #                extras, and install the real assets (scripts/install_assets.sh)
 #   make test    setup, then the whole test suite (what CI runs)
 #   make demo    setup, then the main job on the real default checkpoint
+#   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
 #   make lint    ruff over the sources
 
 PYTHON ?= python3
@@ -12,7 +13,7 @@ ASSETS ?= .assets
 STAMP := $(VENV)/.zoo-setup-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup test demo lint clean
+.PHONY: setup test demo lint clean android-test
 
 setup: $(STAMP)
 
@@ -28,6 +29,13 @@ $(STAMP): pyproject.toml scripts/install_assets.sh
 test: setup
 	$(PY) -m ruff check zoo export tests
 	$(PY) -m pytest $(PYTEST_ARGS)
+	$(MAKE) android-test
+
+# The Android app's pure-Java core on the JVM, the real .tflite through
+# LiteRT's C library via JNA, and a signed debug APK (see android_demo/README.md).
+# Installs the Debian packages it needs when run as root.
+android-test: setup
+	bash android_demo/scripts/android_test.sh $(PY)
 
 demo: setup
 	$(VENV)/bin/zoo demo

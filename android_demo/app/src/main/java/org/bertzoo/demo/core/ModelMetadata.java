@@ -1,0 +1,252 @@
+package org.bertzoo.demo.core;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.json.JSONArray;
+import org.json.JSONException;
+import org.json.JSONObject;
+
+/**
+ * The exporter's {@code metadata.json}: what the app needs to feed the model and read its output.
+ *
+ * <p>Parsed with {@code org.json}, which Android ships (the JVM tests use Debian's copy of the
+ * same code, {@code libandroid-json-java}).
+ */
+public final class ModelMetadata {
+  /** The phone model's file name in the export directory and in the app's assets. */
+  public static final String MODEL_FILE = "model.tflite";
+
+  /** One {@code [1, L]} signature of the model file. */
+  public static final class Signature {
+    public final String key;
+    public final int sequenceLength;
+
+    Signature(String key, int sequenceLength) {
+      this.key = key;
+      this.sequenceLength = sequenceLength;
+    }
+  }
+
+  public final String task;
+  public final List<String> labels;
+  /** Signatures sorted by sequence length, shortest first. */
+  public final List<Signature> signatures;
+
+  public final boolean lowercase;
+  public final String quantization;
+  /** Size of the model's token embedding; -1 when the metadata does not say. */
+  public final int vocabularySize;
+
+  public final int numSegments;
+  public final String logitsOutput;
+  /** sha256 of vocab.txt's text as exported, or null. */
+  public final String vocabularySha256;
+  /** Size in bytes of model.tflite as exported (-1 if unknown) and the ops it uses. */
+  public final long modelFileSize;
+
+  public final List<String> ops;
+  /** Every top-level scalar entry, for the about screen. */
+  public final Map<String, String> summary;
+
+  private ModelMetadata(
+      String task,
+      List<String> labels,
+      List<Signature> signatures,
+      boolean lowercase,
+      String quantization,
+      int vocabularySize,
+      int numSegments,
+      String logitsOutput,
+      String vocabularySha256,
+      long modelFileSize,
+      List<String> ops,
+      Map<String, String> summary) {
+    this.task = task;
+    this.labels = Collections.unmodifiableList(labels);
+    this.signatures = Collections.unmodifiableList(signatures);
+    this.lowercase = lowercase;
+    this.quantization = quantization;
+    this.vocabularySize = vocabularySize;
+    this.numSegments = numSegments;
+    this.logitsOutput = logitsOutput;
+    this.vocabularySha256 = vocabularySha256;
+    this.modelFileSize = modelFileSize;
+    this.ops = Collections.unmodifiableList(ops);
+    this.summary = Collections.unmodifiableMap(summary);
+  }
+
+  /**
+   * Parses metadata.json text.
+   *
+   * @throws IllegalArgumentException naming the missing or malformed field
+   */
+  public static ModelMetadata parse(String json) {
+    JSONObject o;
+    try {
+      o = new JSONObject(json);
+    } catch (JSONException e) {
+      throw new IllegalArgumentException(
+          "metadata.json is not a JSON object (" + e.getMessage() + "). Copy the metadata.json"
+              + " the exporter wrote beside model.tflite.");
+    }
+    try {
+      return fromJson(o);
+    } catch (JSONException e) {
+      throw new IllegalArgumentException(
+          "metadata.json has an unexpected layout: " + e.getMessage() + ". Re-export the model.");
+    }
+  }
+
+  private static ModelMetadata fromJson(JSONObject o) throws JSONException {
+    String task = requireString(o, "task");
+    List<String> labels = new ArrayList<String>();
+    if (o.has("labels") && !o.isNull("labels")) {
+      JSONArray a = o.getJSONArray("labels");
+      for (int i = 0; i < a.length(); i++) {
+        labels.add(a.getString(i));
+      }
+    }
+    if (labels.isEmpty()) {
+      throw new IllegalArgumentException(
+          "metadata.json has no 'labels' (task '" + task + "'). The app shows a label per class:"
+              + " export the classifier with its label names.");
+    }
+    List<Signature> signatures = signatures(o);
+    boolean lowercase = o.optBoolean("lowercase", true);
+    String quantization = o.optString("quantization", "unknown");
+    int vocabularySize = o.optInt("vocabulary_size", -1);
+    int numSegments = o.optInt("num_segments", -1);
+    JSONObject source = o.optJSONObject("source_model");
+    JSONObject config = source == null ? null : source.optJSONObject("encoder_config");
+    if (numSegments < 0) {
+      numSegments = config == null ? 2 : config.optInt("num_segments", 2);
+    }
+    String vocabularySha256 = o.has("vocabulary_sha256") ? o.getString("vocabulary_sha256") : null;
+    String logits = o.optString("logits_output", "logits");
+    JSONObject files = o.optJSONObject("files");
+    JSONObject modelInfo = files == null ? null : files.optJSONObject(MODEL_FILE);
+    long modelFileSize = modelInfo == null ? -1 : modelInfo.optLong("size", -1);
+    List<String> ops = new ArrayList<String>();
+    JSONArray opArray = modelInfo == null ? null : modelInfo.optJSONArray("ops");
+    for (int i = 0; opArray != null && i < opArray.length(); i++) {
+      ops.add(opArray.getString(i));
+    }
+    Map<String, String> summary = new LinkedHashMap<String, String>();
+    Iterator<String> keys = o.keys();
+    while (keys.hasNext()) {
+      String k = keys.next();
+      Object v = o.get(k);
+      if (!(v instanceof JSONObject) && !(v instanceof JSONArray)) {
+        summary.put(k, String.valueOf(v));
+      } else if (v instanceof JSONArray && ((JSONArray) v).length() <= 16) {
+        summary.put(k, v.toString());
+      }
+    }
+    return new ModelMetadata(
+        task,
+        labels,
+        signatures,
+        lowercase,
+        quantization,
+        vocabularySize,
+        numSegments,
+        logits,
+        vocabularySha256,
+        modelFileSize,
+        ops,
+        summary);
+  }
+
+  /**
+   * Signatures of {@code model.tflite}: the exporter's {@code files["model.tflite"]} lists their
+   * keys and lengths in the same order. Older or hand-written metadata may instead give a
+   * top-level {@code "signatures"} (keys ending in {@code _L<length>}) or only {@code
+   * "sequence_lengths"} (keys {@code serving_L<length>}, the exporter's naming rule).
+   */
+  private static List<Signature> signatures(JSONObject o) throws JSONException {
+    List<Signature> out = new ArrayList<Signature>();
+    JSONObject files = o.optJSONObject("files");
+    JSONObject model = files == null ? null : files.optJSONObject(MODEL_FILE);
+    JSONArray keys = null;
+    JSONArray lengths = null;
+    if (model != null) {
+      keys = model.optJSONArray("signatures");
+      lengths = model.optJSONArray("sequence_lengths");
+    } else {
+      keys = o.optJSONArray("signatures");
+      lengths = o.optJSONArray("sequence_lengths");
+    }
+    if (keys != null) {
+      if (lengths != null && lengths.length() != keys.length()) {
+        throw new IllegalArgumentException(
+            "metadata.json lists " + keys.length() + " signatures but " + lengths.length()
+                + " sequence lengths. Re-export the model.");
+      }
+      for (int i = 0; i < keys.length(); i++) {
+        String key = keys.getString(i);
+        out.add(new Signature(key, lengths != null ? lengths.getInt(i) : lengthFromKey(key)));
+      }
+    } else if (lengths != null) {
+      for (int i = 0; i < lengths.length(); i++) {
+        out.add(new Signature("serving_L" + lengths.getInt(i), lengths.getInt(i)));
+      }
+    }
+    if (out.isEmpty()) {
+      throw new IllegalArgumentException(
+          "metadata.json lists no signatures ('signatures' or 'sequence_lengths'). Export the"
+              + " model with at least one sequence length.");
+    }
+    for (Signature sig : out) {
+      if (sig.sequenceLength < 2) {
+        throw new IllegalArgumentException(
+            "Signature '" + sig.key + "' has sequence length " + sig.sequenceLength
+                + "; it must be >= 2 (room for [CLS] and [SEP]).");
+      }
+    }
+    Collections.sort(
+        out,
+        new java.util.Comparator<Signature>() {
+          @Override
+          public int compare(Signature a, Signature b) {
+            return a.sequenceLength - b.sequenceLength;
+          }
+        });
+    return out;
+  }
+
+  private static int lengthFromKey(String key) {
+    int i = key.lastIndexOf("_L");
+    if (i >= 0) {
+      try {
+        return Integer.parseInt(key.substring(i + 2));
+      } catch (NumberFormatException ignored) {
+        // Fall through to the error below.
+      }
+    }
+    throw new IllegalArgumentException(
+        "Cannot tell the sequence length of signature '" + key + "': the metadata gives none and"
+            + " the key does not end in _L<length>. Re-export the model.");
+  }
+
+  private static String requireString(JSONObject o, String key) throws JSONException {
+    if (!o.has(key) || o.isNull(key)) {
+      throw new IllegalArgumentException(
+          "metadata.json has no '" + key + "'. Copy the metadata.json the exporter wrote beside"
+              + " model.tflite.");
+    }
+    return o.getString(key);
+  }
+
+  /** Sequence lengths of the signatures, ascending. */
+  public int[] sequenceLengths() {
+    int[] out = new int[signatures.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = signatures.get(i).sequenceLength;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,52 @@
+package org.bertzoo.demo.core;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class ModelMetadataTest {
+  /** The layout export/tflite.py writes (trimmed). */
+  static final String EXPORTED =
+      "{\"format\": \"zoo-export\", \"task\": \"classification\", \"labels\": [\"neg\", \"pos\"],"
+          + " \"lowercase\": true, \"vocabulary_size\": 30522, \"vocabulary_sha256\": \"ab\","
+          + " \"quantization\": \"dynamic_int8\", \"sequence_lengths\": [128, 64],"
+          + " \"source_model\": {\"encoder_config\": {\"num_segments\": 2}},"
+          + " \"files\": {\"model.tflite\": {\"signatures\": [\"serving_L128\", \"serving_L64\"],"
+          + " \"sequence_lengths\": [128, 64], \"size\": 23000000, \"ops\": [\"ADD\", \"GELU\"]}}}";
+
+  @Test
+  void parsesTheExportersMetadata() {
+    ModelMetadata m = ModelMetadata.parse(EXPORTED);
+    assertEquals("classification", m.task);
+    assertEquals(2, m.labels.size());
+    assertArrayEquals(new int[] {64, 128}, m.sequenceLengths()); // sorted, shortest first
+    assertEquals("serving_L64", m.signatures.get(0).key);
+    assertEquals("dynamic_int8", m.quantization);
+    assertEquals(30522, m.vocabularySize);
+    assertEquals(2, m.numSegments);
+    assertEquals(23000000L, m.modelFileSize);
+    assertEquals("ab", m.vocabularySha256);
+    assertEquals("dynamic_int8", m.summary.get("quantization"));
+  }
+
+  @Test
+  void lengthsAloneFollowTheNamingRule() {
+    ModelMetadata m = ModelMetadata.parse("{\"task\": \"classification\", \"labels\": [\"a\"], \"sequence_lengths\": [32]}");
+    assertEquals("serving_L32", m.signatures.get(0).key);
+  }
+
+  @Test
+  void missingFieldsAreNamed() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ModelMetadata.parse("{\"task\": \"classification\", \"sequence_lengths\": [32]}"));
+    assertTrue(e.getMessage().contains("'labels'"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> ModelMetadata.parse("{\"task\": \"classification\", \"labels\": [\"a\"]}"));
+    assertTrue(e.getMessage().contains("no signatures"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> ModelMetadata.parse("not json"));
+    assertTrue(e.getMessage().contains("not a JSON object"), e.getMessage());
+  }
+}
