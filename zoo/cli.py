@@ -2,6 +2,9 @@
 
     zoo presets                              list presets and parameter counts
     zoo convert SRC --out DIR                any checkpoint -> zoo model directory
+    zoo pretrain / finetune / evaluate       training through model.fit
+    zoo export / validate                    SavedModel and TFLite artifacts, proven
+    zoo distill                              teacher -> student
     zoo demo                                 the main job on the real default
 """
 
@@ -438,6 +441,16 @@ def build_parser():
                    help="default: the length the model was fine-tuned with")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_evaluate)
+
+    # Sub-commands that live beside their library code.
+    import importlib
+
+    for module in ("export.cli", "zoo.distill.cli"):
+        try:
+            importlib.import_module(module).register(sub)
+        except ModuleNotFoundError as e:
+            if e.name not in (module, module.rsplit(".", 1)[0]):
+                raise
     return parser
 
 
