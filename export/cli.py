@@ -1,0 +1,309 @@
+"""`zoo export` and `zoo validate`: thin argument parsing over export/.
+
+    zoo export --model runs/bbc --format tflite --quantize dynamic_int8 \\
+        --sequence-lengths 64,128,256 --data bbc --out exports/bbc_dyn
+    zoo export --model runs/bbc --format saved_model --data bbc --out serving
+    zoo validate exports/bbc_dyn --data bbc
+
+`register(subparsers)` adds both to the `zoo` parser. Each command returns an
+exit status: 0 passed (or degraded and allowed), 1 failed validation; user
+errors raise ValueError / FileNotFoundError, which `zoo` prints (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import textwrap
+import time
+
+DATA_HELP = (
+    "texts for calibration and validation: `bbc` (the project's fixed BBC News test split; "
+    "int8 calibrates on BBC train), a folder of class sub-folders of .txt files, or a "
+    ".csv/.jsonl file with `text` and `label` (and `text_b` for pairs)"
+)
+DEFAULT_LENGTHS = {"saved_model": [128], "tflite": [128], "tpu": [128, 256, 512]}
+# export.tflite.QUANTIZATION_MODES, spelled out so that building the `zoo`
+# parser does not import TensorFlow (a test keeps the two equal).
+QUANTIZATION_MODES = ("float32", "float16", "dynamic_int8", "int8")
+
+
+def _examples(text):
+    return "example:\n" + textwrap.indent(textwrap.dedent(text).strip(), "  ")
+
+
+def _lengths(value):
+    try:
+        lengths = [int(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: give comma-separated integers, e.g. 64,128,256"
+        ) from None
+    if not lengths:
+        raise argparse.ArgumentTypeError("give at least one sequence length, e.g. 128")
+    return lengths
+
+
+def register(subparsers):
+    """Add `export` and `validate` to the `zoo` command's subparsers."""
+    p = subparsers.add_parser(
+        "export",
+        help="export a zoo model as a validated SavedModel (TF Serving / TPU) or .tflite",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.dedent(
+            """\
+            Export a zoo model directory and prove the artifact in the runtime that will
+            serve it: the .tflite in LiteRT's interpreter, the SavedModel through the TF1
+            session loader (TF Serving's restore path) in a fresh process. Every --data
+            text goes through the artifact and the Keras model; a miss of the per-mode
+            thresholds fails the export (exit 1) and publishes nothing, unless
+            --allow-degraded.
+
+            --format saved_model  text-in SavedModel at OUT/NAME/VERSION/ (+ models.config,
+                                  batching_parameters.txt, README.md with the server command)
+            --format tflite       OUT/model.tflite (+ vocab.txt, metadata.json, manifest.json,
+                                  validation.json); one [1, L] signature per length
+            --format tpu          ids-in SavedModel at fixed [batch, L] buckets, XLA-compiled
+            """
+        ),
+        epilog=_examples(
+            """
+            zoo export --model runs/bbc_teacher --format tflite --quantize dynamic_int8 \\
+                --sequence-lengths 64,128,256 --data bbc --out exports/bbc_dyn
+            zoo export --model runs/bbc_teacher --format tflite --quantize int8 \\
+                --data data/reviews.csv --out exports/reviews_int8 --allow-degraded
+            zoo export --model runs/bbc_teacher --format saved_model --data bbc \\
+                --out serving --name bbc
+            zoo export --model runs/bbc_teacher --format tpu --sequence-lengths 128,256 \\
+                --batch-size 8 --bfloat16 --data bbc --out serving_tpu
+            """
+        ),
+    )
+    p.add_argument("--model", type=pathlib.Path, required=True, help="zoo model directory")
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=("saved_model", "tflite", "tpu"),
+        help="artifact kind",
+    )
+    p.add_argument(
+        "--quantize",
+        choices=QUANTIZATION_MODES,
+        default="float32",
+        help="tflite only: weights/activations precision (default float32)",
+    )
+    p.add_argument(
+        "--sequence-lengths",
+        type=_lengths,
+        default=None,
+        metavar="L1,L2",
+        help="tflite: one signature per length (first = primary); saved_model: one length; "
+        "tpu: the buckets (defaults: 128; 128; 128,256,512)",
+    )
+    p.add_argument("--data", required=True, help=DATA_HELP)
+    p.add_argument(
+        "--out",
+        type=pathlib.Path,
+        required=True,
+        help="tflite: the artifact directory; saved_model/tpu: TF Serving's base directory",
+    )
+    p.add_argument(
+        "--name", help="saved_model/tpu: model name (default: the model directory's)"
+    )
+    p.add_argument("--version", type=int, help="saved_model/tpu: version (default: next)")
+    p.add_argument("--batch-size", type=int, default=8, help="tpu: fixed batch (default 8)")
+    p.add_argument("--bfloat16", action="store_true", help="tpu: compute in bfloat16")
+    p.add_argument(
+        "--text-in",
+        action="store_true",
+        help="tflite: also write model_text.tflite (tokenizer inside; needs tensorflow-text ops)",
+    )
+    p.add_argument(
+        "--allow-degraded",
+        action="store_true",
+        help="publish an artifact that misses the thresholds, recording the miss",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace an existing --out / version"
+    )
+    p.set_defaults(func=cmd_export)
+
+    p = subparsers.add_parser(
+        "validate",
+        help="re-check an exported artifact in its runtime against its Keras model",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.dedent(
+            """\
+            Verify ARTIFACT_DIR's manifest, load it in its runtime and run every --data text
+            through it. The reference is --model, else the source model directory recorded
+            in metadata.json if it still holds the same model.keras; without one, only the
+            artifact's own figures (accuracy when --data has labels) are reported. The
+            report is printed (a table, or JSON with --json) and saved as
+            ARTIFACT_DIR/validation-TIMESTAMP.json (outside the manifest).
+            """
+        ),
+        epilog=_examples(
+            """
+            zoo validate exports/bbc_dyn --data bbc
+            zoo validate serving/bbc/1 --data data/holdout.csv --model runs/bbc_teacher --json
+            """
+        ),
+    )
+    p.add_argument("artifact", type=pathlib.Path, metavar="ARTIFACT_DIR")
+    p.add_argument("--data", required=True, help=DATA_HELP)
+    p.add_argument("--model", type=pathlib.Path, help="zoo model directory to compare with")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--allow-degraded", action="store_true", help="exit 0 on a threshold miss"
+    )
+    p.set_defaults(func=cmd_validate)
+
+
+def _load_model(path):
+    from zoo.checkpoints.model_dir import load_model_dir, read_model_dir_meta
+
+    read_model_dir_meta(path)  # FileNotFoundError with the way to make one
+    model, tokenizer, _ = load_model_dir(path)
+    return model, tokenizer
+
+
+def _fail(error):
+    print(str(error), file=sys.stderr)
+    return 1
+
+
+def cmd_export(args):
+    from export.saved_model import export_saved_model, export_tpu_saved_model
+    from export.tflite import export_tflite
+    from export.validate import (
+        ExportValidationError,
+        calibration_and_validation,
+        format_report,
+    )
+
+    if args.format != "tflite" and args.quantize != "float32":
+        raise ValueError(
+            f"--quantize {args.quantize} applies to --format tflite only; for TPU use --bfloat16."
+        )
+    if args.format != "tflite" and args.text_in:
+        raise ValueError("--text-in applies to --format tflite only.")
+    if args.format != "tpu" and (args.bfloat16 or args.batch_size != 8):
+        raise ValueError("--bfloat16 and --batch-size apply to --format tpu only.")
+    lengths = args.sequence_lengths or DEFAULT_LENGTHS[args.format]
+    if args.format == "saved_model" and len(lengths) != 1:
+        raise ValueError(
+            f"--format saved_model takes one sequence length (its text signatures pad to it); "
+            f"received {lengths}. serve_ids accepts any length up to the encoder's maximum."
+        )
+    if (
+        args.format == "tflite"
+        and args.out.exists()
+        and any(args.out.iterdir())
+        and not args.force
+    ):
+        raise ValueError(
+            f"--out {args.out} exists and is not empty; pass --force to replace it."
+        )
+    model, tokenizer = _load_model(args.model)
+    calibration, texts, labels, note = calibration_and_validation(args.data)
+    print(
+        f"exporting {type(model).__name__} from {args.model} as {args.format}"
+        f"{' ' + args.quantize if args.format == 'tflite' else ''}, lengths {lengths}; "
+        f"validating on {len(texts)} texts ({note['calibration']} for calibration)"
+    )
+    t0 = time.time()
+    common = dict(
+        validation_labels=labels, allow_degraded=args.allow_degraded, source_dir=args.model
+    )
+    try:
+        if args.format == "tflite":
+            path = export_tflite(
+                model,
+                tokenizer,
+                args.out,
+                quantize=args.quantize,
+                sequence_lengths=lengths,
+                representative_texts=calibration if args.quantize == "int8" else None,
+                validation_texts=texts,
+                text_in=args.text_in,
+                **common,
+            )
+        else:
+            name = args.name or args.model.resolve().name
+            kwargs = dict(name=name, version=args.version, overwrite=args.force, **common)
+            try:
+                if args.format == "saved_model":
+                    path = export_saved_model(
+                        model,
+                        tokenizer,
+                        args.out,
+                        sequence_length=lengths[0],
+                        validation_texts=texts,
+                        **kwargs,
+                    )
+                else:
+                    path = export_tpu_saved_model(
+                        model,
+                        tokenizer,
+                        args.out,
+                        sequence_lengths=lengths,
+                        batch_size=args.batch_size,
+                        compute_dtype="bfloat16" if args.bfloat16 else "float32",
+                        validation_texts=texts,
+                        **kwargs,
+                    )
+            except FileExistsError as e:
+                raise ValueError(f"{e} (choose another --version, or --force)") from e
+    except ExportValidationError as e:
+        return _fail(f"zoo export: {e}\nNothing was published.")
+    report = json.loads((path / "validation.json").read_text(encoding="utf-8"))
+    report["artifact"] = str(path)
+    print(format_report(report))
+    print(f"wrote {path} ({time.time() - t0:.0f} s)")
+    if args.format != "tflite":
+        print(f"TF Serving files: {args.out / 'models.config'}, README.md (server command)")
+    return 0
+
+
+def cmd_validate(args):
+    from export import manifest as mf
+    from export.validate import (
+        ExportValidationError,
+        format_report,
+        read_data,
+        validate_artifact,
+        write_report,
+    )
+
+    if not args.artifact.is_dir():
+        raise FileNotFoundError(
+            f"{args.artifact}: no such directory. Give the directory `zoo export` wrote (for a "
+            "SavedModel, BASE/NAME/VERSION)."
+        )
+    mf.read_metadata(args.artifact)
+    texts, labels = read_data(args.data)
+    reference = tokenizer = None
+    if args.model is not None:
+        reference, tokenizer = _load_model(args.model)
+    try:
+        report = validate_artifact(
+            args.artifact,
+            texts,
+            labels,
+            reference_model=reference,
+            tokenizer=tokenizer,
+            allow_degraded=args.allow_degraded,
+        )
+        status = 0
+    except ExportValidationError as e:
+        report, status = e.report, 1
+    path = args.artifact / f"validation-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    write_report(report, path)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(format_report(report))
+        print(f"report: {path}")
+    return status

@@ -1,0 +1,677 @@
+"""SavedModels for TF Serving (text in) and for TPU serving (ids in, XLA).
+
+    path = export_saved_model(model, tokenizer, "serving", name="bbc",
+                              validation_texts=texts)   # -> serving/bbc/1/
+
+Text-in SavedModel (`export_saved_model`), written with
+`keras.export.ExportArchive` (a plain `tf.saved_model.save` of a module holding
+a Keras 3 model fails in the TF1 session loader that TF Serving uses):
+
+    serving_default   text [B] string                 -> logits, probabilities, label
+                      (QA: text = question, text_b = context -> start_logits,
+                      end_logits, answer_start, answer_end, answer, answer_score;
+                      tagging: logits, probabilities, label [B, L], tokens [B, L])
+    serve_text_pair   text, text_b [B] string         -> as serving_default (classifiers, taggers)
+    serve_ids         token_ids, segment_ids, padding_mask int32 [B, T] -> model outputs
+    tokenize          text (, text_b)                 -> token_ids, segment_ids, padding_mask,
+                                                         tokens (the word pieces, from vocab.txt)
+
+Tokenization and packing run in-graph with tensorflow-text (the project's
+`WordPieceTokenizer`), so a client sends raw text; TF Serving links
+tensorflow-text's ops. `vocab.txt` and `labels.txt` are SavedModel assets
+(lookup tables initialised from them). Outputs are float32 and named.
+
+Layout (TF Serving's): `BASE/NAME/VERSION/` published by atomic rename after
+the version passed validation, with `BASE/models.config`,
+`BASE/batching_parameters.txt` and `BASE/README.md` (the exact
+`tensorflow_model_server` command) regenerated beside it.
+
+TPU SavedModel (`export_tpu_saved_model`): id inputs at fixed bucket shapes
+`[batch_size, L]`, each endpoint a `tf.function(jit_compile=True)` shown to
+lower to HLO with no string or host-transfer op, optional bfloat16 compute
+with float32 outputs, and `function_aliases` (`tpu_serve_L128`, ...) for the
+TPU inference converter. Tokenization stays on the host (vocab.txt beside).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import tempfile
+import warnings
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from export import manifest as mf
+from zoo.utils.atomic import atomic_directory, atomic_file
+
+ID_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+LABELS_FILE = "labels.txt"
+MAX_ANSWER_LENGTH = 30
+# A few sentences that exercise every signature when no validation texts are
+# given (a load-and-run check, not a validation: the report says so).
+PROBE_TEXTS = [
+    "The shares rose sharply after the company reported record profits.",
+    "The striker scored twice in the second half.",
+    "Parliament will vote on the new bill next week.",
+    "The film won three awards at the festival.",
+]
+
+
+class XlaLoweringError(RuntimeError):
+    """A TPU endpoint does not lower fully to XLA."""
+
+
+# --- in-graph pieces ----------------------------------------------------------------
+
+
+def _line_table(path):
+    """id (line number) -> line, from a text file that becomes a SavedModel asset."""
+    initializer = tf.lookup.TextFileInitializer(
+        str(path),
+        key_dtype=tf.int64,
+        key_index=tf.lookup.TextFileIndex.LINE_NUMBER,
+        value_dtype=tf.string,
+        value_index=tf.lookup.TextFileIndex.WHOLE_LINE,
+    )
+    return tf.lookup.StaticHashTable(initializer, default_value="")
+
+
+def _model_outputs(model, ids):
+    return {k: tf.cast(v, tf.float32) for k, v in model(ids, training=False).items()}
+
+
+def _answer_spans(start, end, ids, sep_id, max_answer_length=MAX_ANSWER_LENGTH):
+    """Best span over context tokens: `(start [B], end [B], score [B])`.
+
+    Allowed spans lie in segment 1, on real tokens other than [SEP], with
+    end >= start and at most `max_answer_length` tokens (the host-side
+    `validate.best_spans` applies the same rule).
+    """
+    length = tf.shape(start)[1]
+    valid = (
+        (ids["segment_ids"] == 1)
+        & (ids["padding_mask"] == 1)
+        & (ids["token_ids"] != sep_id)
+    )
+    i = tf.range(length)
+    allowed = (i[None, :, None] <= i[None, None, :]) & (
+        i[None, None, :] - i[None, :, None] < max_answer_length
+    )
+    allowed = allowed & valid[:, :, None] & valid[:, None, :]  # (B, L, L)
+    scores = tf.where(allowed, start[:, :, None] + end[:, None, :], -np.inf)
+    flat = tf.reshape(scores, [tf.shape(start)[0], -1])
+    best = tf.argmax(flat, axis=1, output_type=tf.int32)
+    return best // length, best % length, tf.reduce_max(flat, axis=1)
+
+
+def _task_outputs(task, model, ids, labels_table, vocab_table, sep_id):
+    out = _model_outputs(model, ids)
+    if task == "classification":
+        logits = out["logits"]
+        return {
+            "logits": logits,
+            "probabilities": tf.nn.softmax(logits, axis=-1),
+            "label": labels_table.lookup(tf.argmax(logits, axis=-1)),
+        }
+    tokens = vocab_table.lookup(tf.cast(ids["token_ids"], tf.int64))
+    real = ids["padding_mask"] == 1
+    if task == "token_classification":
+        logits = out["logits"]
+        label = labels_table.lookup(tf.argmax(logits, axis=-1))
+        return {
+            "logits": logits,
+            "probabilities": tf.nn.softmax(logits, axis=-1),
+            "label": tf.where(real, label, ""),
+            "tokens": tf.where(real, tokens, ""),
+        }
+    start, end = out["start_logits"], out["end_logits"]
+    s, e, score = _answer_spans(start, end, ids, sep_id)
+    found = score > -np.inf
+    i = tf.range(tf.shape(start)[1])[None, :]
+    in_span = (i >= s[:, None]) & (i <= e[:, None]) & found[:, None]
+    pieces = tf.ragged.boolean_mask(tokens, in_span)
+    answer = tf.strings.regex_replace(
+        tf.strings.reduce_join(pieces, axis=1, separator=" "), " ##", ""
+    )
+    return {
+        "start_logits": start,
+        "end_logits": end,
+        "answer_start": tf.where(found, s, -1),
+        "answer_end": tf.where(found, e, -1),
+        "answer": answer,
+        "answer_score": tf.where(found, score, 0.0),
+    }
+
+
+def _id_specs(shape, prefix=""):
+    return {n: tf.TensorSpec(shape, tf.int32, name=prefix + n) for n in ID_INPUTS}
+
+
+def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_path):
+    """ExportArchive with serving_default / serve_text_pair / serve_ids / tokenize.
+
+    Returns `(archive, signatures)` where `signatures` describes each
+    endpoint for metadata.json.
+    """
+    task = mf.task_of(model)
+    archive = keras.export.ExportArchive()
+    # Variables used by the endpoints are tracked by add_endpoint; tracking the
+    # model itself only adds a slow walk of every layer for lookup tables.
+    vocab_table = _line_table(vocab_path)
+    archive.track(vocab_table)
+    labels_table = None
+    if labels_path is not None:
+        labels_table = _line_table(labels_path)
+        archive.track(labels_table)
+    sep_id = int(tokenizer.sep_id)
+    length = int(sequence_length)
+    text = tf.TensorSpec([None], tf.string, name="text")
+    text_b = tf.TensorSpec([None], tf.string, name="text_b")
+
+    # Shared inner functions: each endpoint calls them, so the tokenizer and
+    # the model are traced once per input structure rather than once per
+    # endpoint (tracing dominates the export's time).
+    def inner(fn, *specs):
+        return tf.function(fn, input_signature=list(specs), autograph=False)
+
+    pack_one = inner(lambda a: tokenizer(a, sequence_length=length), text)
+    pack_pair = inner(
+        lambda a, b: tokenizer(a, text_b=b, sequence_length=length), text, text_b
+    )
+    predict = inner(
+        lambda ids: _task_outputs(task, model, ids, labels_table, vocab_table, sep_id),
+        _id_specs([None, length]),
+    )
+
+    def tokenize_outputs(ids):
+        real = ids["padding_mask"] == 1
+        tokens = vocab_table.lookup(tf.cast(ids["token_ids"], tf.int64))
+        return {**ids, "tokens": tf.where(real, tokens, "")}
+
+    if task == "question_answering":
+        endpoints = {
+            "serving_default": (
+                lambda text, text_b: predict(pack_pair(text, text_b)),
+                [text, text_b],
+                {"input": "text", "text_b": True},
+            ),
+        }
+    else:
+        endpoints = {
+            "serving_default": (
+                lambda text: predict(pack_one(text)),
+                [text],
+                {"input": "text"},
+            ),
+            "serve_text_pair": (
+                lambda text, text_b: predict(pack_pair(text, text_b)),
+                [text, text_b],
+                {"input": "text_pair"},
+            ),
+        }
+    endpoints["serve_ids"] = (
+        lambda ids: _model_outputs(model, ids),
+        [_id_specs([None, None])],
+        {"input": "ids", "sequence_length": None},
+    )
+    if task == "question_answering":
+        endpoints["tokenize"] = (
+            lambda text, text_b: tokenize_outputs(pack_pair(text, text_b)),
+            [text, text_b],
+            {"input": "text", "role": "tokenize"},
+        )
+    else:
+        endpoints["tokenize"] = (
+            lambda text: tokenize_outputs(pack_one(text)),
+            [text],
+            {"input": "text", "role": "tokenize"},
+        )
+    signatures = {}
+    for name, (fn, input_signature, info) in endpoints.items():
+        # Not traced here: saving traces every endpoint in its own context
+        # (a trace made outside it would be redone). Output names are read
+        # back from the written SavedModel (`signature_outputs`).
+        archive.add_endpoint(name, fn, input_signature=input_signature)
+        info.setdefault("sequence_length", length)
+        info.setdefault("role", "predict")
+        signatures[name] = info
+    return archive, signatures
+
+
+def signature_outputs(saved_model_dir):
+    """`{signature: sorted output names}` read from a written saved_model.pb."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    proto.ParseFromString((pathlib.Path(saved_model_dir) / "saved_model.pb").read_bytes())
+    return {
+        name: sorted(sig.outputs)
+        for name, sig in proto.meta_graphs[0].signature_def.items()
+        if not name.startswith("__")
+    }
+
+
+# --- TF Serving layout ---------------------------------------------------------------
+
+
+def _versions_in(model_dir):
+    model_dir = pathlib.Path(model_dir)
+    if not model_dir.is_dir():
+        return []
+    return sorted(
+        int(p.name) for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit()
+    )
+
+
+def next_version(model_dir) -> int:
+    """1 + the highest numeric version under `BASE/NAME`, or 1."""
+    versions = _versions_in(model_dir)
+    return versions[-1] + 1 if versions else 1
+
+
+def write_serving_files(base_dir):
+    """(Re)write models.config, batching_parameters.txt and README.md in BASE.
+
+    models.config lists every `BASE/NAME` holding a numeric version, so
+    exporting a second model beside the first keeps both served.
+    """
+    base = pathlib.Path(base_dir).resolve()
+    names = sorted(p.name for p in base.iterdir() if p.is_dir() and _versions_in(p))
+    entries = "".join(
+        f'  config {{\n    name: "{n}"\n    base_path: "{base / n}"\n'
+        f'    model_platform: "tensorflow"\n  }}\n'
+        for n in names
+    )
+    with atomic_file(base / "models.config", "w") as f:
+        f.write(f"model_config_list {{\n{entries}}}\n")
+    # Requests carry a handful of texts; batch them server-side. Sizes match
+    # what a 2-4 core CPU server sustains at sequence length 128; raise
+    # max_batch_size on bigger machines.
+    with atomic_file(base / "batching_parameters.txt", "w") as f:
+        f.write(
+            "max_batch_size { value: 32 }\n"
+            "batch_timeout_micros { value: 5000 }\n"
+            "max_enqueued_batches { value: 100 }\n"
+            "num_batch_threads { value: 2 }\n"
+        )
+    command = (
+        "tensorflow_model_server --port=8500 --rest_api_port=8501 \\\n"
+        f"  --model_config_file={base / 'models.config'} \\\n"
+        "  --enable_batching=true \\\n"
+        f"  --batching_parameters_file={base / 'batching_parameters.txt'}"
+    )
+    first = names[0] if names else "NAME"
+    readme = f"""# TF Serving models exported by `zoo export`
+
+Models: {", ".join(names) or "(none)"}. Each `NAME/VERSION/` is a SavedModel; TF Serving
+serves the highest version and picks up new ones as they appear (each version is
+published by an atomic rename, so the server never sees a half-written one).
+
+Serve them:
+
+```
+{command}
+```
+
+The binary must be a build that links tensorflow-text's ops (the stock
+`tensorflow/serving` images do since 2.x; the text-in signatures need
+`FastWordpieceTokenizer` and `tf.strings` ops). Docker:
+
+```
+docker run -p 8500:8500 -p 8501:8501 -v {base}:{base} tensorflow/serving:2.20.0 \\
+  --model_config_file={base / "models.config"} --enable_batching=true \\
+  --batching_parameters_file={base / "batching_parameters.txt"}
+```
+
+Query (REST, raw text in):
+
+```
+curl -s -d '{{"signature_name": "serving_default", "inputs": {{"text": ["The striker scored twice."]}}}}' \\
+  localhost:8501/v1/models/{first}:predict
+```
+
+Text-in models (metadata.json `kind: saved_model`) have the signatures
+`serving_default` (text), `serve_text_pair` (text, text_b), `serve_ids` (token_ids,
+segment_ids, padding_mask; int32 [B, T]) and `tokenize`; TPU models
+(`kind: tpu_saved_model`) take ids at fixed bucket shapes (`serve_ids_L128`, ...),
+tokenized on the host with the version's vocab.txt. Each version directory holds `metadata.json` (labels, sequence length, vocabulary sha256),
+`manifest.json` (sha256 of every file) and `validation.json` (the comparison with the
+Keras model in TF Serving's own loader path).
+"""
+    with atomic_file(base / "README.md", "w") as f:
+        f.write(readme)
+    for name in ("models.config", "batching_parameters.txt", "README.md"):
+        _make_file_readable(base / name)
+    return command
+
+
+def _make_file_readable(path):
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
+# --- export ---------------------------------------------------------------------------
+
+
+def _source_info(model, source_dir):
+    info = {}
+    if source_dir is not None:
+        source_dir = pathlib.Path(source_dir).resolve()
+        info["path"] = str(source_dir)
+        if (source_dir / "model.keras").is_file():
+            info["model_keras_sha256"] = mf.sha256_file(source_dir / "model.keras")
+    return info
+
+
+def _finish(tmp, model, texts, labels, tokenizer, allow_degraded):
+    """Manifest, then validation in the artifact's runtime, then the final manifest."""
+    from export.validate import validate_artifact, write_report
+
+    mf.write_manifest(tmp)
+    probe = texts is None
+    if probe:
+        warnings.warn(
+            "No validation_texts: the export is only load-checked on a few probe sentences. "
+            "Pass >= 200 real texts (e.g. --data bbc) to validate it.",
+            stacklevel=3,
+        )
+        texts = (PROBE_TEXTS * (200 // len(PROBE_TEXTS) + 1))[:200]
+        labels = None
+    report = validate_artifact(
+        tmp,
+        texts,
+        labels,
+        reference_model=model,
+        tokenizer=tokenizer,
+        allow_degraded=allow_degraded,
+    )
+    if probe:
+        report["note"] = "probe sentences only: load-and-run check, not a validation"
+    report["artifact"] = "(this directory)"
+    write_report(report, tmp / "validation.json")
+    mf.write_manifest(tmp)
+    mf.make_readable(tmp)
+    return report
+
+
+def export_saved_model(
+    model,
+    tokenizer,
+    base_dir,
+    name="model",
+    version=None,
+    sequence_length=128,
+    validation_texts=None,
+    *,
+    validation_labels=None,
+    allow_degraded=False,
+    source_dir=None,
+    overwrite=False,
+):
+    """Write a text-in SavedModel to `BASE/NAME/VERSION/` and validate it.
+
+    The version is assembled in a hidden temporary directory beside the
+    final one, validated there (TF1 session loader in a fresh process, every
+    signature against the Keras model), and only then renamed into place.
+
+    Args:
+        model: a zoo `Classifier`, `TokenClassifier` or `QuestionAnswerer`.
+        tokenizer: the project `WordPieceTokenizer` the model was trained with.
+        base_dir: TF Serving's model base (holds `NAME/`).
+        name: the model name in models.config and the REST URL.
+        version: integer version; None = 1 + the highest existing one.
+        sequence_length: the text signatures pad/truncate to this length.
+        validation_texts: >= 200 real texts (pairs for QA); None runs a
+            load-and-run check on probe sentences only.
+        validation_labels: optional gold labels for the accuracy delta.
+        allow_degraded: publish and record a threshold miss instead of raising.
+        source_dir: the zoo model directory the model came from (recorded, so
+            `zoo validate` can find the reference model later).
+        overwrite: replace an existing `NAME/VERSION`.
+
+    Returns: the published version directory.
+    """
+    mf.task_of(model)  # a clear TypeError for anything but a zoo task model
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", str(name)):
+        raise ValueError(
+            f"name={name!r}: use letters, digits, '_', '.', '-' (it is a directory and a URL "
+            "path component)."
+        )
+    if not isinstance(sequence_length, (int, np.integer)) or sequence_length < 3:
+        raise ValueError(
+            f"sequence_length must be an int >= 3; received {sequence_length!r}."
+        )
+    encoder = getattr(model, "encoder", model)
+    if sequence_length > encoder.max_sequence_length:
+        raise ValueError(
+            f"sequence_length={sequence_length} exceeds the encoder's max_sequence_length "
+            f"({encoder.max_sequence_length})."
+        )
+    base_dir = pathlib.Path(base_dir)
+    model_dir = base_dir / name
+    version = next_version(model_dir) if version is None else int(version)
+    if version < 1:
+        raise ValueError(f"version must be a positive integer; received {version}.")
+    labels = mf.label_names(model)
+    meta = mf.base_metadata(
+        model, tokenizer, kind="saved_model", source=_source_info(model, source_dir)
+    )
+    with tempfile.TemporaryDirectory(prefix="zoo-export-assets-") as assets:
+        assets = pathlib.Path(assets)
+        vocab_path = mf.write_vocabulary(assets, tokenizer.vocabulary)
+        labels_path = None
+        if labels is not None:
+            labels_path = assets / LABELS_FILE
+            labels_path.write_text("\n".join(labels) + "\n", encoding="utf-8")
+        archive, signatures = build_text_archive(
+            model, tokenizer, sequence_length, vocab_path, labels_path
+        )
+        with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
+            archive.write_out(str(tmp), verbose=False)
+            mf.write_vocabulary(tmp, tokenizer.vocabulary)
+            for signature, outputs in signature_outputs(tmp).items():
+                if signature in signatures:
+                    signatures[signature]["outputs"] = outputs
+            meta.update(
+                name=name,
+                version=version,
+                sequence_lengths=[int(sequence_length)],
+                signatures=signatures,
+                latency_signature="serving_default",
+                validation_profile="saved_model",
+                assets=sorted(p.name for p in (tmp / "assets").iterdir()),
+            )
+            mf.write_json(tmp / mf.METADATA, meta)
+            _finish(
+                tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
+            )
+    write_serving_files(base_dir)
+    return model_dir / str(version)
+
+
+def load_saved_model(version_dir):
+    """`tf.saved_model.load` after the manifest check; returns `(loaded, metadata)`."""
+    import tensorflow_text  # noqa: F401  the text signatures' ops
+
+    mf.verify_manifest(version_dir)
+    return tf.saved_model.load(str(version_dir)), mf.read_metadata(version_dir)
+
+
+# --- TPU ---------------------------------------------------------------------------------
+
+
+# Ops that move data between the device and the host, or call back into the
+# host: none may appear in a TPU endpoint's HLO.
+_HOST_HLO = re.compile(
+    r"\b(send|send-done|recv|recv-done|infeed|outfeed|custom-call|host-compute)\("
+)
+
+
+def _graph_ops(concrete):
+    ops = {op.type for op in concrete.graph.get_operations()}
+    for fdef in concrete.graph.as_graph_def().library.function:
+        ops.update(node.op for node in fdef.node_def)
+    return ops
+
+
+def _string_ops(concrete):
+    found = set()
+    graphs = [concrete.graph]
+    for g in graphs:
+        for op in g.get_operations():
+            if any(t.dtype == tf.string for t in list(op.inputs) + list(op.outputs)):
+                found.add(op.type)
+    return sorted(found)
+
+
+def xla_lowering(fn, spec):
+    """Prove that `fn` (a jit_compile tf.function) lowers fully to XLA.
+
+    Compiles it to HLO (`experimental_get_compiler_ir(...)(stage="hlo")`,
+    which fails if any op has no XLA kernel) and checks that the function
+    holds no string op and the HLO no host transfer or custom call. Returns
+    the evidence; raises `XlaLoweringError` otherwise.
+    """
+    concrete = fn.get_concrete_function()
+    strings = _string_ops(concrete)
+    zeros = {k: tf.zeros(v.shape, v.dtype) for k, v in spec.items()}
+    try:
+        hlo = fn.experimental_get_compiler_ir(zeros)(stage="hlo")
+    except Exception as e:  # the compiler's own message names the op
+        raise XlaLoweringError(f"{fn.__name__} does not lower to XLA: {e}") from e
+    host = sorted(set(_HOST_HLO.findall(hlo)))
+    opcodes = sorted(set(re.findall(r"= \S+ ([a-z][a-z0-9-]*)\(", hlo)))
+    if strings or host:
+        raise XlaLoweringError(
+            f"{fn.__name__}: string ops {strings} / host ops {host} inside a TPU endpoint; "
+            "tokenization must stay on the host."
+        )
+    return {
+        "lowered_to_hlo": True,
+        "hlo_instructions": len(re.findall(r"^\s*(?:ROOT )?%\S+ = ", hlo, flags=re.M)),
+        "hlo_opcodes": opcodes,
+        "tf_ops": sorted(_graph_ops(concrete)),
+        "string_ops": strings,
+        "host_ops": host,
+    }
+
+
+def _bfloat16_clone(model):
+    """The same model computing in bfloat16 (mixed_bfloat16 policy), float32 weights."""
+    config = model.get_config()
+    if "encoder" not in config:
+        raise ValueError(
+            "compute_dtype='bfloat16' needs a zoo task model (encoder + head)."
+        )
+    config["encoder"]["config"]["dtype"] = "mixed_bfloat16"
+    clone = type(model).from_config(config)
+    clone.set_weights(model.get_weights())
+    return clone
+
+
+def export_tpu_saved_model(
+    model,
+    tokenizer,
+    base_dir,
+    name="model",
+    version=None,
+    sequence_lengths=(128, 256, 512),
+    batch_size=8,
+    compute_dtype="float32",
+    validation_texts=None,
+    *,
+    validation_labels=None,
+    allow_degraded=False,
+    source_dir=None,
+    overwrite=False,
+):
+    """Write an ids-in SavedModel for TPU serving to `BASE/NAME/VERSION/`.
+
+    One endpoint per bucket, `serve_ids_L{L}` with int32 inputs
+    `[batch_size, L]`, compiled with `jit_compile=True`, checked to lower
+    fully to XLA (evidence in metadata.json `xla`), and aliased for the TPU
+    inference converter as `tpu_serve_L{L}` (SaveOptions.function_aliases).
+    `serving_default` is the first bucket. The host tokenizes (vocab.txt
+    beside), pads each batch to `batch_size` rows and each text to the
+    smallest bucket that holds it. `compute_dtype="bfloat16"` computes under
+    `mixed_bfloat16`; outputs stay float32.
+    """
+    mf.task_of(model)  # a clear TypeError for anything but a zoo task model
+    if compute_dtype not in ("float32", "bfloat16"):
+        raise ValueError(
+            f"compute_dtype must be 'float32' or 'bfloat16'; received {compute_dtype!r}."
+        )
+    lengths = _check_lengths(sequence_lengths, model)
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int; received {batch_size!r}.")
+    serving_model = model if compute_dtype == "float32" else _bfloat16_clone(model)
+    base_dir = pathlib.Path(base_dir)
+    model_dir = base_dir / name
+    version = next_version(model_dir) if version is None else int(version)
+    archive = keras.export.ExportArchive()
+
+    signatures, xla, aliases = {}, {}, {}
+    for length in lengths:
+        spec = _id_specs([batch_size, length])
+        fn = tf.function(
+            lambda ids: _model_outputs(serving_model, ids),
+            input_signature=[spec],
+            jit_compile=True,
+            autograph=False,
+        )
+        fn.__name__ = f"serve_ids_L{length}"
+        xla[fn.__name__] = xla_lowering(fn, spec)
+        archive.add_endpoint(fn.__name__, fn)
+        aliases[f"tpu_serve_L{length}"] = fn
+        signatures[fn.__name__] = {
+            "input": "ids",
+            "sequence_length": length,
+            "batch_size": int(batch_size),
+            "outputs": sorted(fn.get_concrete_function().structured_outputs),
+            "role": "predict",
+            "function_alias": f"tpu_serve_L{length}",
+        }
+    meta = mf.base_metadata(
+        model, tokenizer, kind="tpu_saved_model", source=_source_info(model, source_dir)
+    )
+    meta.update(
+        name=name,
+        version=version,
+        sequence_lengths=lengths,
+        batch_size=int(batch_size),
+        compute_dtype=compute_dtype,
+        signatures=signatures,
+        serving_default=f"serve_ids_L{lengths[0]}",
+        function_aliases={a: f"serve_ids_L{a.rsplit('L', 1)[1]}" for a in aliases},
+        xla=xla,
+        latency_signature=f"serve_ids_L{lengths[0]}",
+        validation_profile=f"tpu_{compute_dtype}",
+        tokenization="host: WordPieceTokenizer(vocab.txt, lowercase) -> pad to a bucket",
+    )
+    options = tf.saved_model.SaveOptions(function_aliases=aliases)
+    with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
+        archive.write_out(str(tmp), options=options, verbose=False)
+        mf.write_vocabulary(tmp, tokenizer.vocabulary)
+        mf.write_json(tmp / mf.METADATA, meta)
+        _finish(tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded)
+    write_serving_files(base_dir)
+    return model_dir / str(version)
+
+
+def _check_lengths(sequence_lengths, model):
+    if isinstance(sequence_lengths, (int, np.integer)):
+        sequence_lengths = (sequence_lengths,)
+    lengths = [int(x) for x in sequence_lengths]
+    encoder = getattr(model, "encoder", model)
+    bad = [x for x in lengths if x < 3 or x > encoder.max_sequence_length]
+    if not lengths or bad or len(set(lengths)) != len(lengths):
+        raise ValueError(
+            f"sequence_lengths={list(sequence_lengths)}: need distinct ints in 3.."
+            f"{encoder.max_sequence_length} (the encoder's max_sequence_length)."
+        )
+    return lengths

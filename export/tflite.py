@@ -1,0 +1,558 @@
+"""Phone artifacts: `.tflite` files for LiteRT, built-in ops only, validated.
+
+    out = export_tflite(model, tokenizer, "exports/bbc_dyn", quantize="dynamic_int8",
+                        sequence_lengths=(64, 128, 256), validation_texts=texts,
+                        validation_labels=labels)
+
+writes `out/`:
+
+    model.tflite       signatures serving_L64, serving_L128, ... : inputs token_ids,
+                       segment_ids, padding_mask int32 [1, L]; outputs logits (+ probabilities
+                       for classifiers; start_logits/end_logits for QA), float32
+    model_text.tflite  (text_in=True) signature serving_text_L{L}: text [1] string -> the same
+                       outputs + token_ids; needs tensorflow-text's TFLite ops at run time
+    vocab.txt, metadata.json, manifest.json, validation.json
+
+How, and why this way (DESIGN.md):
+- The model goes through `keras.export.ExportArchive` to a SavedModel and
+  `TFLiteConverter.from_saved_model`; `from_keras_model` fails on Keras 3
+  and `from_concrete_functions` leaves weights unfrozen (NaN outputs).
+- `supported_ops=[TFLITE_BUILTINS]` only: Flex (SELECT_TF_OPS) kernels exist
+  neither in the LiteRT Python interpreter nor in the stock Android runtime,
+  so an op without a builtin kernel must fail the export, not the phone. The
+  op list of every file is read back from its flatbuffer and recorded.
+- Fixed `[1, L]` inputs: the LiteRT C API (the phone) failed on a dynamic
+  batch. Several lengths live in one file as separate signatures over the
+  same weight buffers (the converter shares a variable's frozen constant
+  across signatures; `weights` in metadata.json records the measured
+  duplicate bytes, and only per-length constants such as position-embedding
+  slices differ). A phone then pads a short request to 64, not to 384.
+- Outputs are a dict (a single output would be named `output_0`); callers
+  feed inputs by name through the signature runner, since LiteRT lists
+  signature inputs sorted alphabetically, not in model order.
+- Modes: float32; float16 (weights, float32 compute); dynamic_int8 (int8
+  weights, float activations); int8 (full-integer with a representative set of
+  >= 100 real texts through the project tokenizer; id inputs and outputs stay
+  int32/float32). 16x8 fails on int32 inputs and is not offered.
+
+The text-in file tokenizes with tensorflow-text's `FastBertTokenizer`
+(`lower_case_nfd_strip_accents`) and packs with dense ops (`combine_segments`
+leaves a `RaggedGather` with no TFLite kernel). It is NOT the project
+tokenizer: FastBertTokenizer's normalizer case-folds with NFKC (ﬁ, ①,
+full-width letters, ß become other tokens), turns control characters into
+spaces where the project tokenizer deletes them, keeps U+FFFD and private-use
+characters, limits word length in UTF-8 bytes rather than characters, and
+its Unicode tables differ on ~1,600 code points (zoo/text/tokenizer.py). On
+plain text the ids agree; validation reports the fraction that agree
+(`token_ids_match`) and compares numbers where they do. It takes one text
+(no pairs) and needs `InterpreterWithCustomOps` with
+`tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS` (on Android, the
+tensorflow-text op resolver); metadata.json says so.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import pathlib
+import tempfile
+import warnings
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from export import manifest as mf
+from zoo.utils.atomic import atomic_directory, atomic_file
+
+QUANTIZATION_MODES = ("float32", "float16", "dynamic_int8", "int8")
+MIN_REPRESENTATIVE_TEXTS = 100
+MODEL_FILE = "model.tflite"
+TEXT_MODEL_FILE = "model_text.tflite"
+TEXT_OP_RESOLVER = (
+    "tensorflow-text TFLite ops: Python ai_edge_litert.interpreter.InterpreterWithCustomOps("
+    "custom_op_registerers=tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS); Android: "
+    "register tensorflow-text's op resolver with the interpreter"
+)
+
+
+class TFLiteConversionError(RuntimeError):
+    """The model cannot become a built-in-ops-only `.tflite`."""
+
+
+# --- conversion ------------------------------------------------------------------------
+
+
+def _phone_outputs(task, model, ids):
+    out = {k: tf.cast(v, tf.float32) for k, v in model(ids, training=False).items()}
+    if task == "classification":
+        out["probabilities"] = tf.nn.softmax(out["logits"], axis=-1)
+    return out
+
+
+def signature_name(length, text=False):
+    return f"serving_text_L{length}" if text else f"serving_L{length}"
+
+
+def write_phone_saved_model(model, sequence_lengths, directory):
+    """ExportArchive SavedModel with one `[1, L]` ids signature per length."""
+    task = mf.task_of(model)
+    archive = keras.export.ExportArchive()
+    # Variables used by the endpoints are tracked by add_endpoint; tracking the
+    # model itself only adds a slow walk of every layer for lookup tables.
+    for length in sequence_lengths:
+        specs = {n: tf.TensorSpec([1, length], tf.int32, name=n) for n in _ID_INPUTS}
+        archive.add_endpoint(
+            signature_name(length),
+            lambda ids: _phone_outputs(task, model, ids),
+            input_signature=[specs],
+        )
+    archive.write_out(str(directory), verbose=False)
+
+
+_ID_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+
+
+def fast_bert_tokenizer(tokenizer):
+    """tensorflow-text's FastBertTokenizer on the project tokenizer's vocabulary."""
+    import tensorflow_text as tft
+
+    strip = (
+        tokenizer.lowercase
+        if tokenizer.strip_accents is None
+        else bool(tokenizer.strip_accents)
+    )
+    if strip != tokenizer.lowercase:
+        raise ValueError(
+            "The text-in .tflite needs lowercase and strip_accents equal (FastBertTokenizer has "
+            f"one switch, lower_case_nfd_strip_accents); the tokenizer has lowercase="
+            f"{tokenizer.lowercase}, strip_accents={tokenizer.strip_accents}."
+        )
+    return tft.FastBertTokenizer(
+        vocab=tokenizer.vocabulary,
+        suffix_indicator="##",
+        max_bytes_per_word=4 * tokenizer.max_chars_per_word,
+        token_out_type=tf.int32,
+        unknown_token=tokenizer.unk_token,
+        lower_case_nfd_strip_accents=tokenizer.lowercase,
+    )
+
+
+def write_text_saved_model(model, tokenizer, length, directory):
+    """ExportArchive SavedModel whose signature takes one text and packs densely."""
+    task = mf.task_of(model)
+    if task == "question_answering":
+        raise ValueError(
+            "text_in=True is for single-text models (classifiers, taggers); a QA model takes a "
+            "question and a context: tokenize them in the app and use model.tflite."
+        )
+    fbt = fast_bert_tokenizer(tokenizer)
+    cls_id, sep_id, pad_id = (
+        int(tokenizer.cls_id),
+        int(tokenizer.sep_id),
+        int(tokenizer.pad_id),
+    )
+
+    def serve(text):
+        pieces = fbt.tokenize(text).flat_values[: length - 2]  # (n,) for a batch of one
+        n = tf.shape(pieces)[0]
+        token_ids = tf.concat([[cls_id], pieces, [sep_id]], axis=0)
+        token_ids = tf.reshape(
+            tf.pad(token_ids, [[0, length - 2 - n]], constant_values=pad_id), [1, length]
+        )
+        # tf.where, not a bool cast: the converter trips on a cast bool that
+        # feeds an embedding (DESIGN.md).
+        padding_mask = tf.where(tf.range(length)[None, :] < n + 2, 1, 0)
+        ids = {
+            "token_ids": token_ids,
+            "segment_ids": tf.zeros([1, length], tf.int32),
+            "padding_mask": tf.cast(padding_mask, tf.int32),
+        }
+        return {**_phone_outputs(task, model, ids), "token_ids": token_ids}
+
+    archive = keras.export.ExportArchive()
+    # Variables used by the endpoints are tracked by add_endpoint; tracking the
+    # model itself only adds a slow walk of every layer for lookup tables.
+    archive.add_endpoint(
+        signature_name(length, text=True),
+        serve,
+        input_signature=[tf.TensorSpec([1], tf.string, name="text")],
+    )
+    archive.write_out(str(directory), verbose=False)
+
+
+def representative_dataset(tokenizer, texts, sequence_lengths):
+    """Calibration generator for full-int8: `(signature, {input: int32 [1, L]})`,
+    every text through the project tokenizer at every length."""
+    from export.validate import tokenize
+
+    texts = list(texts)
+
+    def generate():
+        for length in sequence_lengths:
+            ids = tokenize(tokenizer, texts, length)  # texts or (text, text_b) pairs
+            for i in range(len(texts)):
+                yield signature_name(length), {k: v[i : i + 1] for k, v in ids.items()}
+
+    return generate
+
+
+def convert(
+    saved_model_dir, signature_keys, quantize, representative=None, allow_custom_ops=False
+):
+    """Convert with built-in ops only; bytes of the `.tflite`.
+
+    `allow_custom_ops` admits tensorflow-text's registered TFLite kernels (the
+    text-in file); a Flex op is refused either way.
+    """
+    if quantize not in QUANTIZATION_MODES:
+        raise ValueError(
+            f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."
+        )
+    converter = tf.lite.TFLiteConverter.from_saved_model(
+        str(saved_model_dir), signature_keys=list(signature_keys)
+    )
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    converter.allow_custom_ops = allow_custom_ops
+    if quantize == "float16":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.target_spec.supported_types = [tf.float16]
+    elif quantize == "dynamic_int8":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    elif quantize == "int8":
+        if representative is None:
+            raise ValueError("quantize='int8' needs representative texts for calibration.")
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.representative_dataset = representative
+        # Every op in int8; inputs stay int32 ids and outputs float32, so the
+        # app's contract does not change with the mode.
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    try:
+        content = converter.convert()
+    except Exception as e:  # ConverterError: its text lists the offending ops
+        message = str(e)
+        hint = ""
+        if (
+            "Flex" in message
+            or "not supported" in message
+            or "custom op" in message.lower()
+        ):
+            hint = (
+                " Some ops have no TFLite built-in kernel and would need Flex (SELECT_TF_OPS), "
+                "which neither the LiteRT Python interpreter nor the stock Android runtime can "
+                "run; the export refuses them. Rewrite those ops with built-in equivalents (e.g. "
+                "tf.where instead of casting a bool that feeds an embedding; dense packing "
+                "instead of ragged ops)."
+            )
+        raise TFLiteConversionError(
+            f"TFLite conversion ({quantize}, built-in ops only) of {saved_model_dir} "
+            f"failed.{hint}\nConverter said: {message[-3000:]}"
+        ) from e
+    ops = op_list(content)
+    flex = [op for op in ops["custom"] if op.startswith("Flex")]
+    if flex:
+        raise TFLiteConversionError(
+            f"The converted model holds Flex ops {flex}; refusing it."
+        )
+    if ops["custom"] and not allow_custom_ops:
+        raise TFLiteConversionError(
+            f"The converted model holds custom ops {ops['custom']} with no built-in kernel."
+        )
+    return content
+
+
+# --- reading a .tflite back ----------------------------------------------------------------
+
+
+def _schema():
+    try:
+        from ai_edge_litert import schema_py_generated
+    except ImportError:  # the converter ships the same generated schema
+        from tensorflow.lite.python import schema_py_generated
+    return schema_py_generated
+
+
+def op_list(content):
+    """Operators a `.tflite` uses, read from its flatbuffer's operator codes.
+
+    `{"builtin": [names], "custom": [names], "counts": {name: uses}}`; Flex ops
+    show up as custom ops named `Flex...`.
+    """
+    schema = _schema()
+    model = schema.Model.GetRootAs(content, 0)
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    codes = []
+    for i in range(model.OperatorCodesLength()):
+        code = model.OperatorCodes(i)
+        if code.CustomCode() is not None:
+            codes.append(("custom", code.CustomCode().decode()))
+        else:
+            # Codes above 127 live in builtin_code; older files use the
+            # deprecated byte-sized field.
+            number = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+            codes.append(("builtin", names.get(number, f"BUILTIN_{number}")))
+    counts = collections.Counter()
+    for s in range(model.SubgraphsLength()):
+        graph = model.Subgraphs(s)
+        for j in range(graph.OperatorsLength()):
+            counts[codes[graph.Operators(j).OpcodeIndex()][1]] += 1
+    return {
+        "builtin": sorted({n for kind, n in codes if kind == "builtin"}),
+        "custom": sorted({n for kind, n in codes if kind == "custom"}),
+        "counts": dict(sorted(counts.items())),
+    }
+
+
+def weight_buffers(content):
+    """Constant-buffer bytes of a `.tflite` and how many of them are duplicates.
+
+    The evidence that several signatures share one copy of the weights:
+    `duplicate_bytes` counts bytes in buffers whose content equals another
+    buffer's (a second copy of a weight would show up here).
+    """
+    schema = _schema()
+    model = schema.Model.GetRootAs(content, 0)
+    seen = {}
+    total = duplicate = 0
+    for i in range(model.BuffersLength()):
+        buffer = model.Buffers(i)
+        if buffer.DataLength():
+            data = buffer.DataAsNumpy().tobytes()
+        elif buffer.Size() > 1:  # stored outside the flatbuffer (large models)
+            data = bytes(content[buffer.Offset() : buffer.Offset() + buffer.Size()])
+        else:
+            continue
+        total += len(data)
+        digest = hashlib.sha256(data).digest()
+        if digest in seen and len(data) >= 1024:
+            duplicate += len(data)
+        seen.setdefault(digest, i)
+    return {"constant_bytes": total, "duplicate_bytes": duplicate}
+
+
+def _litert():
+    try:
+        from ai_edge_litert import interpreter
+    except ImportError:
+        try:  # the retired runtime: numpy 1 only, old op versions (BUILD_NOTES.md)
+            from tflite_runtime import interpreter
+        except ImportError as e:
+            raise ImportError(
+                "Running a .tflite needs the LiteRT interpreter: pip install ai-edge-litert"
+            ) from e
+    return interpreter
+
+
+def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1):
+    """A LiteRT interpreter for `artifact_dir/file`, after the manifest check.
+
+    A file whose metadata lists custom (tensorflow-text) ops gets
+    `InterpreterWithCustomOps` with tensorflow-text's registrar.
+    """
+    artifact_dir = pathlib.Path(artifact_dir)
+    mf.verify_manifest(artifact_dir)
+    meta = mf.read_metadata(artifact_dir)
+    info = meta.get("files", {}).get(file)
+    if info is None:
+        raise FileNotFoundError(
+            f"{artifact_dir}: metadata.json lists no {file!r} (files: {sorted(meta.get('files', {}))})."
+        )
+    interpreter = _litert()
+    path = str(artifact_dir / file)
+    if info.get("custom_ops"):
+        try:
+            from tensorflow_text import tflite_registrar
+        except ImportError as e:
+            raise ImportError(
+                f"{file} needs tensorflow-text's TFLite ops: pip install tensorflow-text"
+            ) from e
+        return interpreter.InterpreterWithCustomOps(
+            model_path=path,
+            custom_op_registerers=tflite_registrar.SELECT_TFTEXT_OPS,
+            num_threads=num_threads,
+        )
+    return interpreter.Interpreter(model_path=path, num_threads=num_threads)
+
+
+# --- export ---------------------------------------------------------------------------------
+
+
+def _check_lengths(sequence_lengths, model):
+    if isinstance(sequence_lengths, (int, np.integer)):
+        sequence_lengths = (sequence_lengths,)
+    lengths = [int(x) for x in sequence_lengths]
+    encoder = getattr(model, "encoder", model)
+    bad = [x for x in lengths if x < 3 or x > encoder.max_sequence_length]
+    if not lengths or bad or len(set(lengths)) != len(lengths):
+        raise ValueError(
+            f"sequence_lengths={list(sequence_lengths)}: need distinct ints in 3.."
+            f"{encoder.max_sequence_length} (the encoder's max_sequence_length); the first is "
+            "the primary length validation runs every text through."
+        )
+    return lengths
+
+
+def _file_info(content, signatures, lengths, input_kind, runtime):
+    ops = op_list(content)
+    return {
+        "signatures": signatures,
+        "sequence_lengths": lengths,
+        "input": input_kind,
+        "ops": ops["builtin"] + ops["custom"],
+        "op_counts": ops["counts"],
+        "custom_ops": ops["custom"],
+        "runtime": runtime,
+        "size": len(content),
+        "weights": weight_buffers(content),
+    }
+
+
+def export_tflite(
+    model,
+    tokenizer,
+    out_dir,
+    quantize="float32",
+    sequence_lengths=(128,),
+    representative_texts=None,
+    validation_texts=None,
+    validation_labels=None,
+    allow_degraded=False,
+    *,
+    text_in=False,
+    source_dir=None,
+    overwrite=True,
+):
+    """Convert `model` to a validated `.tflite` artifact directory `out_dir`.
+
+    Args:
+        model: a zoo `Classifier`, `TokenClassifier` or `QuestionAnswerer`.
+        tokenizer: the project `WordPieceTokenizer` it was trained with.
+        out_dir: the artifact directory (replaced atomically when complete).
+        quantize: "float32", "float16", "dynamic_int8" or "int8".
+        sequence_lengths: one `serving_L{L}` signature per length, in one file.
+        representative_texts: >= 100 real texts for "int8" calibration.
+        validation_texts: >= 200 real texts; every file is re-loaded in LiteRT
+            and compared with the Keras model (`validate_artifact`). None:
+            load-and-run check on probe sentences only.
+        validation_labels: optional gold labels for the accuracy delta.
+        allow_degraded: publish and record a threshold miss instead of raising
+            `ExportValidationError`.
+        text_in: also write `model_text.tflite` (FastBertTokenizer inside;
+            needs tensorflow-text's TFLite ops), at the first length.
+        source_dir: the zoo model directory the model came from (recorded).
+        overwrite: replace an existing `out_dir`.
+
+    Returns: `out_dir` as a `pathlib.Path`.
+    """
+    from export.saved_model import PROBE_TEXTS, _source_info
+    from export.validate import validate_artifact, write_report
+
+    task = mf.task_of(model)
+    if quantize not in QUANTIZATION_MODES:
+        raise ValueError(
+            f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."
+        )
+    lengths = _check_lengths(sequence_lengths, model)
+    representative = None
+    if quantize == "int8":
+        texts = [] if representative_texts is None else list(representative_texts)
+        if len(texts) < MIN_REPRESENTATIVE_TEXTS or not all(
+            isinstance(t, (str, tuple, list)) for t in texts
+        ):
+            raise ValueError(
+                f"quantize='int8' calibrates activation ranges on real text: pass at least "
+                f"{MIN_REPRESENTATIVE_TEXTS} str (or (text, text_b) pairs) in representative_texts "
+                f"(received {len(texts)}). "
+                "Too few or synthetic texts give ranges that clip real inputs."
+            )
+        representative = representative_dataset(tokenizer, texts, lengths)
+    out_dir = pathlib.Path(out_dir)
+    meta = mf.base_metadata(
+        model, tokenizer, kind="tflite", source=_source_info(model, source_dir)
+    )
+    meta.update(
+        quantization=quantize,
+        sequence_lengths=lengths,
+        validation_profile=quantize,
+        inputs={n: "int32 [1, L]" for n in _ID_INPUTS},
+        outputs=_output_names(task),
+        representative_texts=None if representative is None else len(representative_texts),
+    )
+    with tempfile.TemporaryDirectory(prefix="zoo-tflite-") as work:
+        work = pathlib.Path(work)
+        write_phone_saved_model(model, lengths, work / "phone")
+        signatures = [signature_name(n) for n in lengths]
+        content = convert(work / "phone", signatures, quantize, representative)
+        files = {
+            MODEL_FILE: (
+                content,
+                _file_info(content, signatures, lengths, "ids", "LiteRT built-in ops only"),
+            )
+        }
+        if text_in:
+            write_text_saved_model(model, tokenizer, lengths[0], work / "text")
+            # Full-int8 calibration would need string inputs; the text-in
+            # file takes int8 weights instead (recorded as its mode).
+            text_mode = "dynamic_int8" if quantize == "int8" else quantize
+            text_signature = [signature_name(lengths[0], text=True)]
+            text_content = convert(
+                work / "text", text_signature, text_mode, allow_custom_ops=True
+            )
+            info = _file_info(
+                text_content, text_signature, lengths[:1], "text", TEXT_OP_RESOLVER
+            )
+            info["quantization"] = text_mode
+            info["tokenizer"] = (
+                "FastBertTokenizer(lower_case_nfd_strip_accents="
+                f"{bool(tokenizer.lowercase)}); differs from the project tokenizer on some "
+                "Unicode input (see export/tflite.py)"
+            )
+            files[TEXT_MODEL_FILE] = (text_content, info)
+        with atomic_directory(out_dir, overwrite=overwrite) as tmp:
+            for file, (data, _) in files.items():
+                with atomic_file(tmp / file) as f:
+                    f.write(data)
+            meta["files"] = {file: info for file, (_, info) in files.items()}
+            mf.write_vocabulary(tmp, tokenizer.vocabulary)
+            mf.write_json(tmp / mf.METADATA, meta)
+            mf.write_manifest(tmp)
+            texts, labels, probe = (
+                validation_texts,
+                validation_labels,
+                validation_texts is None,
+            )
+            if probe:
+                warnings.warn(
+                    "No validation_texts: the .tflite is only load-checked on probe sentences. "
+                    "Pass >= 200 real texts (e.g. --data bbc) to validate it.",
+                    stacklevel=2,
+                )
+                texts, labels = (PROBE_TEXTS * 50)[:200], None
+            report = validate_artifact(
+                tmp,
+                texts,
+                labels,
+                reference_model=model,
+                tokenizer=tokenizer,
+                allow_degraded=allow_degraded,
+            )
+            report["artifact"] = "(this directory)"
+            if probe:
+                report["note"] = (
+                    "probe sentences only: load-and-run check, not a validation"
+                )
+            write_report(report, tmp / "validation.json")
+            mf.write_manifest(tmp)
+            mf.make_readable(tmp)
+    return out_dir
+
+
+def _output_names(task):
+    if task == "classification":
+        return {
+            "logits": "float32 [1, num_classes]",
+            "probabilities": "float32 [1, num_classes]",
+        }
+    if task == "token_classification":
+        return {"logits": "float32 [1, L, num_classes]"}
+    return {"start_logits": "float32 [1, L]", "end_logits": "float32 [1, L]"}

@@ -1,0 +1,294 @@
+"""`.tflite` export mechanics on a tiny randomly initialised classifier."""
+
+import json
+
+import numpy as np
+import pytest
+
+from export import manifest as mf
+from export import tflite, validate
+from tests.export.conftest import make_tiny
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory, tiny_classifier, tiny_tokenizer, tiny_texts, tiny_labels):
+    out = tmp_path_factory.mktemp("tflite") / "tiny_f32"
+    tflite.export_tflite(
+        tiny_classifier,
+        tiny_tokenizer,
+        out,
+        quantize="float32",
+        sequence_lengths=(16, 32),
+        validation_texts=tiny_texts,
+        validation_labels=tiny_labels,
+        text_in=True,
+    )
+    return out
+
+
+def test_artifact_files_metadata_and_validation(artifact, tiny_tokenizer):
+    assert sorted(p.name for p in artifact.iterdir()) == [
+        "manifest.json",
+        "metadata.json",
+        "model.tflite",
+        "model_text.tflite",
+        "validation.json",
+        "vocab.txt",
+    ]
+    meta = mf.read_metadata(artifact)
+    assert meta["kind"] == "tflite" and meta["task"] == "classification"
+    assert meta["labels"] == ["business", "sport", "tech"]
+    assert meta["sequence_lengths"] == [16, 32] and meta["quantization"] == "float32"
+    assert meta["lowercase"] is True
+    assert meta["vocabulary_sha256"] == mf.vocabulary_sha256(tiny_tokenizer.vocabulary)
+    assert (artifact / "vocab.txt").read_text().split("\n")[
+        :-1
+    ] == tiny_tokenizer.vocabulary
+    assert meta["source_model"]["class"] == "Classifier"
+    phone = meta["files"]["model.tflite"]
+    assert phone["signatures"] == ["serving_L16", "serving_L32"]
+    assert phone["custom_ops"] == [] and "FULLY_CONNECTED" in phone["ops"]
+    mf.verify_manifest(artifact)
+    report = json.loads((artifact / "validation.json").read_text())
+    assert report["passed"] and not report["degraded"] and report["num_texts"] == 200
+    rows = {(r["file"], r["signature"]): r for r in report["results"]}
+    assert set(rows) == {
+        ("model.tflite", "serving_L16"),
+        ("model.tflite", "serving_L32"),
+        ("model_text.tflite", "serving_text_L16"),
+    }
+    primary = rows["model.tflite", "serving_L16"]["metrics"]
+    assert primary["num_texts"] == 200 and primary["max_abs_diff"] <= 1e-4
+    assert primary["label_agreement"] == 1.0 and primary["accuracy_delta"] == 0.0
+    assert (
+        rows["model.tflite", "serving_L32"]["metrics"]["num_texts"]
+        == validate.SECONDARY_TEXTS
+    )
+    assert (
+        rows["model_text.tflite", "serving_text_L16"]["metrics"]["token_ids_match"] == 1.0
+    )
+    print("\n" + validate.format_report(report))
+
+
+def test_signatures_take_named_fixed_inputs_and_match_keras(
+    artifact, tiny_classifier, tiny_tokenizer
+):
+    interpreter = tflite.load_interpreter(artifact)
+    signatures = interpreter.get_signature_list()
+    assert signatures == {
+        name: {
+            "inputs": ["padding_mask", "segment_ids", "token_ids"],
+            "outputs": ["logits", "probabilities"],
+        }
+        for name in ("serving_L16", "serving_L32")
+    }
+    runner = interpreter.get_signature_runner("serving_L32")
+    assert {k: tuple(v["shape"]) for k, v in runner.get_input_details().items()} == {
+        k: (1, 32) for k in ("padding_mask", "segment_ids", "token_ids")
+    }
+    ids = {
+        k: np.asarray(v)
+        for k, v in tiny_tokenizer(["The market goal was hot."], sequence_length=32).items()
+    }
+    out = runner(**ids)  # by name
+    reference = np.asarray(tiny_classifier(ids)["logits"])
+    np.testing.assert_allclose(out["logits"], reference, atol=1e-5)
+    np.testing.assert_allclose(out["probabilities"].sum(), 1.0, atol=1e-5)
+
+
+def test_op_lists_read_from_the_flatbuffer(artifact):
+    meta = mf.read_metadata(artifact)
+    for file in ("model.tflite", "model_text.tflite"):
+        ops = tflite.op_list((artifact / file).read_bytes())
+        assert meta["files"][file]["ops"] == ops["builtin"] + ops["custom"]
+        assert not any(op.startswith("Flex") for op in ops["custom"])
+        print(f"\n{file}: builtin {ops['builtin']} custom {ops['custom']}")
+    text = meta["files"]["model_text.tflite"]
+    assert set(text["custom_ops"]) == {
+        "FastBertNormalize",
+        "FastWordpieceTokenizeWithOffsets",
+    }
+    assert (
+        "InterpreterWithCustomOps" in text["runtime"]
+        and "tensorflow-text" in text["runtime"]
+    )
+    assert meta["files"]["model.tflite"]["weights"]["duplicate_bytes"] == 0
+
+
+def test_text_in_file_tokenizes_like_the_project_tokenizer_on_plain_text(
+    artifact, tiny_tokenizer
+):
+    runner = tflite.load_interpreter(artifact, "model_text.tflite").get_signature_runner(
+        "serving_text_L16"
+    )
+    text = "Who said the film was long?"
+    out = runner(text=np.array([text], dtype=object))
+    np.testing.assert_array_equal(
+        out["token_ids"], tiny_tokenizer([text], sequence_length=16)["token_ids"]
+    )
+
+
+def test_flipped_byte_refuses_to_load(artifact, tmp_path, tiny_texts):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(artifact, copy)
+    data = bytearray((copy / "model.tflite").read_bytes())
+    data[len(data) // 2] ^= 0x10
+    (copy / "model.tflite").write_bytes(bytes(data))
+    with pytest.raises(mf.ManifestError, match=r"model\.tflite: sha256"):
+        tflite.load_interpreter(copy)
+    with pytest.raises(mf.ManifestError, match="refusing to load it"):
+        validate.validate_artifact(copy, tiny_texts)
+
+
+def test_threshold_miss_raises_with_the_numbers_or_is_recorded(
+    artifact, tiny_classifier, tiny_tokenizer, tiny_texts, monkeypatch
+):
+    monkeypatch.setitem(validate.THRESHOLDS, "float32", {"max_abs_diff": -1.0})
+    with pytest.raises(validate.ExportValidationError) as e:
+        validate.validate_artifact(
+            artifact, tiny_texts, reference_model=tiny_classifier, tokenizer=tiny_tokenizer
+        )
+    assert "max_abs_diff = " in str(e.value) and "needs <= -1" in str(e.value)
+    assert e.value.report["passed"] is False
+    report = validate.validate_artifact(
+        artifact,
+        tiny_texts,
+        reference_model=tiny_classifier,
+        tokenizer=tiny_tokenizer,
+        allow_degraded=True,
+    )
+    assert report["degraded"] and report["failures"]
+    assert "DEGRADED" in validate.format_report(report)
+
+
+def test_validation_without_reference_reports_artifact_figures(
+    artifact, tiny_texts, tiny_labels
+):
+    report = validate.validate_artifact(artifact, tiny_texts, tiny_labels)
+    assert report["reference"] is None and report["passed"]
+    assert "accuracy_artifact" in report["results"][0]["metrics"]
+    with pytest.raises(ValueError, match="at least 200 real texts"):
+        validate.validate_artifact(artifact, tiny_texts[:20])
+
+
+def test_failed_or_interrupted_export_publishes_nothing(
+    artifact, tmp_path, tiny_classifier, tiny_tokenizer, tiny_texts, monkeypatch
+):
+    """Conversion is replaced by the bytes of the fixture's file (fast); the
+    failure comes after the model file is written."""
+    canned = (artifact / "model.tflite").read_bytes()
+    monkeypatch.setattr(tflite, "write_phone_saved_model", lambda *a, **k: None)
+    monkeypatch.setattr(tflite, "convert", lambda *a, **k: canned)
+
+    def failing_validation(*args, **kwargs):
+        raise validate.ExportValidationError("simulated threshold miss", {})
+
+    monkeypatch.setattr(validate, "validate_artifact", failing_validation)
+    out = tmp_path / "exports" / "new"
+    with pytest.raises(validate.ExportValidationError):
+        tflite.export_tflite(
+            tiny_classifier,
+            tiny_tokenizer,
+            out,
+            sequence_lengths=(16, 32),
+            validation_texts=tiny_texts,
+        )
+    assert not out.exists() and list(out.parent.iterdir()) == []
+
+    # An interruption mid-write over an existing artifact leaves the old one whole.
+    import shutil
+
+    shutil.copytree(artifact, out)
+    before = mf.verify_manifest(out)
+
+    def interrupted(directory):
+        raise KeyboardInterrupt("simulated kill while writing the manifest")
+
+    monkeypatch.setattr(mf, "write_manifest", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tflite.export_tflite(
+            tiny_classifier,
+            tiny_tokenizer,
+            out,
+            sequence_lengths=(16, 32),
+            validation_texts=tiny_texts,
+        )
+    monkeypatch.undo()
+    assert mf.verify_manifest(out) == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["new"]
+
+
+def test_flex_ops_fail_the_conversion_loudly(tmp_path):
+    import tensorflow as tf
+
+    class NeedsFlex(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([1, 4], tf.int32)])
+        def serve(self, token_ids):
+            # tf.strings has no TFLite builtin kernel: only Flex could run it.
+            return {"length": tf.strings.length(tf.strings.as_string(token_ids))}
+
+    module = NeedsFlex()
+    tf.saved_model.save(module, str(tmp_path / "sm"), signatures={"serve": module.serve})
+    with pytest.raises(tflite.TFLiteConversionError, match="Flex") as e:
+        tflite.convert(tmp_path / "sm", ["serve"], "float32")
+    assert "built-in ops only" in str(e.value)
+
+
+def test_argument_errors(tiny_classifier, tiny_tokenizer, tmp_path):
+    with pytest.raises(ValueError, match="at least 100 str"):
+        tflite.export_tflite(
+            tiny_classifier,
+            tiny_tokenizer,
+            tmp_path / "a",
+            quantize="int8",
+            sequence_lengths=(16,),
+            representative_texts=["a"] * 10,
+        )
+    with pytest.raises(
+        ValueError, match="choose one of float32, float16, dynamic_int8, int8"
+    ):
+        tflite.export_tflite(
+            tiny_classifier,
+            tiny_tokenizer,
+            tmp_path / "a",
+            quantize="int16x8",
+            sequence_lengths=(16,),
+        )
+    with pytest.raises(ValueError, match="max_sequence_length"):
+        tflite.export_tflite(
+            tiny_classifier, tiny_tokenizer, tmp_path / "a", sequence_lengths=(16, 512)
+        )
+    with pytest.raises(TypeError, match="zoo task model"):
+        tflite.export_tflite(
+            tiny_classifier.encoder, tiny_tokenizer, tmp_path / "a", sequence_lengths=(16,)
+        )
+    assert not (tmp_path / "a").exists()
+
+
+def test_token_classifier_exports_per_token_logits(tmp_path, tiny_tokenizer, tiny_texts):
+    tagger = make_tiny("tagger")
+    out = tflite.export_tflite(
+        tagger,
+        tiny_tokenizer,
+        tmp_path / "tagger",
+        sequence_lengths=(16,),
+        validation_texts=tiny_texts,
+    )
+    meta = mf.read_metadata(out)
+    assert meta["task"] == "token_classification" and meta["labels"] == [
+        "O",
+        "B-ORG",
+        "I-ORG",
+        "B-PER",
+    ]
+    report = json.loads((out / "validation.json").read_text())
+    metrics = report["results"][0]["metrics"]
+    assert (
+        report["passed"]
+        and metrics["max_abs_diff"] <= 1e-4
+        and metrics["label_agreement"] == 1.0
+    )
+    runner = tflite.load_interpreter(out).get_signature_runner("serving_L16")
+    assert runner.get_output_details()["logits"]["shape"].tolist() == [1, 16, 4]
