@@ -1,0 +1,483 @@
+"""WordPiece tokenizer and BERT input packer, in TensorFlow graph ops.
+
+    >>> tok = WordPieceTokenizer(minilm_checkpoint_dir() / "vocab.txt")
+    >>> batch = tok(["A man is playing a guitar."], sequence_length=16)
+    >>> batch["token_ids"][0, :10].numpy()
+    array([  101,  1037,  2158,  2003,  2652,  1037,  2858,  1012,   102,     0], dtype=int32)
+    >>> tok.tokenize("Héllo wörld").to_list()
+    [[7592, 2088]]
+
+The ids are those of Hugging Face's `BertTokenizerFast` with the same
+vocabulary (the reference: `tests/text/test_tokenizer.py` checks every
+token of thousands of real texts and random Unicode strings), computed with
+TensorFlow ops only, so the same layer tokenizes eagerly, inside
+`tf.data.Dataset.map` and inside an exported SavedModel.
+
+How it is built, and why not on `FastBertTokenizer` alone: tensorflow-text's
+`FastBertTokenizer` is a normalizer (`FastBertNormalizer`) followed by
+`FastWordpieceTokenizer`. Its normalizer does not match the reference:
+
+- it case-folds with NFKC (the reference only lowercases): `ﬁ`, `①`,
+  full-width `Ｆ`, `ß`, `ᾳ` became other tokens;
+- it turns control characters (e.g. Windows-1252 bytes read as Latin-1,
+  `\\x00`) into spaces, where the reference deletes them and so joins the
+  word around them; it keeps U+FFFD and private-use characters, which the
+  reference deletes;
+- its word-length limit counts UTF-8 bytes, the reference's counts
+  characters (a 60-letter Cyrillic word became `[UNK]`);
+- its Unicode tables differ from the reference's for ~1,600 code points.
+
+So normalization and word splitting are done by `normalization.py` (exact
+on every code point and on random mark-heavy text, all four
+lowercase/strip-accents settings), and each word goes to
+`FastWordpieceTokenizer` (the greedy longest-match WordPiece half of
+`FastBertTokenizer`, which agrees with the reference).
+
+Special tokens typed in text: a user's literal "[CLS]" is ordinary text
+("[", "cl", "##s", "]"), never the special id, so text cannot inject
+separators or masks. The reference maps it to the special id unless called
+with `split_special_tokens=True`, which is how the tests compare.
+
+Not in LiteRT: the TFLite converter (builtins only) rejects
+`UnicodeDecode`, `UnicodeEncode` and `UpperBound` (`tf.searchsorted`), which
+have no TFLite kernels. Phone artifacts take token ids; the app tokenizes.
+"""
+
+from __future__ import annotations
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+import tensorflow_text as tft
+
+from zoo.text import normalization
+
+TRUNCATION_STRATEGIES = ("longest_first", "round_robin")
+
+# The graph code has no Python control flow on tensors (tf.cond where
+# needed). Left to AutoGraph, a tf.function or tf.data.map spent 10-30 s
+# re-parsing it and tensorflow-text's code on every trace.
+_no_autograph = tf.autograph.experimental.do_not_convert
+
+
+def _describe(value):
+    """`value` for an error message: type, dtype and shape, or a short repr."""
+    if isinstance(value, tf.Tensor):
+        return f"a tf.Tensor of dtype {value.dtype.name} and shape {tuple(value.shape)}"
+    if isinstance(value, np.ndarray):
+        return f"a numpy array of dtype {value.dtype} and shape {value.shape}"
+    if isinstance(value, (list, tuple)) and value:
+        return f"a {type(value).__name__} of {type(value[0]).__name__} (first item {value[0]!r:.50})"
+    return f"a {type(value).__name__} ({value!r:.50})"
+
+
+def _load_vocabulary(vocabulary):
+    if isinstance(vocabulary, (str, os.PathLike)):
+        with open(vocabulary, encoding="utf-8") as f:
+            # One token per line. Split on "\n" only: str.splitlines would
+            # also split at U+2028, U+0085, ... which can occur in tokens.
+            tokens = f.read().split("\n")
+        if tokens and tokens[-1] == "":
+            tokens.pop()
+        return [t.rstrip("\r") for t in tokens], f"file {os.fspath(vocabulary)!r}"
+    if isinstance(vocabulary, (list, tuple)) and all(
+        isinstance(t, str) for t in vocabulary
+    ):
+        return list(vocabulary), f"list of {len(vocabulary)} tokens"
+    raise TypeError(
+        "`vocabulary` must be the path of a vocab.txt file (one token per line) or a list of "
+        f"str tokens; received {_describe(vocabulary)}."
+    )
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class WordPieceTokenizer(keras.layers.Layer):
+    """BERT WordPiece tokenizer and packer, id-for-id equal to `BertTokenizerFast`.
+
+    Args:
+        vocabulary: path of a `vocab.txt` (one token per line, id = line
+            number) or a list of tokens.
+        lowercase: lowercase text (uncased models).
+        strip_accents: decompose (NFD) and drop combining marks. `None`
+            means the same as `lowercase`, as BERT uncased does.
+        max_chars_per_word: a word (after splitting at whitespace and
+            punctuation) longer than this many characters becomes `[UNK]`.
+        cls_token, sep_token, pad_token, unk_token, mask_token: spellings of
+            the special tokens; each must be in the vocabulary.
+
+    Calling the layer packs one text, or a pair, per example:
+
+        >>> batch = tok(["first text", "second"], sequence_length=128)
+        >>> sorted(batch)   # int32 [batch, 128] each; padding_mask 1 = real token
+        ['padding_mask', 'segment_ids', 'token_ids']
+        >>> batch = tok(["question?"], text_b=["context ..."], sequence_length=384)
+        >>> # [CLS] A [SEP] B [SEP] [PAD]...; segment_ids 0 up to the first [SEP], then 1
+
+    Text may be a str (a batch of one), a list of str, a numpy array of str
+    or a 1-D `tf.string` tensor (e.g. a batch inside `tf.data`).
+
+    `get_config()` stores the token list itself rather than the path: a
+    saved `.keras` model must load on a machine where the original
+    vocab.txt path does not exist (30k tokens add ~300 kB of JSON).
+    """
+
+    def __init__(
+        self,
+        vocabulary,
+        lowercase=True,
+        strip_accents=None,
+        max_chars_per_word=100,
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        mask_token="[MASK]",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        tokens, source = _load_vocabulary(vocabulary)
+        if (
+            not isinstance(max_chars_per_word, int)
+            or isinstance(max_chars_per_word, bool)
+            or max_chars_per_word < 1
+        ):
+            raise ValueError(
+                f"`max_chars_per_word` must be a positive int; received {max_chars_per_word!r}."
+            )
+        self._vocabulary = tokens
+        # First occurrence wins if a vocabulary repeats a token.
+        self._token_to_id = {}
+        for i, t in enumerate(tokens):
+            self._token_to_id.setdefault(t, i)
+        self.lowercase = bool(lowercase)
+        self.strip_accents = strip_accents
+        self.max_chars_per_word = max_chars_per_word
+        self.cls_token, self.sep_token, self.pad_token = cls_token, sep_token, pad_token
+        self.unk_token, self.mask_token = unk_token, mask_token
+        for name in ("cls_token", "sep_token", "pad_token", "unk_token", "mask_token"):
+            token = getattr(self, name)
+            if token not in self._token_to_id:
+                raise ValueError(
+                    f"Cannot find special token {token!r} (`{name}`) in the vocabulary ({source}). "
+                    f"Use a BERT vocabulary that contains it, or pass `{name}=` with the "
+                    "vocabulary's own spelling of that token."
+                )
+        self.cls_id = self._token_to_id[cls_token]
+        self.sep_id = self._token_to_id[sep_token]
+        self.pad_id = self._token_to_id[pad_token]
+        self.unk_id = self._token_to_id[unk_token]
+        self.mask_id = self._token_to_id[mask_token]
+        self._wordpiece = tft.FastWordpieceTokenizer(
+            vocab=tokens,
+            suffix_indicator="##",
+            # The character limit is applied in `tokenize`; this byte limit
+            # (4 bytes per character at most) must never be the one that acts.
+            max_bytes_per_word=4 * max_chars_per_word,
+            token_out_type=tf.int32,
+            unknown_token=unk_token,
+            # Words arrive already split by normalization.split_words.
+            no_pretokenization=True,
+        )
+        # Tokenization is ~400 small ops: traced once into a graph, an eager
+        # call costs one function call instead of 400 op dispatches. Inside
+        # tf.data or an outer tf.function it is called as a nested function.
+        self._tokenize_graph = tf.function(
+            self._tokenize,
+            input_signature=[tf.TensorSpec([None], tf.string)],
+            autograph=False,
+        )
+        self.built = True
+
+    # --- vocabulary ---------------------------------------------------------
+
+    @property
+    def vocabulary(self):
+        """The tokens, index = id (a copy)."""
+        return list(self._vocabulary)
+
+    @property
+    def vocabulary_size(self):
+        return len(self._vocabulary)
+
+    def id_to_token(self, token_id):
+        """`1037 -> "a"`. Raises `IndexError` for an id outside the vocabulary."""
+        token_id = int(token_id)
+        if not 0 <= token_id < len(self._vocabulary):
+            raise IndexError(
+                f"Token id {token_id} is outside the vocabulary (0 to {len(self._vocabulary) - 1})."
+            )
+        return self._vocabulary[token_id]
+
+    def token_to_id(self, token):
+        """`"a" -> 1037`. Raises `KeyError` for a token not in the vocabulary."""
+        if token not in self._token_to_id:
+            raise KeyError(
+                f"Token {token!r} is not in the vocabulary; tokenize text with `tokenize()` instead."
+            )
+        return self._token_to_id[token]
+
+    # --- tokenization -------------------------------------------------------
+
+    @property
+    def _strip_accents(self):
+        return self.lowercase if self.strip_accents is None else bool(self.strip_accents)
+
+    @staticmethod
+    def _as_strings(text, name):
+        """Return `(1-D tf.string tensor, was_scalar)` or raise naming `name`."""
+        if isinstance(text, (str, bytes)):
+            return tf.constant([text]), True
+        if isinstance(text, (list, tuple)):
+            if not all(isinstance(t, (str, bytes)) for t in text):
+                raise TypeError(
+                    f"`{name}` must hold text (str); received {_describe(text)}. "
+                    "Pass the strings themselves; token ids go to the encoder, not the tokenizer."
+                )
+            return tf.constant(list(text), dtype=tf.string), False
+        if isinstance(text, np.ndarray) and text.dtype.kind in "USO":
+            if text.dtype.kind == "O" and not all(
+                isinstance(t, (str, bytes)) for t in text.flat
+            ):
+                raise TypeError(
+                    f"`{name}` must hold text (str); received a numpy object array with non-str items."
+                )
+            text = tf.constant(
+                text.astype(str) if text.dtype.kind == "U" else text, dtype=tf.string
+            )
+        if isinstance(text, tf.Tensor) and text.dtype == tf.string:
+            rank = text.shape.rank
+            if rank == 0:
+                return tf.reshape(text, [1]), True
+            if rank == 1:
+                return text, False
+            if rank == 2 and text.shape[1] == 1:
+                return tf.squeeze(text, axis=1), False
+            raise ValueError(
+                f"`{name}` must be a scalar or a 1-D batch of strings; received a tf.string tensor of "
+                f"shape {tuple(text.shape)}. Flatten it, or map the tokenizer over the extra dimension."
+            )
+        raise TypeError(
+            f"`{name}` must be text: a str, a list of str, a numpy array of str or a tf.string tensor; "
+            f"received {_describe(text)}. Pass the strings themselves; token ids go to the encoder, "
+            "not the tokenizer."
+        )
+
+    def _tokenize(self, strings):
+        code_points = tf.strings.unicode_decode(strings, "UTF-8", errors="replace")
+        code_points = normalization.normalize_code_points(
+            code_points, self.lowercase, self._strip_accents
+        )
+        words, words_per_text = normalization.split_words(code_points)
+        word_strings = tf.strings.unicode_encode(words, "UTF-8")
+        # The reference turns a word of more than max_chars_per_word
+        # characters into one [UNK]; the unknown token's own spelling is a
+        # word that the WordPiece model maps to exactly that id.
+        too_long = words.row_lengths() > self.max_chars_per_word
+        word_strings = tf.where(too_long, self.unk_token, word_strings)
+        pieces = self._wordpiece.tokenize(word_strings)  # [num_words, (pieces)]
+        return tf.RaggedTensor.from_row_lengths(
+            pieces, words_per_text, validate=False
+        ).merge_dims(1, 2)
+
+    @_no_autograph
+    def tokenize(self, text):
+        """Word-piece ids without special tokens: int32 `tf.RaggedTensor` `[batch, (pieces)]`.
+
+        No truncation. A single str gives a batch of one.
+
+            >>> tok.tokenize(["Hello, world!"]).to_list()
+            [[7592, 1010, 2088, 999]]
+        """
+        strings, _ = self._as_strings(text, "text")
+        return self._tokenize_graph(strings)
+
+    # --- packing ------------------------------------------------------------
+
+    @_no_autograph
+    def __call__(
+        self, text, text_b=None, sequence_length=None, truncation="longest_first", **kwargs
+    ):
+        # Validate and convert here, before Keras sees the arguments, so a
+        # wrong input gets this layer's error rather than a conversion error.
+        strings, _ = self._as_strings(text, "text")
+        strings_b = None if text_b is None else self._as_strings(text_b, "text_b")[0]
+        minimum = 2 if text_b is None else 3
+        if sequence_length is not None and (
+            not isinstance(sequence_length, (int, np.integer))
+            or isinstance(sequence_length, bool)
+            or sequence_length < minimum
+        ):
+            layout = "[CLS] A [SEP]" if text_b is None else "[CLS] A [SEP] B [SEP]"
+            raise ValueError(
+                f"`sequence_length` must be an int >= {minimum} (room for {layout}) or None (pad to the "
+                f"longest example, no truncation); received {sequence_length!r}."
+            )
+        if truncation not in TRUNCATION_STRATEGIES:
+            raise ValueError(
+                f"`truncation` must be one of {', '.join(map(repr, TRUNCATION_STRATEGIES))}; received {truncation!r}."
+            )
+        if (
+            strings_b is not None
+            and strings.shape[0] is not None
+            and strings_b.shape[0] is not None
+        ):
+            if strings.shape[0] != strings_b.shape[0]:
+                raise ValueError(
+                    f"`text` and `text_b` must hold the same number of examples; received {strings.shape[0]} "
+                    f"and {strings_b.shape[0]}."
+                )
+        return super().__call__(
+            strings,
+            text_b=strings_b,
+            sequence_length=None if sequence_length is None else int(sequence_length),
+            truncation=truncation,
+            **kwargs,
+        )
+
+    @_no_autograph
+    def call(self, text, text_b=None, sequence_length=None, truncation="longest_first"):
+        a = self._tokenize_graph(text)
+        n1 = tf.cast(a.row_lengths(), tf.int32)
+        if text_b is None:
+            b, n2 = None, tf.zeros_like(n1)
+            l1, l2 = n1, n2
+            if sequence_length is not None:
+                l1 = tf.minimum(n1, sequence_length - 2)
+        else:
+            b = self._tokenize_graph(text_b)
+            n2 = tf.cast(b.row_lengths(), tf.int32)
+            tf.debugging.assert_equal(
+                tf.size(n1),
+                tf.size(n2),
+                message="`text` and `text_b` must hold the same number of examples",
+            )
+            l1, l2 = n1, n2
+            if sequence_length is not None:
+                l1, l2 = self._trimmed_lengths(
+                    a, b, n1, n2, sequence_length - 3, truncation
+                )
+        return self._pack(a, b, l1, l2, sequence_length)
+
+    @_no_autograph
+    def pack_ids(self, a, b=None, sequence_length=128, truncation="longest_first"):
+        """Pack already tokenized segments (ragged int32 ids, no specials) into
+        `[CLS] A [SEP] (B [SEP])` dense features, trimming as `__call__` does.
+
+        For pipelines that tokenize once and pair segments later (BERT
+        pre-training builds sentence pairs from a tokenized corpus).
+        """
+        minimum = 2 if b is None else 3
+        if not isinstance(sequence_length, (int, np.integer)) or sequence_length < minimum:
+            raise ValueError(
+                f"`sequence_length` must be an int >= {minimum}; received {sequence_length!r}."
+            )
+        if truncation not in TRUNCATION_STRATEGIES:
+            raise ValueError(
+                f"`truncation` must be one of {', '.join(map(repr, TRUNCATION_STRATEGIES))}; "
+                f"received {truncation!r}."
+            )
+        n1 = tf.cast(a.row_lengths(), tf.int32)
+        if b is None:
+            l1 = tf.minimum(n1, sequence_length - 2)
+            return self._pack(a, None, l1, tf.zeros_like(n1), int(sequence_length))
+        n2 = tf.cast(b.row_lengths(), tf.int32)
+        l1, l2 = self._trimmed_lengths(a, b, n1, n2, sequence_length - 3, truncation)
+        return self._pack(a, b, l1, l2, int(sequence_length))
+
+    @staticmethod
+    def _trimmed_lengths(a, b, n1, n2, budget, truncation):
+        """Kept lengths of a pair of segments that must fit in `budget` tokens."""
+        if truncation == "round_robin":
+            a, b = tft.RoundRobinTrimmer(budget).trim([a, b])
+            return tf.cast(a.row_lengths(), tf.int32), tf.cast(b.row_lengths(), tf.int32)
+        # longest_first, the reference's rule (tokenizers' truncate_encodings):
+        # if the shorter segment fits in half the budget it is kept whole and
+        # the longer gets the rest; otherwise the shorter gets floor(budget/2)
+        # and the longer ceil(budget/2), the first counting as shorter on a tie.
+        shorter = tf.minimum(n1, n2)
+        fits = 2 * shorter <= budget
+        keep_shorter = tf.where(fits, shorter, budget // 2)
+        keep_longer = tf.where(fits, budget - shorter, budget - budget // 2)
+        first_longer = n1 > n2
+        over = n1 + n2 > budget
+        l1 = tf.where(first_longer, keep_longer, keep_shorter)
+        l2 = tf.where(first_longer, keep_shorter, keep_longer)
+        return tf.where(over, l1, n1), tf.where(over, l2, n2)
+
+    def _pack(self, a, b, l1, l2, sequence_length):
+        """Dense `[CLS] A [SEP] (B [SEP]) [PAD]...` from segments and kept lengths.
+
+        Written with dense gathers and `tf.where` (no `combine_segments`, whose
+        ragged ops have no TFLite kernels), so the packer can follow an
+        exported tokenizer anywhere the tokenizer itself runs.
+        """
+        length = 2 + l1 + (0 if b is None else l2 + 1)  # [batch]
+        width = (
+            sequence_length
+            if sequence_length is not None
+            else tf.reduce_max(tf.concat([[0], length], 0))
+        )
+        positions = (
+            tf.range(width)[None, :] + tf.zeros_like(length)[:, None]
+        )  # [batch, width]
+
+        def dense(segment):
+            # One padding column more than needed, so the gather below has a
+            # valid index even for an empty segment or an empty batch.
+            shape = None if sequence_length is None else [None, sequence_length]
+            d = segment.to_tensor(default_value=self.pad_id, shape=shape)
+            return tf.concat([d, tf.fill([tf.shape(d)[0], 1], self.pad_id)], axis=1)
+
+        def take(segment, start):  # segment token at position - start, per row
+            d = dense(segment)
+            index = tf.clip_by_value(positions - start, 0, tf.shape(d)[1] - 1)
+            return tf.gather(d, index, batch_dims=1)
+
+        l1, l2, length = l1[:, None], l2[:, None], length[:, None]
+        token_ids = tf.fill(tf.shape(positions), self.pad_id)
+        in_a = (positions >= 1) & (positions <= l1)
+        token_ids = tf.where(in_a, take(a, 1), token_ids)
+        token_ids = tf.where(positions == 0, self.cls_id, token_ids)
+        token_ids = tf.where(positions == l1 + 1, self.sep_id, token_ids)
+        segment_ids = tf.zeros_like(token_ids)
+        if b is not None:
+            in_b = (positions >= l1 + 2) & (positions <= l1 + l2 + 1)
+            token_ids = tf.where(in_b, take(b, l1 + 2), token_ids)
+            token_ids = tf.where(positions == l1 + l2 + 2, self.sep_id, token_ids)
+            segment_ids = tf.where(in_b | (positions == l1 + l2 + 2), 1, 0)
+        # tf.where rather than a bool cast: the LiteRT converter trips on
+        # casts of bools feeding an embedding (DESIGN.md).
+        padding_mask = tf.where(positions < length, 1, 0)
+        return {
+            "token_ids": tf.cast(token_ids, tf.int32),
+            "segment_ids": tf.cast(segment_ids, tf.int32),
+            "padding_mask": tf.cast(padding_mask, tf.int32),
+        }
+
+    def compute_output_spec(
+        self, text, text_b=None, sequence_length=None, truncation="longest_first"
+    ):
+        shape = (text.shape[0], sequence_length)
+        return {
+            k: keras.KerasTensor(shape, dtype="int32")
+            for k in ("token_ids", "segment_ids", "padding_mask")
+        }
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary": self.vocabulary,
+                "lowercase": self.lowercase,
+                "strip_accents": self.strip_accents,
+                "max_chars_per_word": self.max_chars_per_word,
+                "cls_token": self.cls_token,
+                "sep_token": self.sep_token,
+                "pad_token": self.pad_token,
+                "unk_token": self.unk_token,
+                "mask_token": self.mask_token,
+            }
+        )
+        return config
