@@ -128,14 +128,14 @@ class EncoderConfig:
         pooler = (h * h + h) if self.has_pooler else 0
         return embeddings + self.num_layers * layer + pooler
 
-    def replace(self, **changes) -> "EncoderConfig":
+    def replace(self, **changes) -> EncoderConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "EncoderConfig":
+    def from_dict(cls, data: dict[str, Any]) -> EncoderConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
