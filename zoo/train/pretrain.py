@@ -166,8 +166,11 @@ def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
                   max_predictions=config.max_predictions, batch_size=config.batch_size,
                   nsp=config.nsp, whole_word=config.whole_word)
     train = pretraining_dataset(documents, tokenizer, seed=config.seed, **kwargs)
-    # A fixed held-out view: other seed, no reshuffle between evaluations.
-    probe = pretraining_dataset(documents, tokenizer, seed=config.seed + 1, shuffle=False,
+    # A fixed probe drawn from the whole corpus (another seed; `cache` freezes
+    # the first draw, so step 0 and the end see the same examples). Unshuffled
+    # it would hold only the corpus's first documents (all Austen), whose NSP
+    # pairs are unlike the mixture the model trains on.
+    probe = pretraining_dataset(documents, tokenizer, seed=config.seed + 1, shuffle=True,
                                 **kwargs).take(config.eval_batches).cache()
     steps = config.steps_per_epoch or int(train.cardinality())
     if steps < 1:
