@@ -1,0 +1,107 @@
+"""The distiller's contract, on tiny models run eagerly (tracing a
+functional BERT costs more than the steps on a loaded CPU)."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import zoo
+from tests.helpers import TINY, tiny_batch
+from zoo.distill import Distiller, make_student
+
+Y = {"logits": np.array([0, 1, 2, 1], "int32")}
+
+
+def _pair(seed=7, dropout=0.1):
+    keras.utils.set_random_seed(seed)
+    teacher = zoo.Classifier(zoo.BertEncoder(**dict(TINY, num_layers=4, dropout=dropout)), 3,
+                             dropout=dropout)
+    return teacher, make_student(teacher, 2)
+
+
+def _weights(model):
+    return [np.array(w) for w in model.get_weights()]
+
+
+def test_teacher_bit_identical_and_terms_reported():
+    teacher, student = _pair()
+    before, student_before = _weights(teacher), _weights(student)
+    d = Distiller(teacher, student, hidden_weight=1.0, attention_weight=1.0)
+    d.compile(optimizer=keras.optimizers.Adam(1e-2), run_eagerly=True)
+    history = d.fit(tiny_batch(batch=4), Y, batch_size=2, epochs=1, verbose=0).history
+    assert set(history) == {"loss", "soft_loss", "hard_loss", "cosine_loss", "hidden_loss",
+                            "attention_loss"}
+    assert all(np.isfinite(v[0]) for v in history.values())
+    for a, b in zip(before, _weights(teacher)):
+        assert np.array_equal(a, b)
+    assert any(not np.array_equal(a, b) for a, b in zip(student_before, _weights(student)))
+    assert d.student is student
+    assert "loss" in d.evaluate(tiny_batch(batch=4), Y, verbose=0, return_dict=True)
+
+
+def test_soft_weight_zero_equals_plain_student_training():
+    x = tiny_batch(batch=4)
+    _, student = _pair()
+    d = Distiller(_pair()[0], student, soft_weight=0.0, hard_weight=1.0, cosine_weight=0.0)
+    d.compile(optimizer=keras.optimizers.SGD(0.1), run_eagerly=True)
+    d.fit(x, Y, batch_size=2, epochs=1, shuffle=False, verbose=0)
+
+    _, plain = _pair()
+    plain.compile(optimizer=keras.optimizers.SGD(0.1), run_eagerly=True,
+                  loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)})
+    plain.fit(x, Y, batch_size=2, epochs=1, shuffle=False, verbose=0)
+    for a, b in zip(_weights(student), _weights(plain)):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_finite_under_mixed_precision(policy):
+    keras.config.set_dtype_policy(policy)
+    teacher, student = _pair()
+    assert student.encoder.compute_dtype == policy.split("_")[1]
+    d = Distiller(teacher, student, hidden_weight=1.0, attention_weight=1.0)
+    d.compile(optimizer=keras.optimizers.Adam(1e-3), run_eagerly=True)
+    history = d.fit(tiny_batch(batch=4), Y, batch_size=4, epochs=1, verbose=0).history
+    assert all(np.isfinite(v[0]) for v in history.values()), history
+
+
+def test_mirrored_strategy_matches_single_device():
+    x = tiny_batch(batch=4)
+
+    def run(strategy):
+        with strategy.scope():
+            teacher, student = _pair(dropout=0.0)
+            d = Distiller(teacher, student)
+            d.compile(optimizer=keras.optimizers.SGD(0.1), run_eagerly=True)
+        history = d.fit(x, Y, batch_size=4, epochs=1, shuffle=False, verbose=0).history
+        return history["loss"][0], _weights(student)
+
+    loss, weights = run(tf.distribute.MirroredStrategy())
+    ref_loss, ref_weights = run(tf.distribute.get_strategy())
+    assert np.isfinite(loss)
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-6)
+    for a, b in zip(weights, ref_weights):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_general_mode_mlm_soft_term_only_at_masked_positions():
+    keras.utils.set_random_seed(5)
+    teacher = zoo.MaskedLM(zoo.BertEncoder(**dict(TINY, num_layers=2)))
+    student = make_student(teacher, 1)
+    d = Distiller(teacher, student, cosine_weight=0.0)
+    x = tiny_batch(batch=2, masked=3)
+    y = {"mlm_logits": np.array([[5, 6, 7], [8, 9, 10]], "int32")}
+    weights = np.array([[1, 1, 0], [1, 0, 0]], "float32")
+    t_out, s_out = teacher(x), student(x)
+
+    def terms(positions):
+        xx = dict(x, masked_positions=positions)
+        return d._terms(xx, y, {"mlm_logits": weights}, teacher(xx), student(xx))
+
+    base = terms(x["masked_positions"])
+    moved = x["masked_positions"].copy()
+    moved[weights == 0] = 0  # unweighted slots point elsewhere: no change
+    for k, v in terms(moved).items():
+        np.testing.assert_allclose(v, base[k], rtol=1e-6)
+    assert t_out["mlm_logits"].shape == s_out["mlm_logits"].shape == (2, 3, 30)

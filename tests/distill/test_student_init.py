@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+
+import zoo
+from tests.helpers import TINY, tiny_batch
+from zoo.distill import default_layer_map, make_student
+
+
+def test_default_layer_map():
+    assert default_layer_map(12, 6) == (0, 2, 4, 7, 9, 11)  # DistilBERT's
+    assert default_layer_map(6, 3) == (0, 2, 4)
+    assert default_layer_map(6, 2) == (0, 3)
+    assert default_layer_map(4, 4) == (0, 1, 2, 3)
+    with pytest.raises(ValueError, match="between 1"):
+        default_layer_map(4, 5)
+
+
+def _same(a, b):
+    return len(a.weights) == len(b.weights) and all(
+        np.array_equal(np.asarray(x.value), np.asarray(y.value))
+        for x, y in zip(a.weights, b.weights)
+    )
+
+
+def test_bert_style_copies_bit_exact():
+    teacher = zoo.Classifier(zoo.BertEncoder(**dict(TINY, num_layers=4)), 3)
+    student = make_student(teacher, 2, layer_map=[1, 3], style="bert")
+    assert type(student) is zoo.Classifier and type(student.encoder) is zoo.BertEncoder
+    t, s = teacher.encoder, student.encoder
+    for name in ("token_embedding", "position_embedding", "segment_embedding", "layer_norm"):
+        assert _same(getattr(t.embeddings, name), getattr(s.embeddings, name))
+    assert _same(t.transformer_layers[1], s.transformer_layers[0])
+    assert _same(t.transformer_layers[3], s.transformer_layers[1])
+    assert _same(t.pooler_dense, s.pooler_dense)
+    assert _same(teacher.output_dense, student.output_dense)
+    # A 2-of-2 map is the teacher itself: outputs match exactly.
+    same_depth = make_student(teacher.encoder, 4, style="bert")
+    x = tiny_batch()
+    np.testing.assert_array_equal(teacher.encoder(x)["pooled_output"],
+                                  same_depth(x)["pooled_output"])
+
+
+def test_distilbert_style_drops_segments_and_pooler():
+    teacher = zoo.Classifier(zoo.BertEncoder(**dict(TINY, num_layers=4)), 3)
+    student = make_student(teacher, 2)
+    s = student.encoder
+    assert type(s) is zoo.DistilBertEncoder and s.num_layers == 2
+    assert s.embeddings.segment_embedding is None and s.pooler_dense is None
+    assert student.pooling == "cls"  # no pooler to read
+    assert _same(teacher.encoder.transformer_layers[0], s.transformer_layers[0])
+    assert _same(teacher.encoder.transformer_layers[2], s.transformer_layers[1])
+    assert _same(teacher.output_dense, student.output_dense)
+    out = student(tiny_batch())["logits"]
+    assert out.shape == (3, 3)
+
+
+def test_other_heads_and_errors():
+    enc = zoo.BertEncoder(**dict(TINY, num_layers=2))
+    for head in (zoo.TokenClassifier(enc, 4), zoo.QuestionAnswerer(enc), zoo.MaskedLM(enc)):
+        student = make_student(head, 1)
+        assert type(student) is type(head)
+    mlm = make_student(zoo.MaskedLM(enc), 1)
+    assert mlm(tiny_batch(masked=2))["mlm_logits"].shape == (3, 2, TINY["vocabulary_size"])
+    with pytest.raises(ValueError, match="entries"):
+        make_student(enc, 2, layer_map=[0])
+    with pytest.raises(ValueError, match="do not exist"):
+        make_student(enc, 1, layer_map=[5])

@@ -1,0 +1,264 @@
+"""`Distiller`: a `keras.Model` that trains a student against a frozen
+teacher through `model.fit` (the keras-io distiller pattern, extended for
+BERT: masks, hidden-state cosine, layer-wise transfer).
+
+    distiller = Distiller(teacher, student)   # DistilBERT defaults
+    distiller.compile(optimizer=keras.optimizers.AdamW(5e-5))
+    distiller.fit(dataset)                    # (x, y) as zoo.train.data yields
+    distiller.student.save(...)
+
+Why not `keras.distillation.Distiller`: its losses see only the models'
+outputs (or layers found by name, which inside a nested encoder means a
+second forward pass), average over the whole local batch (no padding or
+MLM masks, no division by the *global* batch under tf.distribute) and cap
+the student-loss weight at 1. The teacher-freezing and metric pattern is
+the same.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from zoo.distill import losses
+from zoo.distill.student_init import default_layer_map
+
+ENCODER_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+
+
+def with_internals(model):
+    """A model sharing `model`'s weights whose outputs are `model`'s plus
+    `hidden_states` and `attention_probs` of its encoder, from one forward
+    pass (the head is re-applied to the encoder-with-internals outputs, so
+    dropout masks are the same for logits and hidden states)."""
+    import zoo
+    from zoo.models.bert_encoder import BertEncoder, padding_mean
+    from zoo.models.task import as_float32, encoder_inputs
+
+    if isinstance(model, BertEncoder):
+        return model.with_internals()
+    encoder = model.encoder
+    inputs = encoder_inputs()
+    if isinstance(model, zoo.MaskedLM):
+        inputs["masked_positions"] = keras.Input(shape=(None,), dtype="int32",
+                                                 name="masked_positions")
+    enc = encoder.with_internals()({k: inputs[k] for k in ENCODER_INPUTS})
+    seq = enc["sequence_output"]
+    if isinstance(model, zoo.Classifier):
+        pooling = model.pooling
+        if pooling == "auto":
+            pooling = "pooled" if encoder.pooler_dense is not None else "cls"
+        if pooling == "pooled":
+            x = enc["pooled_output"]
+        elif pooling == "cls":
+            x = seq[:, 0, :]
+        else:
+            x = padding_mean(seq, inputs["padding_mask"])
+        outputs = {"logits": as_float32(model.output_dense(model.output_dropout(x)))}
+    elif isinstance(model, zoo.TokenClassifier):
+        outputs = {"logits": as_float32(model.output_dense(model.output_dropout(seq)))}
+    elif isinstance(model, zoo.QuestionAnswerer):
+        logits = as_float32(model.span_dense(seq))
+        keep = keras.ops.greater(inputs["padding_mask"], 0)
+        outputs = {"start_logits": keras.ops.where(keep, logits[:, :, 0], -1e4),
+                   "end_logits": keras.ops.where(keep, logits[:, :, 1], -1e4)}
+    elif isinstance(model, zoo.MaskedLM):
+        outputs = {"mlm_logits": as_float32(model.mlm_head(seq, inputs["masked_positions"]))}
+    else:
+        raise TypeError(f"Distiller: unsupported model {type(model).__name__}.")
+    outputs["sequence_output"] = seq
+    outputs["hidden_states"] = list(enc["hidden_states"])
+    outputs["attention_probs"] = list(enc["attention_probs"])
+    return keras.Model(inputs, outputs, name=f"{model.name}_with_internals")
+
+
+class Distiller(keras.Model):
+    """Trains `student` to match a frozen `teacher`.
+
+    Loss = soft_weight * soft-target KL(T) * T²  (every logits output)
+         + hard_weight * the student's own cross-entropy (labels in `y`)
+         + cosine_weight * (1 - cos) of last hidden states (same width only)
+         + hidden_weight * hidden-state MSE through learned projections
+         + attention_weight * attention-distribution KL,
+    each per example, divided by the global batch.
+
+    Args:
+        teacher, student: zoo models of the same kind (e.g. two
+            `Classifier`s), or two encoders (then only the cosine and
+            transfer terms apply).
+        temperature, soft_weight, hard_weight, cosine_weight: DistilBERT's
+            published defaults 2.0, 5.0, 2.0, 1.0.
+        hidden_weight, attention_weight: layer-wise transfer (TinyBERT),
+            off by default.
+        layer_map: teacher layer for each student layer (transfer terms);
+            default `default_layer_map`.
+        restrict_to_mask: for MLM outputs, the soft term covers only the
+            masked positions whose sample weight is non-zero.
+
+    `x` is the models' input dict; `y` a dict of integer labels keyed by
+    output name (or None: no hard term); the optional sample weight masks
+    token-level positions (e.g. MLM label weights).
+    """
+
+    def __init__(self, teacher, student, *, temperature=2.0, soft_weight=5.0,
+                 hard_weight=2.0, cosine_weight=1.0, hidden_weight=0.0,
+                 attention_weight=0.0, layer_map=None, restrict_to_mask=True,
+                 name="distiller", **kwargs):
+        super().__init__(name=name, **kwargs)
+        if temperature <= 0:
+            raise ValueError(f"temperature={temperature}: must be > 0.")
+        teacher.trainable = False
+        self.teacher = teacher
+        self.student = student
+        self.temperature = float(temperature)
+        self.weights_by_term = {
+            "soft": float(soft_weight), "hard": float(hard_weight),
+            "cosine": float(cosine_weight), "hidden": float(hidden_weight),
+            "attention": float(attention_weight),
+        }
+        self.restrict_to_mask = restrict_to_mask
+        t_enc = getattr(teacher, "encoder", teacher)
+        s_enc = getattr(student, "encoder", student)
+        if self.weights_by_term["cosine"] and t_enc.hidden_dim != s_enc.hidden_dim:
+            # Cosine between different widths is undefined; use the projected
+            # hidden-state MSE for those students.
+            self.weights_by_term["cosine"] = 0.0
+        self.layer_map = tuple(layer_map or default_layer_map(t_enc.num_layers,
+                                                              s_enc.num_layers))
+        self._needs_internals = any(self.weights_by_term[k]
+                                    for k in ("cosine", "hidden", "attention"))
+        self._teacher_view = with_internals(teacher) if self._needs_internals else teacher
+        self._student_view = with_internals(student) if self._needs_internals else student
+        self.projections = []
+        if self.weights_by_term["hidden"]:
+            same = t_enc.hidden_dim == s_enc.hidden_dim
+            self.projections = [
+                keras.layers.Dense(
+                    t_enc.hidden_dim, use_bias=False, dtype="float32",
+                    kernel_initializer="identity" if same else "glorot_uniform",
+                    name=f"projection_{j}",
+                )
+                for j in range(len(self.layer_map) + 1)
+            ]
+            for p in self.projections:
+                p.build((None, None, s_enc.hidden_dim))
+        self._token_level = self._token_level_outputs(student)
+        # Teacher, student and projections are built above; marking the
+        # distiller built lets BackupAndRestore restore before the first batch.
+        self.built = True
+        self.trackers = {"loss": keras.metrics.Mean(name="loss")}
+        for term, weight in self.weights_by_term.items():
+            if weight:
+                self.trackers[f"{term}_loss"] = keras.metrics.Mean(name=f"{term}_loss")
+
+    @staticmethod
+    def _token_level_outputs(model):
+        import zoo
+
+        if isinstance(model, zoo.TokenClassifier):
+            return {"logits": "padding"}
+        if isinstance(model, zoo.MaskedLM):
+            return {"mlm_logits": "weights"}
+        return {}
+
+    @property
+    def metrics(self):
+        return list(self.trackers.values())
+
+    def call(self, inputs, training=False):
+        return self.student(inputs, training=training)
+
+    def _student_variables(self):
+        return self.student.trainable_variables + [
+            v for p in self.projections for v in p.trainable_variables
+        ]
+
+    def _mask(self, name, x, sample_weight):
+        kind = self._token_level.get(name)
+        if kind == "padding":
+            return x["padding_mask"]
+        if kind == "weights":
+            weights = sample_weight.get(name) if isinstance(sample_weight, dict) \
+                else sample_weight
+            return weights if self.restrict_to_mask else None
+        return None
+
+    def _hard(self, x, y, sample_weight, student_out):
+        total = 0.0
+        for name, labels in y.items():
+            kind = self._token_level.get(name)
+            mask = x["padding_mask"] if kind == "padding" else None
+            if kind == "weights":
+                mask = sample_weight.get(name) if isinstance(sample_weight, dict) \
+                    else sample_weight
+            total = total + losses.hard_loss(labels, student_out[name], mask)
+        return total
+
+    def _terms(self, x, y, sample_weight, teacher_out, student_out):
+        """Per-example loss terms `{name: [B]}` (only the weighted ones)."""
+        w = self.weights_by_term
+        terms = {}
+        logits_names = [k for k in student_out
+                        if k.endswith("logits") and k in teacher_out]
+        if w["soft"] and logits_names:
+            terms["soft"] = sum(
+                losses.soft_target_loss(teacher_out[k], student_out[k], self.temperature,
+                                        self._mask(k, x, sample_weight))
+                for k in logits_names
+            )
+        if w["hard"] and y:
+            terms["hard"] = self._hard(x, y, sample_weight, student_out)
+        if w["cosine"]:
+            terms["cosine"] = losses.cosine_loss(teacher_out["sequence_output"],
+                                                 student_out["sequence_output"],
+                                                 x["padding_mask"])
+        if w["hidden"] or w["attention"]:
+            hidden, attention = losses.layer_transfer_losses(
+                teacher_out, student_out, self.layer_map, self.projections or
+                [lambda h: h] * (len(self.layer_map) + 1), x["padding_mask"])
+            if w["hidden"]:
+                terms["hidden"] = hidden
+            if w["attention"]:
+                terms["attention"] = attention
+        return terms
+
+    def _labels(self, y):
+        # Bare labels belong to the student's only logits output.
+        if y is None or isinstance(y, dict):
+            return y
+        names = [k for k in self.student.output if k.endswith("logits")]
+        if len(names) != 1:
+            raise ValueError(f"Distiller: give labels as a dict keyed by {names}.")
+        return {names[0]: y}
+
+    def train_step(self, data):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        y = self._labels(y)
+        # The teacher is frozen and deterministic (no dropout), and outside
+        # the tape: no activations kept for it, no gradient into it.
+        teacher_out = self._teacher_view(x, training=False)
+        teacher_out = tf.nest.map_structure(tf.stop_gradient, teacher_out)
+        variables = self._student_variables()
+        with tf.GradientTape() as tape:
+            student_out = self._student_view(x, training=True)
+            terms = self._terms(x, y, sample_weight, teacher_out, student_out)
+            per_example = sum(self.weights_by_term[k] * v for k, v in terms.items())
+            # Divide by the global batch: Keras 3 sums gradients over replicas.
+            loss = tf.nn.compute_average_loss(per_example)
+            scaled = self.optimizer.scale_loss(loss)
+        grads = tape.gradient(scaled, variables)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        self.trackers["loss"].update_state(tf.reduce_mean(per_example))
+        for k, v in terms.items():
+            self.trackers[f"{k}_loss"].update_state(tf.reduce_mean(v))
+        return {m.name: m.result() for m in self.metrics}
+
+    def test_step(self, data):
+        """The student alone: its hard loss on labelled data."""
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        y = self._labels(y)
+        student_out = self.student(x, training=False)
+        if y:
+            self.trackers["loss"].update_state(
+                tf.reduce_mean(self._hard(x, y, sample_weight, student_out)))
+        return {"loss": self.trackers["loss"].result()}

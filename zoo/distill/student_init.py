@@ -1,0 +1,153 @@
+"""Student initialisation: a shallower copy of a teacher (HF's
+`extract_distilbert.py` as a function).
+
+    student = make_student(teacher, num_layers=3)          # layers 0, 2, 4 of 6
+    student = make_student(teacher, 6, style="bert")       # keeps segments + pooler
+
+The student has the teacher's width, heads and vocabulary; its embeddings,
+the mapped transformer layers, the pooler (bert style) and the task head are
+copied bit-exactly, so distillation starts from the teacher's function
+restricted to fewer layers instead of from noise.
+"""
+
+from __future__ import annotations
+
+STYLES = ("distilbert", "bert")
+
+# DistilBERT (Sanh et al. 2019, `extract_distilbert.py`) took these teacher
+# layers for 12 -> 6: every other layer, but keeping the top one. Other
+# shapes use the plain stride rule of `default_layer_map`.
+DISTILBERT_LAYER_MAP = {(12, 6): (0, 2, 4, 7, 9, 11)}
+
+
+def default_layer_map(teacher_layers: int, student_layers: int) -> tuple[int, ...]:
+    """Teacher layer index for each student layer, evenly spread from the
+    bottom: student layer i takes teacher layer floor(i * n / k) (6 -> 3 is
+    0, 2, 4), except 12 -> 6, which is DistilBERT's published 0, 2, 4, 7, 9, 11."""
+    n, k = int(teacher_layers), int(student_layers)
+    if not 1 <= k <= n:
+        raise ValueError(
+            f"student num_layers={k}: must be between 1 and the teacher's {n} layers."
+        )
+    if (n, k) in DISTILBERT_LAYER_MAP:
+        return DISTILBERT_LAYER_MAP[(n, k)]
+    return tuple(i * n // k for i in range(k))
+
+
+def _check_layer_map(layer_map, teacher_layers, student_layers):
+    layer_map = tuple(int(i) for i in layer_map)
+    if len(layer_map) != student_layers:
+        raise ValueError(
+            f"layer_map {list(layer_map)} has {len(layer_map)} entries for a "
+            f"{student_layers}-layer student; give one teacher layer per student layer."
+        )
+    bad = [i for i in layer_map if not 0 <= i < teacher_layers]
+    if bad:
+        raise ValueError(
+            f"layer_map {list(layer_map)}: teacher layers {bad} do not exist "
+            f"(the teacher has layers 0..{teacher_layers - 1})."
+        )
+    return layer_map
+
+
+def _copy(source_layer, target_layer):
+    source, target = source_layer.weights, target_layer.weights
+    if len(source) != len(target):
+        raise ValueError(
+            f"cannot copy {source_layer.name} into {target_layer.name}: "
+            f"{len(source)} vs {len(target)} weights."
+        )
+    for s, t in zip(source, target):
+        if tuple(s.shape) != tuple(t.shape):
+            raise ValueError(f"cannot copy {s.path} {s.shape} into {t.path} {t.shape}.")
+        t.assign(s.value)
+
+
+def _split(teacher):
+    from zoo.models.bert_encoder import BertEncoder
+
+    if isinstance(teacher, BertEncoder):
+        return teacher, None
+    encoder = getattr(teacher, "encoder", None)
+    if not isinstance(encoder, BertEncoder):
+        raise TypeError(
+            f"make_student: teacher must be a zoo encoder or a zoo head model "
+            f"(Classifier, TokenClassifier, QuestionAnswerer, MaskedLM); received "
+            f"{type(teacher).__name__}."
+        )
+    return encoder, teacher
+
+
+def _student_head(head, encoder):
+    """The teacher's head class on the student encoder, head weights copied."""
+    import zoo
+
+    if isinstance(head, zoo.Classifier):
+        pooling = head.pooling
+        if encoder.pooler_dense is None and pooling in ("auto", "pooled"):
+            # No pooler in a distilbert-style student: the head reads [CLS]
+            # directly (DistilBERT's own classifier does the same).
+            pooling = "cls"
+        student = zoo.Classifier(encoder, head.num_classes, pooling=pooling,
+                                 dropout=head.dropout, labels=head.labels)
+        _copy(head.output_dense, student.output_dense)
+    elif isinstance(head, zoo.TokenClassifier):
+        student = zoo.TokenClassifier(encoder, head.num_classes, dropout=head.dropout,
+                                      labels=head.labels)
+        _copy(head.output_dense, student.output_dense)
+    elif isinstance(head, zoo.QuestionAnswerer):
+        student = zoo.QuestionAnswerer(encoder)
+        _copy(head.span_dense, student.span_dense)
+    elif isinstance(head, zoo.MaskedLM):
+        student = zoo.MaskedLM(encoder)
+        _copy(head.mlm_head, student.mlm_head)
+    else:
+        raise TypeError(
+            f"make_student: no student head for {type(head).__name__}; supported are "
+            "Classifier, TokenClassifier, QuestionAnswerer and MaskedLM."
+        )
+    return student
+
+
+def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
+    """A `num_layers`-deep student initialised from `teacher`.
+
+    Args:
+        teacher: a zoo encoder, or a head model on one (`Classifier`,
+            `TokenClassifier`, `QuestionAnswerer`, `MaskedLM`).
+        num_layers: the student's depth.
+        layer_map: teacher layer index for each student layer; default
+            `default_layer_map(teacher_layers, num_layers)`.
+        style: `"distilbert"` (no segment embeddings, no pooler: a
+            `DistilBertEncoder`) or `"bert"` (same family as the teacher).
+
+    Returns the same kind of model as `teacher` (encoder or head model), built
+    under the current dtype policy.
+    """
+    if style not in STYLES:
+        raise ValueError(f"style={style!r}: expected one of {STYLES}.")
+    encoder, head = _split(teacher)
+    n = encoder.num_layers
+    layer_map = (default_layer_map(n, num_layers) if layer_map is None
+                 else _check_layer_map(layer_map, n, num_layers))
+
+    config = encoder.config.replace(num_layers=int(num_layers))
+    if style == "distilbert":
+        config = config.replace(family="distilbert", num_segments=0)
+    elif config.family == "distilbert":
+        raise ValueError(
+            "style='bert' needs a teacher with segment embeddings and a pooler; this "
+            "teacher is distilbert-family. Use style='distilbert'."
+        )
+    student = config.build()
+
+    t_emb, s_emb = encoder.embeddings, student.embeddings
+    for name in ("token_embedding", "position_embedding", "layer_norm"):
+        _copy(getattr(t_emb, name), getattr(s_emb, name))
+    if s_emb.segment_embedding is not None:
+        _copy(t_emb.segment_embedding, s_emb.segment_embedding)
+    for i, t in enumerate(layer_map):
+        _copy(encoder.transformer_layers[t], student.transformer_layers[i])
+    if student.pooler_dense is not None:
+        _copy(encoder.pooler_dense, student.pooler_dense)
+    return student if head is None else _student_head(head, student)
