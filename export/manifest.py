@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import numbers
 import os
 import pathlib
 import sys
@@ -262,3 +263,19 @@ def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "versions": versions(),
     }
+
+
+def check_sequence_lengths(sequence_lengths, model):
+    """Distinct ints in 3..max_sequence_length; the first is the primary length."""
+    if isinstance(sequence_lengths, numbers.Integral):
+        sequence_lengths = (sequence_lengths,)
+    lengths = [int(x) for x in sequence_lengths]
+    encoder = getattr(model, "encoder", model)
+    bad = [x for x in lengths if x < 3 or x > encoder.max_sequence_length]
+    if not lengths or bad or len(set(lengths)) != len(lengths):
+        raise ValueError(
+            f"sequence_lengths={list(sequence_lengths)}: need distinct ints in 3.."
+            f"{encoder.max_sequence_length} (the encoder's max_sequence_length); the first is "
+            "the primary length validation runs every text through."
+        )
+    return lengths

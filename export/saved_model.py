@@ -606,7 +606,7 @@ def export_tpu_saved_model(
         raise ValueError(
             f"compute_dtype must be 'float32' or 'bfloat16'; received {compute_dtype!r}."
         )
-    lengths = _check_lengths(sequence_lengths, model)
+    lengths = mf.check_sequence_lengths(sequence_lengths, model)
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int; received {batch_size!r}.")
     serving_model = model if compute_dtype == "float32" else _bfloat16_clone(model)
@@ -663,15 +663,3 @@ def export_tpu_saved_model(
     return model_dir / str(version)
 
 
-def _check_lengths(sequence_lengths, model):
-    if isinstance(sequence_lengths, (int, np.integer)):
-        sequence_lengths = (sequence_lengths,)
-    lengths = [int(x) for x in sequence_lengths]
-    encoder = getattr(model, "encoder", model)
-    bad = [x for x in lengths if x < 3 or x > encoder.max_sequence_length]
-    if not lengths or bad or len(set(lengths)) != len(lengths):
-        raise ValueError(
-            f"sequence_lengths={list(sequence_lengths)}: need distinct ints in 3.."
-            f"{encoder.max_sequence_length} (the encoder's max_sequence_length)."
-        )
-    return lengths

@@ -59,7 +59,6 @@ import tempfile
 import warnings
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from export import manifest as mf
@@ -377,19 +376,6 @@ def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1):
 # --- export ---------------------------------------------------------------------------------
 
 
-def _check_lengths(sequence_lengths, model):
-    if isinstance(sequence_lengths, (int, np.integer)):
-        sequence_lengths = (sequence_lengths,)
-    lengths = [int(x) for x in sequence_lengths]
-    encoder = getattr(model, "encoder", model)
-    bad = [x for x in lengths if x < 3 or x > encoder.max_sequence_length]
-    if not lengths or bad or len(set(lengths)) != len(lengths):
-        raise ValueError(
-            f"sequence_lengths={list(sequence_lengths)}: need distinct ints in 3.."
-            f"{encoder.max_sequence_length} (the encoder's max_sequence_length); the first is "
-            "the primary length validation runs every text through."
-        )
-    return lengths
 
 
 def _file_info(content, signatures, lengths, input_kind, runtime):
@@ -452,7 +438,7 @@ def export_tflite(
         raise ValueError(
             f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."
         )
-    lengths = _check_lengths(sequence_lengths, model)
+    lengths = mf.check_sequence_lengths(sequence_lengths, model)
     representative = None
     if quantize == "int8":
         texts = [] if representative_texts is None else list(representative_texts)
