@@ -11,7 +11,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 ASSETS ?= .assets
 STAMP := $(VENV)/.zoo-setup-stamp
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= --durations=25
 
 .PHONY: setup test demo lint clean android-test
 

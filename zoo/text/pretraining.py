@@ -28,7 +28,9 @@ import tensorflow as tf
 
 from zoo.text.masking import continuation_table, mask_tokens
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+# A sentence ends at . ! or ?, optionally followed by a closing quote or
+# bracket (kept with the sentence), then space and a capital or digit.
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
 TEXT_SUFFIXES = (".txt", ".text", ".md")
 
 
