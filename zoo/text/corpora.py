@@ -154,13 +154,9 @@ def deduplicate(pairs):
         >>> deduplicate([("a", "x"), ("b", "x"), ("a", "y")])
         [('a', 'x'), ('b', 'x')]
     """
-    seen = set()
-    kept = []
-    for pair in pairs:
-        if pair[0] not in seen:
-            seen.add(pair[0])
-            kept.append(pair)
-    return kept
+    from zoo.text.splits import deduplicate as _deduplicate
+
+    return _deduplicate(pairs, key=lambda pair: pair[0])
 
 
 def bbc_news_split():
@@ -180,15 +176,9 @@ def bbc_news_split():
         >>> {k: len(v) for k, v in split.items()}
         {'train': 1488, 'validation': 213, 'test': 426}
     """
-    split = {"train": [], "validation": [], "test": []}
-    for i, pair in enumerate(deduplicate(bbc_news())):
-        if i % 5 == 0:
-            split["test"].append(pair)
-        elif i % 10 == 1:
-            split["validation"].append(pair)
-        else:
-            split["train"].append(pair)
-    return split
+    from zoo.text.splits import split_examples
+
+    return split_examples(deduplicate(bbc_news()))
 
 
 # --- WordNet ---------------------------------------------------------------

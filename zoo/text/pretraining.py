@@ -26,18 +26,16 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from zoo.text import corpora
 from zoo.text.masking import continuation_table, mask_tokens
 
-# A sentence ends at . ! or ?, optionally followed by a closing quote or
-# bracket (kept with the sentence), then space and a capital or digit.
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
 TEXT_SUFFIXES = (".txt", ".text", ".md")
 
 
 def split_sentences(text):
-    """Split a paragraph at sentence ends (., !, ? followed by a capital)."""
-    text = " ".join(text.split())
-    return [s for s in (p.strip() for p in _SENTENCE_END.split(text)) if s]
+    """Sentences of a paragraph, whitespace folded (`corpora.split_sentences`:
+    closing quotes stay with their sentence, titles such as "Mr." do not end one)."""
+    return corpora.split_sentences(" ".join(text.split()))
 
 
 def documents_from_text(text):
