@@ -39,26 +39,18 @@ import os
 import pathlib
 import re
 import tempfile
-import warnings
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from export import manifest as mf
+from export.validate import validate_new_artifact
 from zoo.utils.atomic import atomic_directory, atomic_file
 
 ID_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 LABELS_FILE = "labels.txt"
 MAX_ANSWER_LENGTH = 30
-# A few sentences that exercise every signature when no validation texts are
-# given (a load-and-run check, not a validation: the report says so).
-PROBE_TEXTS = [
-    "The shares rose sharply after the company reported record profits.",
-    "The striker scored twice in the second half.",
-    "Parliament will vote on the new bill next week.",
-    "The film won three awards at the festival.",
-]
 
 
 class XlaLoweringError(RuntimeError):
@@ -368,37 +360,6 @@ def _source_info(model, source_dir):
     return info
 
 
-def _finish(tmp, model, texts, labels, tokenizer, allow_degraded):
-    """Manifest, then validation in the artifact's runtime, then the final manifest."""
-    from export.validate import validate_artifact, write_report
-
-    mf.write_manifest(tmp)
-    probe = texts is None
-    if probe:
-        warnings.warn(
-            "No validation_texts: the export is only load-checked on a few probe sentences. "
-            "Pass >= 200 real texts (e.g. --data bbc) to validate it.",
-            stacklevel=3,
-        )
-        texts = (PROBE_TEXTS * (200 // len(PROBE_TEXTS) + 1))[:200]
-        labels = None
-    report = validate_artifact(
-        tmp,
-        texts,
-        labels,
-        reference_model=model,
-        tokenizer=tokenizer,
-        allow_degraded=allow_degraded,
-    )
-    if probe:
-        report["note"] = "probe sentences only: load-and-run check, not a validation"
-    report["artifact"] = "(this directory)"
-    write_report(report, tmp / "validation.json")
-    mf.write_manifest(tmp)
-    mf.make_readable(tmp)
-    return report
-
-
 def export_saved_model(
     model,
     tokenizer,
@@ -487,7 +448,7 @@ def export_saved_model(
                 assets=sorted(p.name for p in (tmp / "assets").iterdir()),
             )
             mf.write_json(tmp / mf.METADATA, meta)
-            _finish(
+            validate_new_artifact(
                 tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
             )
     write_serving_files(base_dir)
@@ -658,7 +619,9 @@ def export_tpu_saved_model(
         archive.write_out(str(tmp), options=options, verbose=False)
         mf.write_vocabulary(tmp, tokenizer.vocabulary)
         mf.write_json(tmp / mf.METADATA, meta)
-        _finish(tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded)
+        validate_new_artifact(
+            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
+        )
     write_serving_files(base_dir)
     return model_dir / str(version)
 

@@ -56,7 +56,6 @@ import collections
 import hashlib
 import pathlib
 import tempfile
-import warnings
 
 import keras
 import tensorflow as tf
@@ -430,8 +429,8 @@ def export_tflite(
 
     Returns: `out_dir` as a `pathlib.Path`.
     """
-    from export.saved_model import PROBE_TEXTS, _source_info
-    from export.validate import validate_artifact, write_report
+    from export.saved_model import _source_info
+    from export.validate import validate_new_artifact
 
     task = mf.task_of(model)
     if quantize not in QUANTIZATION_MODES:
@@ -501,35 +500,9 @@ def export_tflite(
             meta["files"] = {file: info for file, (_, info) in files.items()}
             mf.write_vocabulary(tmp, tokenizer.vocabulary)
             mf.write_json(tmp / mf.METADATA, meta)
-            mf.write_manifest(tmp)
-            texts, labels, probe = (
-                validation_texts,
-                validation_labels,
-                validation_texts is None,
+            validate_new_artifact(
+                tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
             )
-            if probe:
-                warnings.warn(
-                    "No validation_texts: the .tflite is only load-checked on probe sentences. "
-                    "Pass >= 200 real texts (e.g. --data bbc) to validate it.",
-                    stacklevel=2,
-                )
-                texts, labels = (PROBE_TEXTS * 50)[:200], None
-            report = validate_artifact(
-                tmp,
-                texts,
-                labels,
-                reference_model=model,
-                tokenizer=tokenizer,
-                allow_degraded=allow_degraded,
-            )
-            report["artifact"] = "(this directory)"
-            if probe:
-                report["note"] = (
-                    "probe sentences only: load-and-run check, not a validation"
-                )
-            write_report(report, tmp / "validation.json")
-            mf.write_manifest(tmp)
-            mf.make_readable(tmp)
     return out_dir
 
 

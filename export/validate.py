@@ -63,6 +63,16 @@ THRESHOLDS = {
 LOWER_IS_BETTER = {"max_abs_diff", "mean_abs_diff"}
 
 
+# A few sentences that exercise every signature when no validation texts are
+# given (a load-and-run check, not a validation: the report says so).
+PROBE_TEXTS = [
+    "The shares rose sharply after the company reported record profits.",
+    "The striker scored twice in the second half.",
+    "Parliament will vote on the new bill next week.",
+    "The film won three awards at the festival.",
+]
+
+
 class ExportValidationError(Exception):
     """An exported artifact disagrees with its Keras model beyond the thresholds.
 
@@ -748,6 +758,10 @@ def validate_artifact(
             "latency": run["latency"],
         }
         outputs = run["outputs"]
+        if task == "classification" and "logits" in outputs:
+            # Per-text predicted class indices: lets a caller compare two
+            # artifacts (e.g. a student with its teacher) on the same texts.
+            result["predictions"] = outputs["logits"].argmax(-1).astype(int).tolist()
         run_labels = None if labels is None else labels[: len(run["ids"]["token_ids"])]
         if run["input"] in ("text", "text_pair") and "token_ids" in outputs:
             # The artifact tokenized in-graph: how often its ids are the host's.
@@ -877,3 +891,35 @@ def format_report(report):
 
 def write_report(report, path):
     return mf.write_json(path, report)
+
+
+def validate_new_artifact(tmp, model, texts, labels, tokenizer, allow_degraded):
+    """The last step of every exporter, on the artifact still in its temporary
+    directory: manifest, validation in the artifact's runtime against `model`
+    (or, without `texts`, a load-and-run check on probe sentences, said so in
+    the report), `validation.json`, then the final manifest."""
+    import warnings
+
+    mf.write_manifest(tmp)
+    probe = texts is None
+    if probe:
+        warnings.warn(
+            "No validation_texts: the export is only load-checked on a few probe sentences. "
+            "Pass >= 200 real texts (e.g. --data bbc) to validate it.",
+            stacklevel=3,
+        )
+        texts = (PROBE_TEXTS * (MIN_VALIDATION_TEXTS // len(PROBE_TEXTS) + 1))[
+            :MIN_VALIDATION_TEXTS
+        ]
+        labels = None
+    report = validate_artifact(
+        tmp, texts, labels, reference_model=model, tokenizer=tokenizer,
+        allow_degraded=allow_degraded,
+    )
+    if probe:
+        report["note"] = "probe sentences only: load-and-run check, not a validation"
+    report["artifact"] = "(this directory)"
+    write_report(report, tmp / "validation.json")
+    mf.write_manifest(tmp)
+    mf.make_readable(tmp)
+    return report
