@@ -40,7 +40,17 @@ def save_model_dir(model, directory, tokenizer, *, extra=None, overwrite=True):
         **(extra or {}),
     }
     with atomic_directory(directory, overwrite=overwrite) as tmp:
-        model.save(tmp / "model.keras")
+        # Weights only, no optimizer state: a model directory is for serving,
+        # export and new training runs (an interrupted run resumes from its
+        # BackupAndRestore directory). AdamW's two moments would triple the file.
+        optimizer = getattr(model, "optimizer", None)
+        if optimizer is not None:
+            model.optimizer = None
+        try:
+            model.save(tmp / "model.keras")
+        finally:
+            if optimizer is not None:
+                model.optimizer = optimizer
         (tmp / "vocab.txt").write_text(
             "\n".join(tokenizer.vocabulary) + "\n", encoding="utf-8"
         )
@@ -78,7 +88,12 @@ def load_model_dir(directory):
 
     directory = pathlib.Path(directory)
     meta = read_model_dir_meta(directory)
-    model = keras.saving.load_model(directory / "model.keras", safe_mode=True)
+    import warnings
+
+    with warnings.catch_warnings():
+        # Saved without optimizer state (see save_model_dir): nothing to restore.
+        warnings.filterwarnings("ignore", message="Skipping variable loading for optimizer")
+        model = keras.saving.load_model(directory / "model.keras", safe_mode=True)
     tokenizer = WordPieceTokenizer(
         str(directory / "vocab.txt"), lowercase=meta.get("lowercase", True)
     )
