@@ -18,6 +18,7 @@ import dataclasses
 import json
 import pathlib
 import time
+import warnings
 
 import keras
 import numpy as np
@@ -29,6 +30,10 @@ from zoo.train import data as task_data
 from zoo.train import metrics as task_metrics
 from zoo.train.optimization import make_adamw
 from zoo.utils.atomic import atomic_file
+
+# Heads that do not read the pooler (mean / [CLS] pooling, tagging, QA) leave
+# its weights without gradients; Keras warns about that on every fit.
+warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooler_dense")
 
 
 @dataclasses.dataclass
@@ -164,6 +169,10 @@ def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(),
         steps = sum(1 for _ in train)
     if config.steps_per_epoch:
         steps = min(steps, config.steps_per_epoch)
+    else:
+        # A known length gives Keras's progress bar its total and spares the
+        # "input ran out of data" warning at the end of the first epoch.
+        train = train.apply(tf.data.experimental.assert_cardinality(steps))
     losses, metrics = _losses(task)
     model.compile(
         optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
@@ -197,7 +206,7 @@ def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(),
         validation_data=val,
         epochs=config.epochs,
         steps_per_epoch=steps if config.steps_per_epoch else None,
-        callbacks=callbacks,
+        callbacks=callbacks, shuffle=False,
         verbose=verbose,
     )
     train_seconds = time.time() - started

@@ -193,6 +193,7 @@ def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
         train.repeat(),
         epochs=config.epochs,
         steps_per_epoch=steps,
+        shuffle=False,  # the dataset shuffles itself
         callbacks=[
             keras.callbacks.BackupAndRestore(str(out / "backup"), save_freq="epoch",
                                              delete_checkpoint=True),
