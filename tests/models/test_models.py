@@ -211,3 +211,49 @@ def test_masked_lm_ties_output_weights_to_token_embedding():
     # Counted once: encoder + transform dense + LayerNorm + output bias.
     h, v = TINY["hidden_dim"], TINY["vocabulary_size"]
     assert model.count_params() == model.encoder.count_params() + (h * h + h) + 2 * h + v
+
+
+def test_model_directory_of_a_trained_model_loads_in_a_fresh_process(tmp_path):
+    """What `zoo finetune` writes (a compiled model, AdamW with the project's
+    schedule, after fit) loads where nothing imported the trainer, and holds
+    the weights without optimizer state."""
+    from zoo.checkpoints import save_model_dir
+    from zoo.text.tokenizer import WordPieceTokenizer
+    from zoo.train.optimization import make_adamw
+
+    model = zoo.Classifier(bert(), 3, labels=["a", "b", "c"])
+    inputs = tiny_batch(4, 6, TINY["vocabulary_size"])
+    model.compile(optimizer=make_adamw(model, 1e-3, 10),
+                  loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)})
+    model.fit(inputs, {"logits": np.array([0, 1, 2, 1])}, verbose=0)
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words = [f"w{i}" for i in range(TINY["vocabulary_size"] - len(special))]
+    (tmp_path / "vocab.txt").write_text("\n".join(special + words) + "\n")
+    tokenizer = WordPieceTokenizer(str(tmp_path / "vocab.txt"))
+    save_model_dir(model, tmp_path / "dir", tokenizer)
+    assert model.optimizer is not None  # restored after the save
+    np.savez(tmp_path / "in.npz", **inputs)
+    np.save(tmp_path / "out.npy", np.asarray(model(inputs)["logits"]))
+    script = f"""
+import numpy as np
+from zoo.checkpoints.model_dir import load_model_dir
+root = {str(tmp_path)!r}
+model, tok, meta = load_model_dir(root + "/dir")
+got = np.asarray(model(dict(np.load(root + "/in.npz")))["logits"])
+print(float(np.abs(got - np.load(root + "/out.npy")).max()))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert float(proc.stdout.strip().splitlines()[-1]) <= 1e-6
+    # Weights only: no optimizer variables (AdamW's moments triple the file).
+    import io
+    import zipfile
+
+    import h5py
+
+    with zipfile.ZipFile(tmp_path / "dir" / "model.keras") as z:
+        weights = h5py.File(io.BytesIO(z.read("model.weights.h5")), "r")
+        stored = []
+        weights.visit(lambda name: stored.append(name) if name.startswith("optimizer") else None)
+    assert not [n for n in stored if n.endswith(("/0", "/1", "/2"))], stored

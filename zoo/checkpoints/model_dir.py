@@ -86,6 +86,10 @@ def load_model_dir(directory):
     loads in Keras's safe mode: no custom objects, no lambdas."""
     from zoo.text.tokenizer import WordPieceTokenizer
 
+    # A model saved after `compile` carries its optimizer config, whose
+    # learning-rate schedule is ours: register it before Keras reads it.
+    import zoo.train.optimization  # noqa: F401
+
     directory = pathlib.Path(directory)
     meta = read_model_dir_meta(directory)
     import warnings
