@@ -119,57 +119,41 @@ def cmd_convert(args):
 
 # --- demo --------------------------------------------------------------------
 
-DEMO_SENTENCES = [
-    "A man is playing a guitar.",
-    "Someone is strumming a guitar.",
-    "The stock market fell sharply today.",
-    "Shares dropped steeply on Wall Street.",
-    "A chef is cooking pasta in the kitchen.",
-]
+
+def _students(value):
+    try:
+        layers = tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        layers = ()
+    if not layers or any(k < 1 or k > 5 for k in layers):
+        raise argparse.ArgumentTypeError(
+            f"--students {value!r}: give student depths below the teacher's 6 layers, "
+            "e.g. 3 or 3,2")
+    return layers
 
 
 def cmd_demo(args):
-    import numpy as np
+    import dataclasses
 
-    from zoo.checkpoints import load_checkpoint, save_model_dir
-    from zoo.models.bert_encoder import padding_mean
-    from zoo.text.corpora import minilm_checkpoint_dir
+    from zoo.demo import DemoConfig, DemoError, run_demo
 
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    model_dir = out / "minilm"
-    t0 = time.time()
-    if (model_dir / "zoo_model.json").is_file() and not args.force:
-        print(f"[1/2] reusing converted checkpoint {model_dir}")
-        encoder, tokenizer = load_checkpoint(model_dir)
-    else:
-        src = minilm_checkpoint_dir()
-        print(f"[1/2] converting the real all-MiniLM-L6-v2 checkpoint from {src}")
-        encoder, tokenizer = load_checkpoint(src)
-        save_model_dir(encoder, model_dir, tokenizer, extra={"source": str(src)})
-    print(
-        f"      BertEncoder L{encoder.num_layers} H{encoder.hidden_dim} "
-        f"A{encoder.num_heads}: {encoder.count_params():,} parameters "
-        f"({time.time() - t0:.1f} s)"
-    )
-    print("[2/2] encoding sentences (mean pooling over real tokens, L2-normalised)")
-    batch = tokenizer(DEMO_SENTENCES, sequence_length=32)
-    out_t = encoder(batch)
-    emb = np.array(padding_mean(out_t["sequence_output"], batch["padding_mask"]))
-    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
-    sim = emb @ emb.T
-    width = max(len(s) for s in DEMO_SENTENCES)
-    print("\ncosine similarity")
-    print(" " * (width + 2) + " ".join(f"{i:>6}" for i in range(len(DEMO_SENTENCES))))
-    for i, s in enumerate(DEMO_SENTENCES):
-        print(f"{s:<{width}} {i} " + " ".join(f"{v:6.3f}" for v in sim[i]))
-    print(
-        "\npublished for this model: guitar/strumming 0.719, guitar/stock market -0.054;"
-        f" here {sim[0, 1]:.3f} and {sim[0, 2]:.3f}"
-    )
-    result = {"sentences": DEMO_SENTENCES, "similarity": sim.round(6).tolist()}
-    (out / "similarity.json").write_text(json.dumps(result, indent=2))
-    write_run_info(out, args)
+    config = DemoConfig.fast() if args.fast else DemoConfig()
+    if args.students:
+        config = dataclasses.replace(config, students=args.students)
+    assets = args.android_assets
+    if assets is None:
+        default = pathlib.Path(__file__).resolve().parents[1] / "android_demo/app/src/main/assets"
+        assets = default if default.is_dir() and not args.fast else None
+    elif str(assets) == "none":
+        assets = None
+    info = {"arguments": {k: (str(v) if isinstance(v, pathlib.Path) else v)
+                          for k, v in vars(args).items() if k != "func"},
+            "versions": _versions(), "git_revision": _git_revision()}
+    try:
+        run_demo(args.out, config, force=args.force, android_assets=assets, args_info=info)
+    except DemoError as e:
+        raise CliError(str(e)) from e
+    write_run_info(args.out, args)
     return 0
 
 
@@ -335,15 +319,38 @@ def build_parser():
 
     p = sub.add_parser(
         "demo",
-        help="the main job on the real default checkpoint (all-MiniLM-L6-v2)",
+        help="the main job: fine-tune, distil, export and measure the real default",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Converts the real all-MiniLM-L6-v2 checkpoint (installed by "
-        "`make setup`) into a zoo model directory, encodes sentences and prints their "
-        "cosine similarities next to the published figures for this model.",
-        epilog=_examples("zoo demo\nzoo demo --out /tmp/demo --force"),
+        description="On the real all-MiniLM-L6-v2 checkpoint and BBC News (installed by "
+        "`make setup`): convert it, fine-tune it as the teacher, distil a 3-layer student "
+        "(teacher layers 0,2,4), export teacher and student as text-in SavedModels (TF "
+        "Serving layout) and the student as .tflite in float32, float16, dynamic_int8 and "
+        "int8, validate every artifact in its runtime on the BBC test split, measure size, "
+        "batch-1 latency and accuracy, and write OUT/report.md, report.json and PNG plots. "
+        "About 20 minutes on 2 CPU cores (--fast: a few minutes, capped training). A "
+        "re-run skips stages whose outputs exist and verify; --force redoes them; a killed "
+        "training stage resumes at its last epoch.",
+        epilog=_examples(
+            """
+            zoo demo                          # runs/demo/report.md
+            zoo demo --fast --out /tmp/demo   # the CI-sized run
+            zoo demo --students 3,2 --out runs/demo32 --force
+            """
+        ),
     )
-    p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("runs/demo"))
-    p.add_argument("--force", action="store_true", help="redo finished stages")
+    p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("runs/demo"),
+                   help="output directory (default runs/demo); refused if it is not empty "
+                   "and was not made by zoo demo")
+    p.add_argument("--fast", action="store_true",
+                   help="CI-sized: sequence 64, one capped epoch per training stage")
+    p.add_argument("--students", type=_students, default=None,
+                   help="student depths, e.g. 3 or 3,2 (default 3); the first one gets "
+                   "every .tflite mode")
+    p.add_argument("--android-assets", type=pathlib.Path, default=None,
+                   help="folder for the phone model, vocab.txt and metadata.json (default: "
+                   "android_demo/app/src/main/assets when it exists, not with --fast; "
+                   "`none` to skip)")
+    p.add_argument("--force", action="store_true", help="redo every stage")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser(

@@ -106,9 +106,12 @@ class BestStudentDirectory:
         return _Callback()
 
 
-def distill(teacher_dir, data, out_dir, config, *, verbose=1):
+def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
     """Distil the zoo model at `teacher_dir` into a `config.student_layers`
-    student on `data`; returns a summary dict (also OUT/metrics.json)."""
+    student on `data`; returns a summary dict (also OUT/metrics.json).
+
+    `callbacks` are appended to the built-in ones (epoch counter,
+    BackupAndRestore, best-student directory, TerminateOnNaN)."""
     import keras
     import numpy as np
     import tensorflow as tf
@@ -184,12 +187,13 @@ def distill(teacher_dir, data, out_dir, config, *, verbose=1):
                                          delete_checkpoint=True),
         BestStudentDirectory(out / "model", tokenizer, extra),
         keras.callbacks.TerminateOnNaN(),
+        *callbacks,
     ]
     started = time.time()
     history = distiller.fit(train.repeat() if config.steps_per_epoch else train,
                             validation_data=val, epochs=config.epochs,
                             steps_per_epoch=steps if config.steps_per_epoch else None,
-                            callbacks=callbacks, verbose=verbose)
+                            callbacks=callbacks, shuffle=False, verbose=verbose)
     seconds = time.time() - started
     if not (out / "model" / "zoo_model.json").is_file():
         save_model_dir(student, out / "model", tokenizer, extra=extra)

@@ -1,0 +1,578 @@
+"""`zoo demo`: the main job end to end on the real default (DATA.md).
+
+    1 convert   the real all-MiniLM-L6-v2 checkpoint -> OUT/minilm
+    2 teacher   fine-tune it on BBC News             -> OUT/teacher
+    3 distil    3-layer student from layers 0,2,4    -> OUT/student3 (+ OUT/student2)
+    4 export    SavedModel (TF Serving layout) of teacher and student, the
+                student as .tflite in float32/float16/dynamic_int8/int8 (and
+                the teacher in float32, the reference for the phone figures),
+                each re-loaded and validated in its runtime on the BBC test
+                split before it is published; Android assets
+    5 measure   size, batch-1 latency (sequence 128), accuracy and agreement
+                with the teacher of every model and artifact
+    6 report    OUT/report.md, OUT/report.json, OUT/tradeoffs.png,
+                OUT/training_curves.png
+
+Every stage records itself in OUT/stages.json when it finishes; a re-run
+skips a stage whose record and outputs are there and verify (model
+directories load, artifact manifests match), and `force=True` redoes all.
+Training stages that were killed resume at their last finished epoch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import shutil
+import sys
+import time
+
+MARKER = ".zoo-demo"
+STAGES = ("convert", "teacher", "distil", "export", "measure", "report")
+TFLITE_MODES = ("float32", "float16", "dynamic_int8", "int8")
+SIMILARITY_SENTENCES = [
+    "A man is playing a guitar.",
+    "Someone is strumming a guitar.",
+    "The stock market fell sharply today.",
+    "Shares dropped steeply on Wall Street.",
+    "A chef is cooking pasta in the kitchen.",
+]
+# all-MiniLM-L6-v2's model card: guitar/strumming and guitar/stock market.
+PUBLISHED_SIMILARITY = {(0, 1): 0.719, (0, 2): -0.054}
+
+
+@dataclasses.dataclass
+class DemoConfig:
+    """The demo's recipe. `fast()` is the CI-sized variant (same stages,
+    capped steps and a shorter sequence)."""
+
+    sequence_length: int = 128
+    batch_size: int = 16
+    teacher_epochs: int = 2
+    teacher_learning_rate: float = 1e-4
+    distil_epochs: int = 2
+    distil_learning_rate: float = 1e-4
+    students: tuple = (3,)
+    steps_per_epoch: int | None = None
+    tflite_modes: tuple = TFLITE_MODES
+    seed: int = 0
+
+    @classmethod
+    def fast(cls):
+        return cls(sequence_length=64, teacher_epochs=1, distil_epochs=1,
+                   steps_per_epoch=10, students=(3,))
+
+
+class DemoError(Exception):
+    """A user-facing problem with the demo's output directory or inputs."""
+
+
+def _log(msg):
+    print(msg, flush=True)
+
+
+def _dir_size(path):
+    path = pathlib.Path(path)
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+class Stages:
+    """OUT/stages.json: which stages finished, when, in how long."""
+
+    def __init__(self, out):
+        self.path = pathlib.Path(out) / "stages.json"
+        self.done = json.loads(self.path.read_text()) if self.path.is_file() else {}
+
+    def finished(self, name):
+        return name in self.done
+
+    def record(self, name, seconds, **info):
+        from zoo.utils.atomic import atomic_file
+
+        self.done[name] = {"seconds": round(seconds, 1), **info}
+        with atomic_file(self.path, "w") as f:
+            json.dump(self.done, f, indent=2)
+
+    def forget(self, name):
+        self.done.pop(name, None)
+
+
+def _model_dir_ok(path):
+    from zoo.checkpoints.model_dir import read_model_dir_meta
+
+    try:
+        read_model_dir_meta(path)
+        return (pathlib.Path(path) / "model.keras").is_file()
+    except (FileNotFoundError, ValueError):
+        return False
+
+
+def _artifact_ok(path):
+    from export import manifest as mf
+
+    try:
+        mf.verify_manifest(path)
+        report = json.loads((pathlib.Path(path) / "validation.json").read_text())
+        return bool(report.get("passed") or report.get("degraded"))
+    except (FileNotFoundError, ValueError, OSError):
+        return False
+
+
+def _verbose():
+    return 1 if sys.stdout.isatty() else 2
+
+
+# --- the stages --------------------------------------------------------------
+
+
+def stage_convert(out, config):
+    import numpy as np
+
+    from zoo.checkpoints import load_checkpoint, save_model_dir
+    from zoo.models.bert_encoder import padding_mean
+    from zoo.text.corpora import minilm_checkpoint_dir
+
+    src = minilm_checkpoint_dir()
+    _log(f"      reading {src}")
+    encoder, tokenizer = load_checkpoint(src)
+    # The published sentence similarities are the conversion's sanity check.
+    batch = tokenizer(SIMILARITY_SENTENCES, sequence_length=32)
+    emb = np.array(padding_mean(encoder(batch)["sequence_output"], batch["padding_mask"]))
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    sim = emb @ emb.T
+    for (i, j), published in PUBLISHED_SIMILARITY.items():
+        if abs(sim[i, j] - published) > 0.01:
+            raise DemoError(
+                f"converted checkpoint gives similarity {sim[i, j]:.3f} for "
+                f"{SIMILARITY_SENTENCES[i]!r} / {SIMILARITY_SENTENCES[j]!r}; the model card "
+                f"publishes {published}. The installed checkpoint is not the expected one."
+            )
+    save_model_dir(encoder, out / "minilm", tokenizer, extra={"source": str(src)})
+    _log(f"      BertEncoder L{encoder.num_layers} H{encoder.hidden_dim} A{encoder.num_heads}, "
+         f"{encoder.count_params():,} parameters; similarity guitar/strumming "
+         f"{sim[0, 1]:.3f}, guitar/stock market {sim[0, 2]:.3f} (published 0.719, -0.054)")
+    return {"parameters": int(encoder.count_params()),
+            "similarity": {"guitar/strumming": float(sim[0, 1]),
+                           "guitar/stock market": float(sim[0, 2])}}
+
+
+def stage_teacher(out, config):
+    from zoo.train.curves import StepCurve
+    from zoo.train.finetune import FinetuneConfig, finetune
+
+    run = out / "teacher"
+    ft = FinetuneConfig(epochs=config.teacher_epochs, batch_size=config.batch_size,
+                        sequence_length=config.sequence_length,
+                        learning_rate=config.teacher_learning_rate, pooling="mean",
+                        steps_per_epoch=config.steps_per_epoch, seed=config.seed)
+    result = finetune(out / "minilm", "bbc", "classify", run, ft,
+                      callbacks=[StepCurve(run / "curve.json")], verbose=_verbose())
+    _log(f"      teacher test accuracy {result['accuracy']:.4f} "
+         f"({result['num_test']} articles, {result['train_seconds']} s training)")
+    return {"accuracy": result["accuracy"], "macro_f1": result["macro_f1"]}
+
+
+def stage_distil(out, config):
+    from zoo.distill.cli import DistillConfig, distill
+    from zoo.train.curves import StepCurve
+
+    results = {}
+    for layers in config.students:
+        run = out / f"student{layers}"
+        dc = DistillConfig(student_layers=layers, epochs=config.distil_epochs,
+                           batch_size=config.batch_size,
+                           sequence_length=config.sequence_length,
+                           learning_rate=config.distil_learning_rate,
+                           steps_per_epoch=config.steps_per_epoch, seed=config.seed)
+        from zoo.distill.student_init import default_layer_map
+
+        spread = dc.layer_map or default_layer_map(6, layers)
+        _log(f"      {layers}-layer student from teacher layers {','.join(map(str, spread))}")
+        summary = distill(out / "teacher" / "model", "bbc", run, dc,
+                          callbacks=[StepCurve(run / "curve.json")], verbose=_verbose())
+        _log(f"      student{layers} test accuracy {summary['student']['accuracy']:.4f} "
+             f"(teacher {summary['teacher']['accuracy']:.4f}), "
+             f"{summary['student_parameters']:,} parameters")
+        results[f"student{layers}"] = summary
+    return results
+
+
+def _exports(out, config):
+    """(name, kind, model dir, mode, artifact path) of every artifact."""
+    exports = out / "exports"
+    student = f"student{config.students[0]}"
+    items = [("teacher", "saved_model", out / "teacher" / "model", None,
+              exports / "serving" / "teacher" / "1"),
+             (student, "saved_model", out / student / "model", None,
+              exports / "serving" / student / "1"),
+             ("teacher", "tflite", out / "teacher" / "model", "float32",
+              exports / "teacher_float32")]
+    for layers in config.students:
+        modes = config.tflite_modes if layers == config.students[0] else ("dynamic_int8",)
+        for mode in modes:
+            items.append((f"student{layers}", "tflite", out / f"student{layers}" / "model",
+                          mode, exports / f"student{layers}_{mode}"))
+    return items
+
+
+def stage_export(out, config, android_assets=None):
+    from export.saved_model import export_saved_model
+    from export.tflite import export_tflite
+    from export.validate import calibration_and_validation, format_report
+    from zoo.checkpoints.model_dir import load_model_dir
+
+    calibration, texts, labels, _ = calibration_and_validation("bbc")
+    L = config.sequence_length
+    loaded = {}
+    summary = {}
+    items = _exports(out, config)
+    for i, (name, kind, model_dir, mode, path) in enumerate(items, 1):
+        label = f"{name} {kind}{' ' + mode if mode else ''}"
+        if _artifact_ok(path):
+            _log(f"      [{i}/{len(items)}] {label}: present and verified, kept")
+            continue
+        if model_dir not in loaded:
+            loaded[model_dir] = load_model_dir(model_dir)[:2]
+        model, tokenizer = loaded[model_dir]
+        t0 = time.time()
+        _log(f"      [{i}/{len(items)}] {label} ...")
+        common = dict(validation_texts=texts, validation_labels=labels, source_dir=model_dir)
+        if kind == "saved_model":
+            shutil.rmtree(path, ignore_errors=True)
+            export_saved_model(model, tokenizer, path.parents[1], name=path.parent.name,
+                               version=int(path.name), sequence_length=L, overwrite=True,
+                               **common)
+        else:
+            # Full-integer int8 is the mode that can lose accuracy: it is
+            # recorded (and flagged in the report) rather than refused.
+            export_tflite(model, tokenizer, path, quantize=mode, sequence_lengths=(L,),
+                          representative_texts=calibration if mode == "int8" else None,
+                          allow_degraded=(mode == "int8"), **common)
+        report = json.loads((path / "validation.json").read_text())
+        report["artifact"] = str(path)
+        _log(format_report(report))
+        summary[label] = round(time.time() - t0, 1)
+    if android_assets is not None:
+        _android_assets(out, config, pathlib.Path(android_assets))
+    return summary
+
+
+def _android_assets(out, config, folder):
+    """The phone model the app ships: the first student, dynamic int8."""
+    source = out / "exports" / f"student{config.students[0]}_dynamic_int8"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("model.tflite", "vocab.txt", "metadata.json"):
+        tmp = folder / f".{name}.tmp"
+        shutil.copyfile(source / name, tmp)
+        tmp.replace(folder / name)
+    _log(f"      Android assets: model.tflite, vocab.txt, metadata.json -> {folder}")
+
+
+def _keras_latency_ms(model, length, runs=20):
+    import numpy as np
+    import tensorflow as tf
+
+    x = {"token_ids": tf.ones((1, length), tf.int32),
+         "segment_ids": tf.zeros((1, length), tf.int32),
+         "padding_mask": tf.ones((1, length), tf.int32)}
+    @tf.function(autograph=False)
+    def fn(x):
+        return model(x, training=False)
+
+    fn(x)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = fn(x)
+        np.asarray(out["logits"])
+        times.append(time.perf_counter() - t0)
+    return 1000 * float(np.median(times))
+
+
+def _main_result(report, length):
+    """The result row that ran every validation text at `length`."""
+    rows = [r for r in report["results"] if r.get("predictions") is not None
+            and r["sequence_length"] == length]
+    return max(rows, key=lambda r: len(r["predictions"]))
+
+
+def stage_measure(out, config):
+    import numpy as np
+
+    from export.validate import keras_outputs, read_data, tokenize
+    from zoo.checkpoints.model_dir import load_model_dir
+
+    texts, labels = read_data("bbc")
+    L = config.sequence_length
+    rows = []
+    teacher_pred = None
+    names = ["teacher"] + [f"student{k}" for k in config.students]
+    for name in names:
+        model_dir = out / name / "model" if name != "teacher" else out / "teacher" / "model"
+        model, tokenizer, _ = load_model_dir(model_dir)
+        index = {n: i for i, n in enumerate(model.labels)}
+        gold = np.array([index[y] for y in labels])
+        pred = keras_outputs(model, tokenize(tokenizer, texts, L))["logits"].argmax(-1)
+        if teacher_pred is None:
+            teacher_pred = pred
+        rows.append({
+            "model": name, "format": "keras", "quantization": "float32",
+            "layers": int(model.encoder.num_layers),
+            "parameters": int(model.count_params()),
+            "size_mb": _dir_size(model_dir / "model.keras") / 1e6,
+            "latency_ms": _keras_latency_ms(model, L),
+            "latency_runtime": "TensorFlow (tf.function, default threads)",
+            "accuracy": float((pred == gold).mean()),
+            "agreement_with_teacher": float((pred == teacher_pred).mean()),
+            "path": str(model_dir),
+        })
+        _log(f"      {name} keras: accuracy {rows[-1]['accuracy']:.4f}, "
+             f"{rows[-1]['latency_ms']:.1f} ms")
+    layers = {r["model"]: (r["layers"], r["parameters"]) for r in rows}
+    for name, kind, _, mode, path in _exports(out, config):
+        report = json.loads((path / "validation.json").read_text())
+        main = _main_result(report, L)
+        pred = np.array(main["predictions"])
+        metrics = main.get("metrics", {})
+        size = (_dir_size(path) - _dir_size(path / "vocab.txt")) if kind == "saved_model" \
+            else (path / "model.tflite").stat().st_size
+        rows.append({
+            "model": name, "format": kind, "quantization": mode or "float32",
+            "layers": layers[name][0], "parameters": layers[name][1],
+            "size_mb": size / 1e6,
+            "latency_ms": (main.get("latency") or {}).get("p50_ms"),
+            "latency_runtime": report["runtime"],
+            "accuracy": float((pred == gold).mean()),
+            "agreement_with_teacher": float((pred == teacher_pred).mean()),
+            "agreement_with_keras": metrics.get("label_agreement"),
+            "max_abs_logit_diff": metrics.get("max_abs_diff"),
+            "validation": "passed" if report["passed"] else (
+                "DEGRADED: " + "; ".join(report["failures"])),
+            "ops": sorted({op for ops in (report.get("ops") or {}).values() for op in ops}),
+            "path": str(path),
+        })
+        _log(f"      {name} {kind} {mode or ''}: accuracy {rows[-1]['accuracy']:.4f}, "
+             f"{rows[-1]['size_mb']:.1f} MB, {rows[-1]['latency_ms']} ms")
+    from zoo.utils.atomic import atomic_file
+
+    with atomic_file(out / "measurements.json", "w") as f:
+        json.dump({"texts": len(texts), "sequence_length": L, "rows": rows}, f, indent=2)
+    return {"rows": len(rows)}
+
+
+def _headline(rows, config):
+    """Each int8 student .tflite against the float32 teacher .tflite (same
+    runtime, same thread count); accuracy against the Keras teacher."""
+    by = {(r["model"], r["format"], r["quantization"]): r for r in rows}
+    teacher = by.get(("teacher", "tflite", "float32"))
+    teacher_keras = by[("teacher", "keras", "float32")]
+    out = {}
+    for mode in ("dynamic_int8", "int8"):
+        student = by.get((f"student{config.students[0]}", "tflite", mode))
+        if not (teacher and student):
+            continue
+        out[mode] = {
+            "student": f"student{config.students[0]} {mode} .tflite",
+            "teacher": "teacher float32 .tflite",
+            "size_ratio": teacher["size_mb"] / student["size_mb"],
+            "speedup": teacher["latency_ms"] / student["latency_ms"],
+            "accuracy_ratio": student["accuracy"] / teacher_keras["accuracy"],
+            "teacher_accuracy": teacher_keras["accuracy"],
+            "student_accuracy": student["accuracy"],
+            "agreement_with_teacher": student["agreement_with_teacher"],
+        }
+    return out
+
+
+def _table(rows):
+    head = ("| model | format | size MB | latency ms | accuracy | agreement with teacher "
+            "| validation |\n|---|---|---:|---:|---:|---:|---|")
+    lines = [head]
+    for r in rows:
+        fmt = r["format"] if r["format"] != "tflite" else f"tflite {r['quantization']}"
+        latency = "-" if r["latency_ms"] is None else f"{r['latency_ms']:.1f}"
+        lines.append(
+            f"| {r['model']} ({r['layers']} layers) | {fmt} | {r['size_mb']:.1f} | {latency} | "
+            f"{r['accuracy']:.4f} | {r['agreement_with_teacher']:.4f} | "
+            f"{r.get('validation', '-')} |")
+    return "\n".join(lines)
+
+
+def _plots(out, rows):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    markers = {"keras": "o", "saved_model": "s", "float32": "^", "float16": "v",
+               "dynamic_int8": "D", "int8": "X"}
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.2))
+    for ax, key, xlabel in ((axes[0], "latency_ms", "batch-1 latency, ms (log scale)"),
+                            (axes[1], "size_mb", "size, MB (log scale)")):
+        for r in rows:
+            if r[key] is None:
+                continue
+            kind = r["format"] if r["format"] != "tflite" else r["quantization"]
+            name = {"keras": "Keras", "saved_model": "SavedModel"}.get(kind, f".tflite {kind}")
+            ax.scatter(r[key], r["accuracy"], s=60, marker=markers.get(kind, "o"),
+                       color="tab:blue" if r["model"] == "teacher" else "tab:orange",
+                       label=f"{r['model']} {name}", edgecolors="black", linewidths=0.5)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("BBC News test accuracy")
+        ax.set_xscale("log")
+        ax.grid(alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
+    fig.suptitle("Every model and artifact of the demo: teacher (blue), student (orange)")
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.savefig(out / "tradeoffs.png", dpi=110)
+    plt.close(fig)
+
+    runs = [("teacher", "fine-tuning the teacher")] + [
+        (p.name, f"distilling {p.name}") for p in sorted(out.glob("student*"))]
+    runs = [(n, t) for n, t in runs if (out / n / "curve.json").is_file()]
+    fig, axes = plt.subplots(1, max(1, len(runs)), figsize=(6 * max(1, len(runs)), 4.2))
+    axes = [axes] if len(runs) <= 1 else list(axes)
+    for ax, (name, title) in zip(axes, runs):
+        curve = json.loads((out / name / "curve.json").read_text())
+        steps = curve["steps"]
+        keys = [k for k in steps[0] if k.endswith("loss")] if steps else []
+        for key in keys:
+            ys = [s[key] for s in steps]
+            smooth, acc = [], None
+            for y in ys:
+                acc = y if acc is None else 0.9 * acc + 0.1 * y
+                smooth.append(acc)
+            ax.plot([s["step"] for s in steps], smooth, label=f"{key} (train, smoothed)")
+        val = [(e["step"], e["val_loss"]) for e in curve["epochs"] if "val_loss" in e]
+        if val:
+            ax.plot(*zip(*val), "ko--", label="val_loss (epoch end)")
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "training_curves.png", dpi=110)
+    plt.close(fig)
+
+
+def stage_report(out, config, args_info):
+    from zoo.utils.atomic import atomic_file
+
+    measured = json.loads((out / "measurements.json").read_text())
+    rows = measured["rows"]
+    headline = _headline(rows, config)
+    stages = Stages(out).done
+    report = {"config": dataclasses.asdict(config), "headline": headline, "rows": rows,
+              "stages": stages, "texts": measured["texts"],
+              "sequence_length": measured["sequence_length"], **args_info}
+    with atomic_file(out / "report.json", "w") as f:
+        json.dump(report, f, indent=2)
+    _plots(out, rows)
+    lines = [
+        "# zoo demo report", "",
+        f"Teacher: all-MiniLM-L6-v2 fine-tuned on BBC News; students distilled from it. "
+        f"Accuracy on the {measured['texts']} articles of the fixed BBC News test split at "
+        f"sequence length {measured['sequence_length']}; latency is the median batch-1 time "
+        "(LiteRT interpreter with 1 thread for .tflite, the TF1 session loader for SavedModel, "
+        "TensorFlow for Keras).", "", _table(rows), "",
+    ]
+    summary = "\n".join(
+        f"**{h['student']}** vs {h['teacher']}: {h['size_ratio']:.1f}x smaller, "
+        f"{h['speedup']:.1f}x faster, accuracy {h['student_accuracy']:.4f} vs "
+        f"{h['teacher_accuracy']:.4f} ({100 * h['accuracy_ratio']:.1f}% of the teacher's), "
+        f"agreement with the teacher {h['agreement_with_teacher']:.4f}."
+        for h in headline.values())
+    if summary:
+        lines += ["Headline:", "", summary, ""]
+    lines += ["![accuracy against latency and size](tradeoffs.png)", "",
+              "![training curves](training_curves.png)", "",
+              "Stage times (s): " + ", ".join(f"{k} {v['seconds']}" for k, v in stages.items()
+                                              if k in STAGES),
+              "", f"Versions: {json.dumps(args_info.get('versions'))}; git revision "
+              f"{args_info.get('git_revision')}.", ""]
+    with atomic_file(out / "report.md", "w") as f:
+        f.write("\n".join(lines))
+    _log("\n" + _table(rows))
+    if summary:
+        _log("\n" + summary)
+    return {"headline": headline}
+
+
+# --- the driver --------------------------------------------------------------
+
+
+def prepare_output(out, force):
+    """Create OUT (or accept our own earlier OUT); refuse someone else's."""
+    out = pathlib.Path(out)
+    if out.exists() and not out.is_dir():
+        raise DemoError(f"--out {out} is a file; give a directory.")
+    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
+        raise DemoError(
+            f"--out {out} is not empty and was not created by `zoo demo`; choose another "
+            "directory (the demo never writes into foreign files, even with --force).")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("created by zoo demo\n")
+    return out
+
+
+def run_demo(out, config=None, *, force=False, android_assets=None, args_info=None):
+    """Run (or resume) every stage; returns the report dict."""
+    config = config or DemoConfig()
+    out = prepare_output(out, force)
+    stages = Stages(out)
+    checks = {
+        "convert": lambda: _model_dir_ok(out / "minilm"),
+        "teacher": lambda: _model_dir_ok(out / "teacher" / "model")
+        and (out / "teacher" / "metrics.json").is_file(),
+        "distil": lambda: all(_model_dir_ok(out / f"student{k}" / "model")
+                              and (out / f"student{k}" / "metrics.json").is_file()
+                              for k in config.students),
+        "export": lambda: all(_artifact_ok(p) for *_, p in _exports(out, config)),
+        "measure": lambda: (out / "measurements.json").is_file(),
+        "report": lambda: (out / "report.json").is_file(),
+    }
+    recorded = stages.done.get("_config")
+    recipe = json.loads(json.dumps(dataclasses.asdict(config)))  # tuples as JSON lists
+    if recorded is not None and recorded != recipe and not force:
+        raise DemoError(
+            f"{out} holds a demo run with another recipe ({'fast' if recorded.get('steps_per_epoch') else 'full'}); "
+            "pass --force to redo it, or choose another --out.")
+    runners = {
+        "convert": lambda: stage_convert(out, config),
+        "teacher": lambda: stage_teacher(out, config),
+        "distil": lambda: stage_distil(out, config),
+        "export": lambda: stage_export(out, config, android_assets),
+        "measure": lambda: stage_measure(out, config),
+        "report": lambda: stage_report(out, config, args_info or {}),
+    }
+    dirs = {"convert": ["minilm"], "teacher": ["teacher"],
+            "distil": [f"student{k}" for k in config.students], "export": ["exports"]}
+    redo = force
+    started = time.time()
+    for i, name in enumerate(STAGES, 1):
+        if not redo and stages.finished(name) and checks[name]():
+            _log(f"[{i}/{len(STAGES)}] {name}: done earlier ({stages.done[name]['seconds']} s), "
+                 "outputs verified, skipped")
+            continue
+        # A stage that finished before (or whose inputs are new) starts
+        # clean; one that was killed resumes from what it left.
+        if redo or stages.finished(name):
+            stages.forget(name)
+            for d in dirs.get(name, []):
+                shutil.rmtree(out / d, ignore_errors=True)
+        # Every stage after one that ran depends on its new outputs.
+        redo = True
+        _log(f"[{i}/{len(STAGES)}] {name}")
+        t0 = time.time()
+        info = runners[name]()
+        stages.done["_config"] = recipe
+        stages.record(name, time.time() - t0, **{"result": info} if info else {})
+        _log(f"      {name} finished in {time.time() - t0:.0f} s")
+    total = time.time() - started
+    _log(f"\nreport: {out / 'report.md'} ({total:.0f} s this run)")
+    return json.loads((out / "report.json").read_text())
