@@ -105,3 +105,29 @@ def test_general_mode_mlm_soft_term_only_at_masked_positions():
     for k, v in terms(moved).items():
         np.testing.assert_allclose(v, base[k], rtol=1e-6)
     assert t_out["mlm_logits"].shape == s_out["mlm_logits"].shape == (2, 3, 30)
+
+
+def test_cached_teacher_outputs_give_the_same_run():
+    x = tiny_batch(batch=4)
+    ds = tf.data.Dataset.from_tensor_slices((x, Y)).batch(2)
+    runs = []
+    for cached in (False, True):
+        teacher, student = _pair(dropout=0.0)
+        d = Distiller(teacher, student, hidden_weight=1.0, attention_weight=1.0)
+        d.compile(optimizer=keras.optimizers.SGD(0.1), run_eagerly=True)
+        data = d.cache_teacher(ds) if cached else ds
+        history = d.fit(data, epochs=2, verbose=0).history
+        runs.append((history, _weights(student)))
+    (h0, w0), (h1, w1) = runs
+    for k in h0:
+        np.testing.assert_allclose(h0[k], h1[k], rtol=1e-6, err_msg=k)
+    for a, b in zip(w0, w1):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    # The cache holds what the weighted terms read, nothing else.
+    keys = {k for k in d.cache_teacher(ds).element_spec[0] if k.startswith("teacher/")}
+    assert keys == {"teacher/logits", "teacher/sequence_output",
+                    *(f"teacher/hidden_states/{i}" for i in range(5)),
+                    *(f"teacher/attention_probs/{i}" for i in range(4))}
+    plain = Distiller(*_pair(dropout=0.0), cosine_weight=0.0)
+    assert {k for k in plain.cache_teacher(ds).element_spec[0]
+            if k.startswith("teacher/")} == {"teacher/logits"}

@@ -24,6 +24,11 @@ from zoo.distill import losses
 from zoo.distill.student_init import default_layer_map
 
 ENCODER_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+# Cached teacher outputs travel in `x` under these keys (see cache_teacher).
+TEACHER_PREFIX = "teacher/"
+# A cache beyond this many bytes is refused with the figure (attention maps
+# of every layer for every example are the usual culprit).
+MAX_CACHE_BYTES = 4 * 2**30
 
 
 def with_internals(model):
@@ -231,12 +236,101 @@ class Distiller(keras.Model):
             raise ValueError(f"Distiller: give labels as a dict keyed by {names}.")
         return {names[0]: y}
 
+    def _needed_teacher_outputs(self, outputs):
+        """The teacher outputs the weighted terms read (what a cache keeps)."""
+        w = self.weights_by_term
+        keep = {k: v for k, v in outputs.items() if k.endswith("logits")}
+        if w["cosine"]:
+            keep["sequence_output"] = outputs["sequence_output"]
+        if w["hidden"]:
+            keep["hidden_states"] = outputs["hidden_states"]
+        if w["attention"]:
+            keep["attention_probs"] = outputs["attention_probs"]
+        return keep
+
+    def cache_teacher(self, dataset, *, shuffle_seed=None):
+        """Run the frozen teacher once over `dataset` and return a dataset of
+        the same examples whose `x` also carries the teacher's outputs (only
+        those the loss terms read), so `fit` never runs the teacher again.
+
+        `dataset` yields batches `(x, y[, sample_weight])`; it is read once,
+        in order, and re-batched at its first batch size. With `shuffle_seed`
+        the cached examples are reshuffled every epoch (seeded); without, the
+        batches come in the original order, so a run on the cache gives the
+        same losses and weights as a run with the live teacher (tested).
+        Costs memory: N x L x H floats for the cosine term's hidden states.
+        """
+        import numpy as np
+
+        xs, ys, ws, outs = [], [], [], []
+        batch_size = None
+        for data in dataset:
+            x, y, w = keras.utils.unpack_x_y_sample_weight(data)
+            batch_size = batch_size or int(tf.shape(next(iter(x.values())))[0])
+            out = self._needed_teacher_outputs(self._teacher_view(x, training=False))
+            flat = {}
+            for k, v in out.items():
+                if isinstance(v, (list, tuple)):
+                    flat.update({f"{TEACHER_PREFIX}{k}/{i}": np.asarray(t)
+                                 for i, t in enumerate(v)})
+                else:
+                    flat[f"{TEACHER_PREFIX}{k}"] = np.asarray(v)
+            xs.append({k: np.asarray(v) for k, v in x.items()})
+            outs.append(flat)
+            ys.append(tf.nest.map_structure(np.asarray, y))
+            ws.append(None if w is None else tf.nest.map_structure(np.asarray, w))
+            size = sum(a.nbytes for o in outs for a in o.values())
+            if size > MAX_CACHE_BYTES:
+                raise ValueError(
+                    f"cache_teacher: the teacher outputs exceed {MAX_CACHE_BYTES / 2**30:.0f} "
+                    f"GiB after {len(outs)} batches ({sorted(flat)}); run without the cache, "
+                    "or drop the attention/hidden-state terms that need per-layer maps.")
+        if not xs:
+            raise ValueError("cache_teacher: the dataset is empty.")
+
+        def cat(parts):
+            return tf.nest.map_structure(lambda *a: np.concatenate(a), *parts)
+
+        x_all = {**cat(xs), **cat(outs)}
+        parts = [x_all]
+        if any(y is not None for y in ys):
+            parts.append(cat(ys))
+            if any(w is not None for w in ws):
+                parts.append(cat(ws))
+        ds = tf.data.Dataset.from_tensor_slices(tuple(parts))
+        if shuffle_seed is not None:
+            ds = ds.shuffle(len(next(iter(x_all.values()))), seed=shuffle_seed,
+                            reshuffle_each_iteration=True)
+        return ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+    @staticmethod
+    def _split_cached(x):
+        """`x` without cached teacher outputs, and those outputs (or None)."""
+        if not isinstance(x, dict) or not any(k.startswith(TEACHER_PREFIX) for k in x):
+            return x, None
+        inputs = {k: v for k, v in x.items() if not k.startswith(TEACHER_PREFIX)}
+        cached, lists = {}, {}
+        for k, v in x.items():
+            if not k.startswith(TEACHER_PREFIX):
+                continue
+            name = k[len(TEACHER_PREFIX):]
+            if "/" in name:
+                base, index = name.split("/")
+                lists.setdefault(base, {})[int(index)] = v
+            else:
+                cached[name] = v
+        for base, items in lists.items():
+            cached[base] = [items[i] for i in sorted(items)]
+        return inputs, cached
+
     def train_step(self, data):
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         y = self._labels(y)
-        # The teacher is frozen and deterministic (no dropout), and outside
-        # the tape: no activations kept for it, no gradient into it.
-        teacher_out = self._teacher_view(x, training=False)
+        x, teacher_out = self._split_cached(x)
+        if teacher_out is None:
+            # The teacher is frozen and deterministic (no dropout), and outside
+            # the tape: no activations kept for it, no gradient into it.
+            teacher_out = self._teacher_view(x, training=False)
         teacher_out = tf.nest.map_structure(tf.stop_gradient, teacher_out)
         variables = self._student_variables()
         with tf.GradientTape() as tape:
@@ -257,6 +351,7 @@ class Distiller(keras.Model):
         """The student alone: its hard loss on labelled data."""
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         y = self._labels(y)
+        x, _ = self._split_cached(x)
         student_out = self.student(x, training=False)
         if y:
             self.trackers["loss"].update_state(
