@@ -24,7 +24,7 @@ import pathlib
 import time
 
 MODES = ("task", "general")
-STRATEGIES = ("none", "mirrored")
+STRATEGIES = ("none", "mirrored", "multiworker", "tpu")
 
 
 @dataclasses.dataclass
@@ -50,6 +50,7 @@ class DistillConfig:
     mixed_precision: str | None = None
     steps_per_epoch: int | None = None
     seed: int = 0
+    cache_teacher: bool = False  # run the teacher once per dataset, not per epoch
     run_eagerly: bool = False
     evaluate: bool = True  # test metrics of teacher and student (task mode)
 
@@ -59,6 +60,22 @@ def _strategy(name):
 
     if name == "mirrored":
         return tf.distribute.MirroredStrategy()
+    if name == "multiworker":
+        # The cluster comes from TF_CONFIG (no TF_CONFIG: one local worker).
+        from zoo.distill import multiworker
+
+        return multiworker.strategy()
+    if name == "tpu":
+        try:
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            tf.config.experimental_connect_to_cluster(resolver)
+            tf.tpu.experimental.initialize_tpu_system(resolver)
+        except Exception as e:  # no TPU: resolver, client or runtime errors
+            raise ValueError(
+                f"--strategy tpu: no TPU found ({type(e).__name__}: {e}). Run on a TPU "
+                "host (or set TPU_NAME), or choose --strategy none, mirrored or "
+                "multiworker.") from None
+        return tf.distribute.TPUStrategy(resolver)
     return tf.distribute.get_strategy()
 
 
@@ -117,7 +134,7 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
     import tensorflow as tf
 
     from zoo.checkpoints import load_model_dir, save_model_dir
-    from zoo.distill import Distiller, make_student
+    from zoo.distill import Distiller, make_student, multiworker
     from zoo.train.optimization import make_adamw
     from zoo.utils.atomic import atomic_file
 
@@ -130,6 +147,10 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
     tf.config.experimental.enable_op_determinism()
 
     strategy = _strategy(config.strategy)
+    # Several workers (--strategy multiworker): each backs up to its own
+    # directory and only the chief writes OUT/model, history and metrics.
+    multi = multiworker.applies(strategy)
+    chief = multiworker.is_chief(strategy)
     epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)
     with strategy.scope():
         teacher, tokenizer, meta = load_model_dir(teacher_dir)
@@ -159,6 +180,9 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
                 corpus_documents(data), tokenizer, sequence_length=config.sequence_length,
                 max_predictions=config.max_predictions, batch_size=config.batch_size,
                 nsp=False, seed=config.seed)
+        if multi:
+            train = multiworker.shard_by_data(train)
+            val = None if val is None else multiworker.shard_by_data(val)
         student = make_student(teacher, config.student_layers, layer_map=config.layer_map,
                                style=config.style)
         steps = int(train.cardinality())
@@ -166,7 +190,7 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
             steps = sum(1 for _ in train)
         if config.steps_per_epoch:
             steps = min(steps, config.steps_per_epoch)
-        distiller = Distiller(
+        distiller = multiworker.model_class(Distiller, strategy)(
             teacher, student, temperature=config.temperature,
             soft_weight=config.soft_weight, hard_weight=config.hard_weight,
             cosine_weight=config.cosine_weight, hidden_weight=config.hidden_weight,
@@ -178,15 +202,26 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
         # Optimizer variables exist before fit so BackupAndRestore can
         # restore into them on a resumed run.
         distiller.optimizer.build(distiller._student_variables())
+    if config.cache_teacher:
+        if multi:
+            raise ValueError("--cache-teacher runs on one process; drop it with "
+                             "--strategy multiworker (each worker would cache its own copy).")
+        train = distiller.cache_teacher(train, shuffle_seed=config.seed)
+    elif not config.steps_per_epoch:
+        # A known length: progress totals, and no extra empty step per epoch
+        # (which Keras counts into the epoch's mean loss).
+        train = train.apply(tf.data.experimental.assert_cardinality(steps))
 
     from zoo.train.finetune import EpochCounter
 
+    backup = out / "backup" / multiworker.worker_name(strategy) if multi else out / "backup"
     callbacks = [
         EpochCounter(epoch_variable),
-        keras.callbacks.BackupAndRestore(str(out / "backup"), save_freq="epoch",
+        keras.callbacks.BackupAndRestore(str(backup), save_freq="epoch",
                                          delete_checkpoint=True),
-        BestStudentDirectory(out / "model", tokenizer, extra),
+        *([BestStudentDirectory(out / "model", tokenizer, extra)] if chief else []),
         keras.callbacks.TerminateOnNaN(),
+        *([multiworker.EpochSync(strategy)] if multi else []),
         *callbacks,
     ]
     started = time.time()
@@ -195,6 +230,18 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
                             steps_per_epoch=steps if config.steps_per_epoch else None,
                             callbacks=callbacks, shuffle=False, verbose=verbose)
     seconds = time.time() - started
+    if multi:
+        try:
+            (out / "backup").rmdir()  # the last worker to finish removes it
+        except OSError:
+            pass
+    if not chief:
+        # Wait for the chief's writes: a worker leaving before the chief
+        # (which hosts the cluster's coordination service) is fine, the
+        # chief leaving first makes the others wait out a heartbeat timeout.
+        multiworker.barrier(strategy)
+        return {"mode": config.mode, "worker": multiworker.worker_name(strategy),
+                "train_seconds": round(seconds, 1)}
     if not (out / "model" / "zoo_model.json").is_file():
         save_model_dir(student, out / "model", tokenizer, extra=extra)
     with atomic_file(out / "history.json", "w") as f:
@@ -209,12 +256,18 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
         from zoo.train.finetune import FinetuneConfig, evaluate_model
 
         best, best_tokenizer, _ = load_model_dir(out / "model")
+        if multi:
+            # The chief alone: a teacher outside the strategy (its predict
+            # would wait for the other workers).
+            teacher = load_model_dir(teacher_dir)[0]
         ft = FinetuneConfig(sequence_length=config.sequence_length)
         summary["teacher"] = evaluate_model(teacher, tokenizer, task, test_examples, labels, ft)
         summary["student"] = evaluate_model(best, best_tokenizer, task, test_examples, labels,
                                             ft)
     with atomic_file(out / "metrics.json", "w") as f:
         json.dump(summary, f, indent=2, default=lambda v: float(np.asarray(v)))
+    if multi:
+        multiworker.barrier(strategy)
     return summary
 
 
@@ -229,9 +282,13 @@ def _layer_map(text):
 
 def cmd_distill(args):
     from zoo.cli import CliError, write_run_info
+    from zoo.distill import multiworker
 
     out = pathlib.Path(args.out)
-    if out.exists() and any(out.iterdir()) and not args.force \
+    # Under --strategy multiworker every worker runs this command on a shared
+    # --out: only the chief checks it and writes args.json.
+    chief = args.strategy != "multiworker" or multiworker.is_chief_process()
+    if chief and out.exists() and any(out.iterdir()) and not args.force \
             and not (out / "backup").exists():
         raise CliError(f"--out {out} exists and is not empty; pass --force to replace it.")
     if args.student_layers < 1:
@@ -246,6 +303,7 @@ def cmd_distill(args):
         hidden_weight=args.hidden_weight, attention_weight=args.attention_weight,
         strategy=args.strategy, mixed_precision=args.mixed_precision,
         steps_per_epoch=args.steps_per_epoch, seed=args.seed, run_eagerly=args.run_eagerly,
+        cache_teacher=args.cache_teacher,
         evaluate=not args.no_evaluate)
     if args.force:
         import shutil
@@ -253,7 +311,8 @@ def cmd_distill(args):
         # A forced run starts over instead of resuming the old backup.
         shutil.rmtree(out / "backup", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
-    write_run_info(out, args)
+    if chief:
+        write_run_info(out, args)
     try:
         summary = distill(args.teacher, args.data, out, config, verbose=args.verbose)
     except (ValueError, TypeError, FileNotFoundError) as e:
@@ -299,7 +358,12 @@ def register(subparsers):
     p.add_argument("--style", choices=("distilbert", "bert"), default="distilbert",
                    help="distilbert drops segment embeddings and the pooler")
     p.add_argument("--mode", choices=MODES, default="task")
-    p.add_argument("--strategy", choices=STRATEGIES, default="none")
+    p.add_argument("--strategy", choices=STRATEGIES, default="none",
+                   help="tf.distribute: none; mirrored (the local devices); multiworker "
+                   "(MultiWorkerMirroredStrategy: start the same command on every worker "
+                   "with its TF_CONFIG and a shared --out; --batch-size is the global "
+                   "batch; each worker backs up to OUT/backup/worker-<index>, the chief "
+                   "writes the outputs); tpu (TPUStrategy, when a TPU is found)")
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=16, help="global batch")
@@ -318,6 +382,10 @@ def register(subparsers):
     p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"))
     p.add_argument("--steps-per-epoch", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache-teacher", action="store_true",
+                   help="run the teacher once over the training data and keep the outputs "
+                   "the losses read (memory: N x L x H floats for the cosine term), instead "
+                   "of once per epoch")
     p.add_argument("--run-eagerly", action="store_true",
                    help="no tf.function (debugging; faster for tiny models)")
     p.add_argument("--no-evaluate", action="store_true",
