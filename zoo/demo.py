@@ -574,5 +574,8 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
         stages.record(name, time.time() - t0, **{"result": info} if info else {})
         _log(f"      {name} finished in {time.time() - t0:.0f} s")
     total = time.time() - started
+    if not redo:
+        # Nothing ran: the terminal still ends with the table.
+        _log("\n" + _table(json.loads((out / "report.json").read_text())["rows"]))
     _log(f"\nreport: {out / 'report.md'} ({total:.0f} s this run)")
     return json.loads((out / "report.json").read_text())
