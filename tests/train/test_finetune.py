@@ -42,14 +42,17 @@ def test_span_qa_head_learns_synthetic_squad(minilm_dir, tmp_path):
 
 
 def test_bbc_news_classification(minilm_dir, tmp_path):
-    """Issue target: >= 97%. Measured with this budget (2 epochs, seq 128):
-    95.8%; the assertion guards that figure until the recipe reaches 97%."""
+    """Real fine-tuning on real data, at a CI budget: one epoch at 64 tokens.
+    The full recipe (2 epochs at 128 tokens, `zoo demo`) measures 95.8%; the
+    issue's 97% is not reached at 128 tokens (BUILD_NOTES, "The demo").
+    This budget measured 95.3% (2.4 min); the floor leaves a few articles
+    of margin for thread-order noise."""
     result = finetune(minilm_dir, "bbc", "classify", tmp_path / "bbc",
-                      FinetuneConfig(epochs=2, batch_size=16, sequence_length=128,
+                      FinetuneConfig(epochs=1, batch_size=16, sequence_length=64,
                                      learning_rate=1e-4, pooling="mean"), verbose=0)
     print(f"\nBBC News test accuracy {result['accuracy']:.4f} macro-F1 {result['macro_f1']:.4f}"
           f" ({result['num_test']} test articles, {result['train_seconds']} s training)")
-    assert result["accuracy"] >= 0.95
+    assert result["accuracy"] >= 0.94
 
 
 _KILLED_RUN = """
