@@ -84,11 +84,10 @@ def read_model_dir_meta(directory) -> dict:
 def load_model_dir(directory):
     """Return `(model, tokenizer, meta)` from a zoo model directory. The model
     loads in Keras's safe mode: no custom objects, no lambdas."""
-    from zoo.text.tokenizer import WordPieceTokenizer
-
     # A model saved after `compile` carries its optimizer config, whose
     # learning-rate schedule is ours: register it before Keras reads it.
     import zoo.train.optimization  # noqa: F401
+    from zoo.text.tokenizer import WordPieceTokenizer
 
     directory = pathlib.Path(directory)
     meta = read_model_dir_meta(directory)
