@@ -482,7 +482,7 @@ def stage_report(out, config, args_info):
         "TensorFlow for Keras).", "", _table(rows), "",
     ]
     summary = "\n".join(
-        f"**{h['student']}** vs {h['teacher']}: {h['size_ratio']:.1f}x smaller, "
+        f"- **{h['student']}** vs {h['teacher']}: {h['size_ratio']:.1f}x smaller, "
         f"{h['speedup']:.1f}x faster, accuracy {h['student_accuracy']:.4f} vs "
         f"{h['teacher_accuracy']:.4f} ({100 * h['accuracy_ratio']:.1f}% of the teacher's), "
         f"agreement with the teacher {h['agreement_with_teacher']:.4f}."
