@@ -39,7 +39,7 @@ def main(argv=None):
 
     from export.validate import keras_outputs, read_data, tokenize
     from zoo.checkpoints.model_dir import load_model_dir
-    from zoo.demo import DemoConfig, _dir_size, _keras_latency_ms
+    from zoo.demo import DemoConfig, _keras_latency_ms
     from zoo.distill.cli import DistillConfig, distill
 
     report = json.loads((args.demo / "report.json").read_text())
@@ -75,7 +75,7 @@ def main(argv=None):
         teacher_pred = pred if teacher_pred is None else teacher_pred
         rows.append({"model": name, "layers": int(model.encoder.num_layers),
                      "parameters": int(model.count_params()),
-                     "size_mb": _dir_size(path / "model.keras") / 1e6,
+                     "size_mb": (path / "model.keras").stat().st_size / 1e6,
                      "latency_ms": _keras_latency_ms(model, 128, runs=30),
                      "accuracy": float((pred == gold).mean()),
                      "agreement_with_teacher": float((pred == teacher_pred).mean())})

@@ -72,13 +72,6 @@ def _log(msg):
     print(msg, flush=True)
 
 
-def _dir_size(path):
-    path = pathlib.Path(path)
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
-
 class Stages:
     """OUT/stages.json: which stages finished, when, in how long."""
 
@@ -311,7 +304,7 @@ def stage_measure(out, config):
     teacher_pred = None
     names = ["teacher"] + [f"student{k}" for k in config.students]
     for name in names:
-        model_dir = out / name / "model" if name != "teacher" else out / "teacher" / "model"
+        model_dir = out / name / "model"
         model, tokenizer, _ = load_model_dir(model_dir)
         index = {n: i for i, n in enumerate(model.labels)}
         gold = np.array([index[y] for y in labels])
@@ -322,7 +315,7 @@ def stage_measure(out, config):
             "model": name, "format": "keras", "quantization": "float32",
             "layers": int(model.encoder.num_layers),
             "parameters": int(model.count_params()),
-            "size_mb": _dir_size(model_dir / "model.keras") / 1e6,
+            "size_mb": (model_dir / "model.keras").stat().st_size / 1e6,
             "latency_ms": _keras_latency_ms(model, L),
             "latency_runtime": "TensorFlow (tf.function, default threads)",
             "accuracy": float((pred == gold).mean()),
@@ -337,8 +330,9 @@ def stage_measure(out, config):
         main = _main_result(report, L)
         pred = np.array(main["predictions"])
         metrics = main.get("metrics", {})
-        size = (_dir_size(path) - _dir_size(path / "vocab.txt")) if kind == "saved_model" \
-            else (path / "model.tflite").stat().st_size
+        # The sizes the validator measured and recorded for this artifact.
+        sizes = report["file_sizes"]
+        size = sizes["saved_model (pb + variables)" if kind == "saved_model" else "model.tflite"]
         rows.append({
             "model": name, "format": kind, "quantization": mode or "float32",
             "layers": layers[name][0], "parameters": layers[name][1],
