@@ -4,6 +4,7 @@
 #   make test    setup, then the whole test suite (what CI runs)
 #   make demo    setup, then the main job on the real default checkpoint
 #   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
+#   make test-full     the opt-in full-recipe checks (`-m full`, ~30 min each)
 #   make lint    ruff over the sources
 
 PYTHON ?= python3
@@ -13,7 +14,7 @@ ASSETS ?= .assets
 STAMP := $(VENV)/.zoo-setup-stamp
 PYTEST_ARGS ?= --durations=25
 
-.PHONY: setup test demo lint clean android-test
+.PHONY: setup test test-full demo lint clean android-test
 
 setup: $(STAMP)
 
@@ -30,6 +31,10 @@ test: setup
 	$(PY) -m ruff check zoo export tests
 	$(PY) -m pytest $(PYTEST_ARGS)
 	$(MAKE) android-test
+
+# Checks too long for CI (marked `full`, deselected by default in pyproject).
+test-full: setup
+	$(PY) -m pytest -m full $(PYTEST_ARGS)
 
 # The Android app's pure-Java core on the JVM, the real .tflite through
 # LiteRT's C library via JNA, and a signed debug APK (see android_demo/README.md).

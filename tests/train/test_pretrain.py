@@ -1,8 +1,14 @@
 """Pre-training from random initialisation on real text (Austen + WordNet
 glosses) within a CI-sized budget: MLM accuracy must rise far above its
-step-0 value and chance (1 in 30,522). NSP accuracy is measured and
-printed; in this budget (200 steps of bert_tiny) it stays near chance, so it
-is not asserted here (see the closing notes of the pre-training issue)."""
+step-0 value and chance (1 in 30,522), NSP accuracy well above chance (0.5).
+
+NSP leaves its 0.5 plateau late, and only at a moderate learning rate:
+bert_tiny at 2e-3 stayed at chance through a 400-step schedule (it left the
+plateau near step 250 of a 1000-step one), at 3e-3 through 600 steps, with
+MLM stalled near the unigram guess; at 1e-3 with 10% warmup it left the
+plateau within 200 steps (0.66 after 200 steps and 0.68 after 600 on a 320-pair probe; this
+test's 300 steps measured 0.717 on its 640-pair probe, MLM 0.061;
+BUILD_NOTES, "Pre-training and fine-tuning")."""
 
 import pytest
 
@@ -16,9 +22,9 @@ def test_bert_tiny_pretraining_learns_mlm_and_nsp(tmp_path):
 
     documents = asset_or_fail(lambda: corpus_documents("austen+wordnet"),
                               "Jane Austen + WordNet")
-    config = PretrainConfig(epochs=2, batch_size=32, sequence_length=64, max_predictions=10,
-                            learning_rate=2e-3, warmup_fraction=0.05, steps_per_epoch=100,
-                            eval_batches=10)
+    config = PretrainConfig(epochs=3, batch_size=32, sequence_length=64, max_predictions=10,
+                            learning_rate=1e-3, warmup_fraction=0.1, steps_per_epoch=100,
+                            eval_batches=20)
     result = pretrain("bert_tiny", documents, tmp_path / "pre", config, verbose=0)
     before, after = result["step_0"], result["trained"]
     print(f"\nbert_tiny on {len(documents):,} real documents, {result['steps']} steps: "
@@ -27,7 +33,9 @@ def test_bert_tiny_pretraining_learns_mlm_and_nsp(tmp_path):
           f"pipeline {result['pipeline_examples_per_second']:.0f} ex/s vs training "
           f"{result['train_examples_per_second']:.0f} ex/s")
     assert before["mlm_accuracy"] < 0.005  # a random 30,522-way guess
-    assert after["mlm_accuracy"] > 0.01  # ~300x chance (0.024 measured in CI)
+    assert after["mlm_accuracy"] > 0.03  # ~900x chance (0.061 measured)
+    assert abs(before["nsp_accuracy"] - 0.5) < 0.1  # untrained: a coin flip
+    assert after["nsp_accuracy"] > 0.6  # see the docstring for measured values
     # The input pipeline is never the bottleneck.
     assert result["pipeline_examples_per_second"] > 3 * result["train_examples_per_second"]
     assert (tmp_path / "pre" / "model" / "model.keras").is_file()
