@@ -4,7 +4,7 @@
 #   make test    setup, then the whole test suite (what CI runs)
 #   make demo    setup, then the main job on the real default checkpoint
 #   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
-#   make test-full     the opt-in full-recipe checks (`-m full`, ~30 min each)
+#   make test-full     the opt-in full-recipe checks (`-m full`, ~10 min each)
 #   make lint    ruff over the sources
 
 PYTHON ?= python3
