@@ -1,7 +1,7 @@
 # The README's two commands are `make demo` and `make test`; both set up first.
 #   make setup   create/reuse .venv/, install the project editable with all
 #                extras, and install the real assets (scripts/install_assets.sh)
-#   make test    setup, then the whole test suite (what CI runs)
+#   make test    setup, then the test suite except `full` tests (what CI runs)
 #   make demo    setup, then the main job on the real default checkpoint
 #   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
 #   make test-full     the opt-in full-recipe checks (`-m full`, ~10 min each)
