@@ -206,7 +206,7 @@ def _finetune_config(args):
         weight_decay=args.weight_decay, patience=args.patience,
         mixed_precision=args.mixed_precision, seed=args.seed, pooling=args.pooling,
         doc_stride=args.doc_stride, max_answer_length=args.max_answer_length,
-        steps_per_epoch=args.steps_per_epoch,
+        max_windows=args.max_windows, steps_per_epoch=args.steps_per_epoch,
     )
 
 
@@ -240,6 +240,8 @@ def cmd_evaluate(args):
         sequence_length=args.sequence_length or meta.get("sequence_length", 128),
         doc_stride=saved.get("doc_stride", 128),
         max_answer_length=saved.get("max_answer_length", 30),
+        max_windows=(saved.get("max_windows", 1) if args.max_windows is None
+                     else args.max_windows),
     )
     result = evaluate_model(model, tokenizer, task, examples, meta.get("labels"), config)
     result["split"] = args.split
@@ -426,7 +428,14 @@ def build_parser():
     p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"))
     p.add_argument("--pooling", choices=("auto", "pooled", "cls", "mean"), default="auto",
                    help="classifier pooling (mean suits sentence-transformers checkpoints)")
-    p.add_argument("--doc-stride", type=int, default=128)
+    p.add_argument("--doc-stride", type=int, default=128,
+                   help="pieces between the starts of consecutive windows of a long text "
+                        "(qa contexts; classify with --max-windows)")
+    p.add_argument("--max-windows", type=int, default=1,
+                   help="classify: cut a text longer than the sequence into up to N windows "
+                        "(stepping --doc-stride pieces), train on each window with the "
+                        "text's label and predict by averaging the windows' logits; 1 "
+                        "truncates (default). Exported artifacts classify one window.")
     p.add_argument("--max-answer-length", type=int, default=30)
     p.add_argument("--steps-per-epoch", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
@@ -451,6 +460,8 @@ def build_parser():
     p.add_argument("--split", default="test", choices=("train", "validation", "test"))
     p.add_argument("--sequence-length", type=int, default=None,
                    help="default: the length the model was fine-tuned with")
+    p.add_argument("--max-windows", type=int, default=None,
+                   help="classify: windows per long text (default: as fine-tuned)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_evaluate)
 

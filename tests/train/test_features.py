@@ -85,3 +85,69 @@ def test_doc_stride_windows_and_unanswerable(tokenizer):
     s = np.zeros((1, 32))
     s[0, 0] = 5.0
     assert features.decode_answers(g, s, s.copy(), [impossible], allow_null=True) == {"n": ""}
+
+
+# --- windows over long texts (classification) ---------------------------------
+
+
+def test_text_windows_cover_a_long_text_in_order(tokenizer):
+    text = " ".join(f"word{i}" for i in range(40))
+    ids = tokenizer.tokenize([text]).to_list()[0]
+    length, stride = 16, 10  # room for 14 pieces per window
+    windows = features.text_windows([text, "A short one."], tokenizer, length, stride, 99)
+    owner = windows.example_index.tolist()
+    first = tokenizer([text, "A short one."], sequence_length=length)
+    # The first window of each text is exactly what the truncating packer gives.
+    for i, row in enumerate([0, owner.index(1)]):
+        for key in ("token_ids", "segment_ids", "padding_mask"):
+            np.testing.assert_array_equal(windows.inputs[key][row], first[key].numpy()[i])
+    # Windows start at 0, 10, 20, ... and the last one reaches the end.
+    n = owner.count(0)
+    assert n == 1 + -(-(len(ids) - 14) // stride)
+    for w in range(n):
+        mask = windows.inputs["padding_mask"][w]
+        body = windows.inputs["token_ids"][w, 1 : mask.sum() - 1].tolist()
+        assert windows.inputs["token_ids"][w, 0] == tokenizer.cls_id
+        assert windows.inputs["token_ids"][w, mask.sum() - 1] == tokenizer.sep_id
+        assert body == ids[w * stride : w * stride + 14]
+        assert (windows.inputs["token_ids"][w, mask.sum():] == tokenizer.pad_id).all()
+    assert windows.inputs["token_ids"][n - 1, mask.sum() - 2] == ids[-1]
+    assert owner == [0] * n + [1]
+
+
+def test_text_windows_cap_and_bad_arguments(tokenizer):
+    text = " ".join(f"word{i}" for i in range(40))
+    windows = features.text_windows([text, ""], tokenizer, 16, 10, 2)
+    assert windows.example_index.tolist() == [0, 0, 1]
+    # An empty text still gets its [CLS] [SEP] window.
+    assert windows.inputs["token_ids"][2, :3].tolist() == [tokenizer.cls_id,
+                                                           tokenizer.sep_id, tokenizer.pad_id]
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="max_windows must be a positive integer"):
+            features.text_windows([text], tokenizer, 16, 10, bad)
+    with pytest.raises(ValueError, match="doc_stride must be a positive integer; received 0"):
+        features.text_windows([text], tokenizer, 16, 0, 2)
+
+
+def test_average_windows_is_the_mean_per_text():
+    logits = np.array([[1.0, 0.0], [3.0, 2.0], [0.0, 5.0]])
+    np.testing.assert_allclose(features.average_windows(logits, np.array([0, 0, 1]), 2),
+                               [[2.0, 1.0], [0.0, 5.0]])
+    with pytest.raises(ValueError, match="at least one window"):
+        features.average_windows(logits, np.array([0, 0, 2]), 3)
+
+
+def test_windowed_classification_dataset_labels_every_window(tokenizer):
+    from zoo.text.readers import TextExample
+    from zoo.train.data import classification_dataset
+
+    long = " ".join(f"word{i}" for i in range(40))
+    examples = [TextExample(long, "b"), TextExample("Short.", "a")]
+    ds = classification_dataset(examples, ["a", "b"], tokenizer, 16, 64, max_windows=3,
+                                doc_stride=14)
+    x, y = next(iter(ds))
+    assert x["token_ids"].shape == (4, 16)  # 3 windows of the long text, 1 of the short
+    assert y["logits"].numpy().tolist() == [1, 1, 1, 0]
+    pairs = [TextExample(long, "b", text_b="second text")]
+    with pytest.raises(ValueError, match="text pairs .text_b.*max_windows=1"):
+        classification_dataset(pairs, ["a", "b"], tokenizer, 16, 8, max_windows=3)

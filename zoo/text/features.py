@@ -228,3 +228,65 @@ def decode_answers(features, start_logits, end_logits, examples, n_best=20,
         else:
             answers[example.qid] = " ".join(words[first : last + 1])
     return answers
+
+
+@dataclasses.dataclass
+class TextWindows:
+    inputs: dict  # token_ids, segment_ids, padding_mask [W, L]
+    example_index: np.ndarray  # [W] -> index into the texts
+
+
+def text_windows(texts, tokenizer, sequence_length, doc_stride, max_windows):
+    """`[CLS] window [SEP]` features covering up to `max_windows` windows of each text.
+
+    A text of n word pieces gets windows of `sequence_length - 2` pieces
+    starting at 0, s, 2s, ... (s = min(doc_stride, sequence_length - 2)) until
+    one reaches the end of the text or `max_windows` are made, so a short
+    text gives one window identical to the tokenizer's truncating packer.
+    Used to classify texts longer than the model's sequence: train on every
+    window with the text's label and predict by averaging the windows'
+    logits (`average_windows`).
+    """
+    if not isinstance(max_windows, int) or isinstance(max_windows, bool) or max_windows < 1:
+        raise ValueError(f"max_windows must be a positive integer; received {max_windows!r}.")
+    if not isinstance(doc_stride, int) or isinstance(doc_stride, bool) or doc_stride < 1:
+        raise ValueError(f"doc_stride must be a positive integer; received {doc_stride!r}.")
+    if not isinstance(sequence_length, int) or sequence_length < 3:
+        raise ValueError(f"sequence_length must be an int >= 3; received {sequence_length!r}.")
+    room = sequence_length - 2
+    step = min(doc_stride, room)
+    ragged = tokenizer.tokenize(list(texts))
+    lengths = ragged.row_lengths().numpy()
+    flat = ragged.flat_values.numpy()
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    # Window starts per text: 0, step, ... while the previous window left pieces out.
+    counts = np.minimum(1 + np.maximum(0, -(-(lengths - room) // step)), max_windows)
+    owner = np.repeat(np.arange(len(lengths)), counts)
+    first = np.concatenate([[0], np.cumsum(counts)])[:-1]
+    starts = (np.arange(len(owner)) - np.repeat(first, counts)) * step
+    taken = np.clip(lengths[owner] - starts, 0, room)  # [W] pieces per window
+    positions = np.arange(sequence_length)[None, :]
+    source = offsets[owner][:, None] + starts[:, None] + positions - 1
+    inside = (positions >= 1) & (positions <= taken[:, None])
+    token_ids = np.where(inside, flat[np.clip(source, 0, max(len(flat) - 1, 0))]
+                         if len(flat) else 0, tokenizer.pad_id)
+    token_ids[:, 0] = tokenizer.cls_id
+    token_ids[np.arange(len(owner)), taken + 1] = tokenizer.sep_id
+    mask = (positions <= taken[:, None] + 1).astype(np.int32)
+    return TextWindows(
+        {"token_ids": token_ids.astype(np.int32),
+         "segment_ids": np.zeros_like(mask),
+         "padding_mask": mask},
+        owner.astype(np.int32),
+    )
+
+
+def average_windows(logits, example_index, num_examples):
+    """Mean of the windows' logits per text: `[num_examples, C]`."""
+    logits = np.asarray(logits, np.float64)
+    total = np.zeros((num_examples, logits.shape[-1]))
+    np.add.at(total, example_index, logits)
+    count = np.bincount(example_index, minlength=num_examples)
+    if np.any(count == 0):
+        raise ValueError("every text needs at least one window; found texts with none.")
+    return total / count[:, None]

@@ -113,11 +113,20 @@ def _shuffled(tensors, batch_size, seed, epoch_variable, shuffle):
 
 
 def classification_dataset(examples, labels, tokenizer, sequence_length, batch_size,
-                           *, seed=0, epoch_variable=None, shuffle=False):
+                           *, seed=0, epoch_variable=None, shuffle=False, max_windows=1,
+                           doc_stride=None):
+    """Batches of `(features, {"logits": label})`. With `max_windows` > 1 a
+    text longer than the sequence gives up to that many windows (stepping
+    `doc_stride` pieces, `features.text_windows`), each an example with the
+    text's label; otherwise texts are truncated by the tokenizer."""
     index = {name: i for i, name in enumerate(labels)}
     unknown = sorted({e.label for e in examples} - set(index))
     if unknown:
         raise ValueError(f"labels {unknown} are not among the training labels {labels}.")
+    if max_windows > 1:
+        return _windowed_classification(examples, index, tokenizer, sequence_length,
+                                        batch_size, seed, epoch_variable, shuffle,
+                                        max_windows, doc_stride or sequence_length - 2)
     tensors = {
         "text": np.array([e.text for e in examples], dtype=object),
         "label": np.array([index[e.label] for e in examples], np.int32),
@@ -132,6 +141,27 @@ def classification_dataset(examples, labels, tokenizer, sequence_length, batch_s
         return x, {"logits": batch["label"]}
 
     return ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def _windowed_classification(examples, index, tokenizer, sequence_length, batch_size, seed,
+                              epoch_variable, shuffle, max_windows, doc_stride):
+    if any(e.text_b for e in examples):
+        raise ValueError(
+            f"max_windows={max_windows}: windows split one long text; this data has text "
+            "pairs (text_b). Use max_windows=1 (pairs are truncated longest-first)."
+        )
+    windows = feats.text_windows([e.text for e in examples], tokenizer, sequence_length,
+                                 doc_stride, max_windows)
+    tensors = dict(windows.inputs)
+    tensors["label"] = np.array([index[e.label] for e in examples], np.int32)[
+        windows.example_index]
+    ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
+
+    def split(b):
+        x = {k: b[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+        return x, {"logits": b["label"]}
+
+    return ds.map(split).prefetch(tf.data.AUTOTUNE)
 
 
 def tagging_dataset(sentences, labels, tokenizer, sequence_length, batch_size,

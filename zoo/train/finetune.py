@@ -50,11 +50,12 @@ class FinetuneConfig:
     pooling: str = "auto"
     dropout: float = 0.1
     doc_stride: int = 128
+    max_windows: int = 1  # classify: windows per long text (1 = truncate)
     max_answer_length: int = 30
     steps_per_epoch: int | None = None  # cap, for quick runs
 
     def __post_init__(self):
-        for name in ("epochs", "batch_size", "sequence_length"):
+        for name in ("epochs", "batch_size", "sequence_length", "doc_stride", "max_windows"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be a positive integer; "
@@ -130,9 +131,11 @@ def build_datasets(data, tokenizer, config, epoch_variable):
     splits = data.splits
     validation = splits.get("validation") or splits.get("test")
     if data.task == "classify":
+        windows = dict(max_windows=config.max_windows, doc_stride=config.doc_stride)
         train = task_data.classification_dataset(splits["train"], data.labels, tokenizer, L, B,
-                                                 shuffle=True, **common)
-        val = task_data.classification_dataset(validation, data.labels, tokenizer, L, B)
+                                                 shuffle=True, **common, **windows)
+        val = task_data.classification_dataset(validation, data.labels, tokenizer, L, B,
+                                               **windows)
         return train, val
     if data.task == "tag":
         train = task_data.tagging_dataset(splits["train"], data.labels, tokenizer, L, B,
@@ -246,12 +249,20 @@ def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):
         unknown = sorted({e.label for e in examples} - set(index))
         if unknown:
             raise ValueError(f"labels {unknown} are not labels of this model ({labels}).")
-        ds = task_data.classification_dataset(examples, labels, tokenizer, L, 64)
-        logits = model.predict(ds.map(lambda x, y: x), verbose=0)["logits"]
         y = np.array([index[e.label] for e in examples])
+        if config.max_windows > 1:
+            # Every window of a long text votes with its logits (mean).
+            windows = feats.text_windows([e.text for e in examples], tokenizer, L,
+                                         config.doc_stride, config.max_windows)
+            window_logits = model.predict(windows.inputs, batch_size=64, verbose=0)["logits"]
+            logits = feats.average_windows(window_logits, windows.example_index, len(y))
+        else:
+            ds = task_data.classification_dataset(examples, labels, tokenizer, L, 64)
+            logits = model.predict(ds.map(lambda x, y: x), verbose=0)["logits"]
         pred = logits.argmax(-1)
         return {"task": task, "accuracy": task_metrics.accuracy(y, pred),
-                "macro_f1": task_metrics.macro_f1(y, pred, len(labels)), "num_examples": len(y)}
+                "macro_f1": task_metrics.macro_f1(y, pred, len(labels)), "num_examples": len(y),
+                "max_windows": config.max_windows}
     if task == "tag":
         labels = labels or model.labels
         tag_to_id = {t: i for i, t in enumerate(labels)}

@@ -1,0 +1,45 @@
+"""`zoo finetune` and `zoo evaluate` from the command line: a short windowed
+classification run on a CSV, the evaluation reading the window setting the
+model was trained with, and bad window arguments named in the error."""
+
+import json
+
+import pytest
+
+from zoo.cli import main
+
+pytestmark = pytest.mark.assets
+
+
+def _write_csv(path):
+    topics = {"sport": "the striker scored a late goal and the keeper saved a penalty",
+              "tech": "the chip maker released a faster processor and new software"}
+    rows = ["text,label"]
+    for i in range(30):
+        for label, sentence in topics.items():
+            rows.append(f'"{" ".join([sentence] * (1 + i % 3))} {i}",{label}')
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_finetune_and_evaluate_with_windows(minilm_dir, tmp_path, capsys):
+    data = tmp_path / "topics.csv"
+    _write_csv(data)
+    out = tmp_path / "run"
+    assert main(["finetune", "--model", str(minilm_dir), "--data", str(data),
+                 "--task", "classify", "--out", str(out), "--sequence-length", "16",
+                 "--max-windows", "3", "--epochs", "2", "--learning-rate", "1e-4",
+                 "--pooling", "mean"]) == 0
+    trained = json.loads((out / "metrics.json").read_text())
+    assert trained["max_windows"] == 3
+    saved = json.loads((out / "model" / "zoo_model.json").read_text())
+    assert saved["finetune_config"]["max_windows"] == 3
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(out / "model"), "--data", str(data), "--json"]) == 0
+    evaluated = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    # Same windows, same model, same test split: the same figure as training reported.
+    assert evaluated["max_windows"] == 3
+    assert evaluated["accuracy"] == trained["accuracy"]
+    assert evaluated["accuracy"] > 0.9  # two easy topics; chance is 0.5
+    assert main(["evaluate", "--model", str(out / "model"), "--data", str(data),
+                 "--max-windows", "0"]) == 2
+    assert "--max-windows must be a positive integer; received 0" in capsys.readouterr().err
