@@ -14,6 +14,10 @@ from zoo.train.finetune import FinetuneConfig, finetune
 
 pytestmark = [pytest.mark.assets, pytest.mark.slow]
 
+# The recipe that reaches the issue's 97% on BBC News (BUILD_NOTES).
+BBC_RECIPE = FinetuneConfig(epochs=2, batch_size=16, sequence_length=128, learning_rate=5e-5,
+                            pooling="mean", max_windows=4, doc_stride=126)
+
 
 def test_tagging_head_learns_synthetic_ner(minilm_dir, tmp_path):
     data = tmp_path / "ner"
@@ -42,17 +46,19 @@ def test_span_qa_head_learns_synthetic_squad(minilm_dir, tmp_path):
 
 
 def test_bbc_news_classification(minilm_dir, tmp_path):
-    """Real fine-tuning on real data, at a CI budget: one epoch at 64 tokens.
-    This budget measured 95.3% (2.4 min); the floor leaves a few articles
-    of margin for thread-order noise. Longer recipes reach 95.8-96.5%
-    (test_bbc_full_recipe.py, `make test-full`); the issue's 97% is not
-    reached (BUILD_NOTES, "Pre-training and fine-tuning")."""
-    result = finetune(minilm_dir, "bbc", "classify", tmp_path / "bbc",
-                      FinetuneConfig(epochs=1, batch_size=16, sequence_length=64,
-                                     learning_rate=1e-4, pooling="mean"), verbose=0)
+    """Real fine-tuning on real data at the issue's recipe: 128 tokens, up to
+    4 windows per article (each a training example; the prediction is the
+    mean of the windows' logits), 2 epochs at 5e-5, seed 0. Measured 0.9718
+    (seed 0) and 0.9765 (seed 1, `make test-full`) against 95.3-96.5% for
+    every first-window recipe. The floor sits half a point under the issue's
+    97% so that thread-order noise on one or two articles does not fail CI,
+    and above the best first-window run (0.9648)."""
+    result = finetune(minilm_dir, "bbc", "classify", tmp_path / "bbc", BBC_RECIPE, verbose=0)
     print(f"\nBBC News test accuracy {result['accuracy']:.4f} macro-F1 {result['macro_f1']:.4f}"
-          f" ({result['num_test']} test articles, {result['train_seconds']} s training)")
-    assert result["accuracy"] >= 0.94
+          f" ({result['num_test']} test articles, {result['max_windows']} windows,"
+          f" {result['train_seconds']} s training)")
+    assert result["num_test"] == 426 and result["max_windows"] == 4
+    assert result["accuracy"] >= 0.965
 
 
 _KILLED_RUN = """
