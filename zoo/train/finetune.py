@@ -2,6 +2,10 @@
 
     result = finetune("models/minilm", "bbc", "classify", "runs/bbc")
 
+Texts longer than the sequence: `FinetuneConfig(max_windows=4)` trains on up
+to 4 windows of each text (stepping `doc_stride` pieces) with the text's
+label, and `evaluate_model` averages the windows' logits.
+
 writes, under `out/`:
 
     model/          the best model (lowest validation loss) as a zoo model
