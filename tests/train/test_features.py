@@ -127,6 +127,10 @@ def test_text_windows_cap_and_bad_arguments(tokenizer):
             features.text_windows([text], tokenizer, 16, 10, bad)
     with pytest.raises(ValueError, match="doc_stride must be a positive integer; received 0"):
         features.text_windows([text], tokenizer, 16, 0, 2)
+    with pytest.raises(ValueError, match="sequence_length must be an int >= 3; received 2"):
+        features.text_windows([text], tokenizer, 2, 10, 2)
+    same = features.text_windows([text], tokenizer, np.int64(16), np.int32(10), np.int64(2))
+    np.testing.assert_array_equal(same.inputs["token_ids"], windows.inputs["token_ids"][:2])
 
 
 def test_average_windows_is_the_mean_per_text():

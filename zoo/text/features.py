@@ -247,11 +247,14 @@ def text_windows(texts, tokenizer, sequence_length, doc_stride, max_windows):
     window with the text's label and predict by averaging the windows'
     logits (`average_windows`).
     """
-    if not isinstance(max_windows, int) or isinstance(max_windows, bool) or max_windows < 1:
+    def whole(value):
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+    if not whole(max_windows) or max_windows < 1:
         raise ValueError(f"max_windows must be a positive integer; received {max_windows!r}.")
-    if not isinstance(doc_stride, int) or isinstance(doc_stride, bool) or doc_stride < 1:
+    if not whole(doc_stride) or doc_stride < 1:
         raise ValueError(f"doc_stride must be a positive integer; received {doc_stride!r}.")
-    if not isinstance(sequence_length, int) or sequence_length < 3:
+    if not whole(sequence_length) or sequence_length < 3:
         raise ValueError(f"sequence_length must be an int >= 3; received {sequence_length!r}.")
     room = sequence_length - 2
     step = min(doc_stride, room)
