@@ -46,6 +46,7 @@ import tensorflow as tf
 
 from export import manifest as mf
 from export.validate import validate_new_artifact
+from zoo.models.task import with_dtype_policy
 from zoo.utils.atomic import atomic_directory, atomic_file
 
 ID_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -524,15 +525,11 @@ def xla_lowering(fn, spec):
 
 def _bfloat16_clone(model):
     """The same model computing in bfloat16 (mixed_bfloat16 policy), float32 weights."""
-    config = model.get_config()
-    if "encoder" not in config:
+    if not hasattr(model, "encoder"):
         raise ValueError(
             "compute_dtype='bfloat16' needs a zoo task model (encoder + head)."
         )
-    config["encoder"]["config"]["dtype"] = "mixed_bfloat16"
-    clone = type(model).from_config(config)
-    clone.set_weights(model.get_weights())
-    return clone
+    return with_dtype_policy(model, "mixed_bfloat16")
 
 
 def export_tpu_saved_model(

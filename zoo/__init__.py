@@ -24,6 +24,7 @@ from zoo.models import (  # noqa: E402
     Pretrainer,
     QuestionAnswerer,
     TokenClassifier,
+    with_dtype_policy,
 )
 
 __version__ = "0.1.0"
@@ -51,4 +52,5 @@ __all__ = [
     "TokenClassifier",
     "get_preset",
     "load_checkpoint",
+    "with_dtype_policy",
 ]

@@ -192,6 +192,43 @@ def test_mixed_precision_heads_output_float32(policy):
     assert classifier(_inputs(False))["logits"].dtype == "float32"
 
 
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_with_dtype_policy_and_model_directories_compute_in_float32(policy, tmp_path):
+    """A model trained under mixed precision is saved as a float32 model
+    directory (for export and serving); `with_dtype_policy` moves a model
+    between policies with the same weights."""
+    from zoo.checkpoints import load_model_dir, save_model_dir
+    from zoo.text.tokenizer import WordPieceTokenizer
+
+    inputs = _inputs(False)
+    model = zoo.Classifier(bert(), 3)
+    reference = to_numpy(model(inputs))
+    assert zoo.with_dtype_policy(model, "float32") is model  # nothing to change
+
+    mixed = zoo.with_dtype_policy(model, policy)
+    assert mixed.encoder.compute_policy.name == policy
+    assert mixed.encoder.get_layer("transformer_layer_0").compute_dtype == policy[6:]
+    assert all(np.array_equal(a, b) for a, b in zip(mixed.get_weights(), model.get_weights()))
+    low = to_numpy(mixed(inputs))
+    assert low["logits"].dtype == np.float32
+    assert 0 < max_diff(low, reference) < 0.05  # the same model in low precision
+
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words = [f"w{i}" for i in range(TINY["vocabulary_size"] - len(special))]
+    (tmp_path / "vocab.txt").write_text("\n".join(special + words) + "\n")
+    save_model_dir(mixed, tmp_path / "dir", WordPieceTokenizer(str(tmp_path / "vocab.txt")))
+    assert mixed.encoder.compute_policy.name == policy  # the trained model is untouched
+    loaded, _, _ = load_model_dir(tmp_path / "dir")
+    assert loaded.encoder.compute_policy.name == "float32"
+    assert max_diff(to_numpy(loaded(inputs)), reference) < 1e-6
+    # The encoder's policy is saved with it, so it stays float32 even in a
+    # process running mixed (the small head layers follow the process).
+    keras.config.set_dtype_policy(policy)
+    assert load_model_dir(tmp_path / "dir")[0].encoder.compute_policy.name == "float32"
+    with pytest.raises(TypeError, match="BertEncoder or DistilBertEncoder"):
+        zoo.with_dtype_policy(keras.layers.Dense(3), policy)
+
+
 def test_head_errors_explain_what_to_do():
     with pytest.raises(ValueError, match="pooling='cls' or 'mean'"):
         zoo.Classifier(distil(), 3, pooling="pooled")

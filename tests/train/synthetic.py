@@ -1,5 +1,5 @@
 """Small synthetic NER and SQuAD-format fixtures (no real NER/QA data can be
-installed here). Names and places include words that split into several
+installed here) and a two-topic classification CSV for quick runs. Names and places include words that split into several
 word pieces, so label alignment and answer offsets are exercised."""
 
 from __future__ import annotations
@@ -69,3 +69,14 @@ def write_squad(path, n, seed, unanswerable=0.0):
         qas_paragraphs.append({"context": context, "qas": [qa]})
     path.write_text(json.dumps({"version": "2.0", "data": [{"title": "synthetic",
                                                              "paragraphs": qas_paragraphs}]}))
+
+
+def write_topics_csv(path):
+    """60 rows of two easy topics (sport, tech), texts of 1-3 sentences."""
+    topics = {"sport": "the striker scored a late goal and the keeper saved a penalty",
+              "tech": "the chip maker released a faster processor and new software"}
+    rows = ["text,label"]
+    for i in range(30):
+        for label, sentence in topics.items():
+            rows.append(f'"{" ".join([sentence] * (1 + i % 3))} {i}",{label}')
+    path.write_text("\n".join(rows) + "\n")

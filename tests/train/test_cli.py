@@ -6,24 +6,15 @@ import json
 
 import pytest
 
+from tests.train.synthetic import write_topics_csv
 from zoo.cli import main
 
 pytestmark = pytest.mark.assets
 
 
-def _write_csv(path):
-    topics = {"sport": "the striker scored a late goal and the keeper saved a penalty",
-              "tech": "the chip maker released a faster processor and new software"}
-    rows = ["text,label"]
-    for i in range(30):
-        for label, sentence in topics.items():
-            rows.append(f'"{" ".join([sentence] * (1 + i % 3))} {i}",{label}')
-    path.write_text("\n".join(rows) + "\n")
-
-
 def test_finetune_and_evaluate_with_windows(minilm_dir, tmp_path, capsys):
     data = tmp_path / "topics.csv"
-    _write_csv(data)
+    write_topics_csv(data)
     out = tmp_path / "run"
     assert main(["finetune", "--model", str(minilm_dir), "--data", str(data),
                  "--task", "classify", "--out", str(out), "--sequence-length", "16",

@@ -24,9 +24,16 @@ def is_model_dir(path) -> bool:
 
 
 def save_model_dir(model, directory, tokenizer, *, extra=None, overwrite=True):
-    """Atomically write `model` and `tokenizer` as a zoo model directory."""
+    """Atomically write `model` and `tokenizer` as a zoo model directory.
+
+    The encoder is saved computing in float32 whatever policy `model` was
+    trained under: a model directory is for export and serving, and a new
+    training run applies its own `--mixed-precision` (see
+    `zoo.with_dtype_policy`). Head layers follow the loading process's policy."""
+    from zoo.models.task import with_dtype_policy
     from zoo.utils.atomic import atomic_directory
 
+    model = with_dtype_policy(model, "float32")
     encoder = getattr(model, "encoder", model)
     meta = {
         "format": FORMAT,

@@ -128,7 +128,23 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
     student on `data`; returns a summary dict (also OUT/metrics.json).
 
     `callbacks` are appended to the built-in ones (epoch counter,
-    BackupAndRestore, best-student directory, TerminateOnNaN)."""
+    BackupAndRestore, best-student directory, TerminateOnNaN).
+
+    `config.mixed_precision` applies to this run only (the student trains
+    under it; the teacher keeps its saved float32): Keras's global dtype
+    policy is restored on return."""
+    import keras
+
+    previous_policy = keras.config.dtype_policy()
+    if config.mixed_precision:
+        keras.config.set_dtype_policy(config.mixed_precision)
+    try:
+        return _distill(teacher_dir, data, out_dir, config, callbacks, verbose)
+    finally:
+        keras.config.set_dtype_policy(previous_policy)
+
+
+def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
     import keras
     import numpy as np
     import tensorflow as tf
@@ -140,8 +156,6 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
 
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if config.mixed_precision:
-        keras.config.set_dtype_policy(config.mixed_precision)
     keras.utils.set_random_seed(config.seed)
     # Same seed, same data -> same student weights, process to process.
     tf.config.experimental.enable_op_determinism()

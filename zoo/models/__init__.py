@@ -6,6 +6,7 @@ from zoo.models.distil_bert_encoder import DistilBertEncoder
 from zoo.models.masked_lm import MaskedLM, MaskedLMHead
 from zoo.models.pretrainer import NextSentencePredictor, Pretrainer
 from zoo.models.question_answerer import QuestionAnswerer
+from zoo.models.task import with_dtype_policy
 from zoo.models.token_classifier import TokenClassifier
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "Pretrainer",
     "QuestionAnswerer",
     "TokenClassifier",
+    "with_dtype_policy",
 ]

@@ -182,13 +182,20 @@ class BertEncoder(keras.Model):
         return {
             "name": self.name,
             "trainable": self.trainable,
-            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
+            # The policy the layers compute under (a functional model's own
+            # `dtype_policy` does not follow a `dtype` given at construction).
+            "dtype": keras.saving.serialize_keras_object(self.compute_policy),
             **{
                 k: v
                 for k, v in self.config.to_dict().items()
                 if k != "family"
             },
         }
+
+    @property
+    def compute_policy(self):
+        """The dtype policy the encoder's layers compute under."""
+        return self.get_layer("embeddings").dtype_policy
 
     @classmethod
     def from_config(cls, config):

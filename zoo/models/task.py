@@ -46,6 +46,23 @@ class EncoderTask(keras.Model):
         return cls(**config)
 
 
+def with_dtype_policy(model, policy):
+    """A copy of a zoo encoder or task model whose encoder computes under
+    `policy` ("float32", "mixed_float16", "mixed_bfloat16"), with the same
+    (float32) weights. Returns `model` itself when it already does."""
+    encoder = getattr(model, "encoder", model)
+    check_encoder(encoder, "with_dtype_policy")
+    policy = keras.dtype_policies.get(policy)
+    if encoder.compute_policy.name == policy.name:
+        return model
+    config = model.get_config()
+    target = config["encoder"]["config"] if "encoder" in config else config
+    target["dtype"] = keras.saving.serialize_keras_object(policy)
+    clone = type(model).from_config(config)
+    clone.set_weights(model.get_weights())
+    return clone
+
+
 def as_float32(x):
     # Under mixed_float16/bfloat16 the head computes in low precision; outputs
     # are float32 so losses, softmax and serving signatures stay exact.

@@ -29,6 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.checkpoints import load_checkpoint, save_model_dir
+from zoo.models.task import with_dtype_policy
 from zoo.text import features as feats
 from zoo.train import data as task_data
 from zoo.train import metrics as task_metrics
@@ -158,15 +159,31 @@ def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(),
 
     `callbacks` are appended to the built-in ones (epoch counter,
     BackupAndRestore, best-model directory, early stopping, TerminateOnNaN),
-    so they see each epoch after its state is saved."""
+    so they see each epoch after its state is saved.
+
+    `config.mixed_precision` applies to this run only: Keras's global dtype
+    policy is restored on return, so later models in the process are built
+    as before."""
     config = config or FinetuneConfig()
-    out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    previous_policy = keras.config.dtype_policy()
     if config.mixed_precision:
         keras.config.set_dtype_policy(config.mixed_precision)
+    try:
+        return _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose)
+    finally:
+        keras.config.set_dtype_policy(previous_policy)
+
+
+def _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose):
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(config.seed)
     data = task_data.load_task_data(data_path, task)
     encoder, tokenizer = load_checkpoint(model_path)
+    if config.mixed_precision:
+        # A zoo model directory records float32 for its layers, which would
+        # override the global policy: rebuild under the requested one.
+        encoder = with_dtype_policy(encoder, config.mixed_precision)
     model = _task_head(encoder, task, data.labels, config)
 
     epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)

@@ -1,0 +1,62 @@
+"""BERT's fine-tuning optimizer: the warmup/linear-decay schedule's values,
+and AdamW's weight decay applied to kernels and embeddings but never to
+LayerNorm parameters or biases."""
+
+import keras
+import numpy as np
+import pytest
+
+import zoo
+from tests.helpers import TINY, tiny_batch
+from zoo.train.optimization import WarmupLinearDecay, make_adamw
+
+
+def test_schedule_warms_up_then_decays_linearly_to_zero():
+    schedule = WarmupLinearDecay(1e-3, total_steps=100, warmup_steps=10)
+    values = {step: float(schedule(step)) for step in (0, 4, 9, 10, 55, 99, 100, 150)}
+    assert values[0] == pytest.approx(1e-4)  # 1/10 of the peak on the first step
+    assert values[4] == pytest.approx(5e-4)
+    assert values[9] == pytest.approx(1e-3)  # peak at the end of warmup
+    assert values[10] == pytest.approx(1e-3)
+    assert values[55] == pytest.approx(5e-4)  # half way down the decay
+    assert values[99] == pytest.approx(1e-3 / 90)  # 1 of the 90 decay steps left
+    assert values[100] == 0.0 and values[150] == 0.0
+    # Round-trips through its config (it is saved inside compiled models).
+    again = WarmupLinearDecay.from_config(schedule.get_config())
+    assert float(again(55)) == pytest.approx(values[55])
+    with pytest.raises(ValueError, match="total_steps must be >= 1; received 0"):
+        WarmupLinearDecay(1e-3, total_steps=0, warmup_steps=0)
+
+
+def test_weight_decay_skips_layer_norm_and_biases():
+    # With zero gradients Adam's update is exactly zero, so the only change a
+    # step makes is decoupled weight decay: w <- w * (1 - lr * wd).
+    model = zoo.Classifier(zoo.BertEncoder(**TINY), 3)
+    model(tiny_batch(2, 5, TINY["vocabulary_size"]))
+    # Biases and LayerNorm offsets start at 0, which decay would leave at 0:
+    # give every variable non-zero values so decayed and kept differ.
+    rng = np.random.default_rng(0)
+    for v in model.trainable_variables:
+        v.assign(rng.uniform(0.5, 1.5, v.shape).astype("float32"))
+    lr, wd = 0.01, 0.1
+    optimizer = make_adamw(model, lr, total_steps=10, warmup_fraction=0.0, weight_decay=wd)
+    before = {v.path: np.array(v) for v in model.trainable_variables}
+    optimizer.apply_gradients([(keras.ops.zeros_like(v), v) for v in model.trainable_variables])
+
+    decayed, kept = [], []
+    for v in model.trainable_variables:
+        after, old = np.array(v), before[v.path]
+        if np.allclose(after, old * (1 - lr * wd), rtol=1e-6, atol=0):
+            decayed.append(v.path)
+        elif np.array_equal(after, old):
+            kept.append(v.path)
+        else:
+            raise AssertionError(f"{v.path} changed by something other than weight decay")
+    leaf = lambda path: path.rsplit("/", 1)[-1]  # noqa: E731
+    assert kept and decayed
+    # Every LayerNorm scale/offset and every bias is excluded ...
+    assert all(leaf(p) in ("gamma", "beta", "bias") for p in kept), kept
+    # ... and everything else (kernels, embeddings) is decayed.
+    assert all(leaf(p) not in ("gamma", "beta", "bias") for p in decayed), decayed
+    assert any("embedding" in p for p in decayed)
+    assert sum(leaf(p) == "gamma" for p in kept) == 2 * TINY["num_layers"] + 1
