@@ -429,7 +429,9 @@ def build_parser():
     p.add_argument("--warmup-fraction", type=float, default=0.1)
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--patience", type=int, default=2, help="early-stopping patience (epochs)")
-    p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"))
+    p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
+                   help="compute policy for this run (float32 weights); OUT/model is "
+                        "saved computing in float32, ready for export")
     p.add_argument("--pooling", choices=("auto", "pooled", "cls", "mean"), default="auto",
                    help="classifier pooling (mean suits sentence-transformers checkpoints)")
     p.add_argument("--doc-stride", type=int, default=128,

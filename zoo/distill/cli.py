@@ -131,7 +131,7 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
     BackupAndRestore, best-student directory, TerminateOnNaN).
 
     `config.mixed_precision` applies to this run only (the student trains
-    under it; the teacher keeps its saved float32): Keras's global dtype
+    under it; the teacher's encoder keeps its saved float32): Keras's global dtype
     policy is restored on return."""
     import keras
 
@@ -393,7 +393,9 @@ def register(subparsers):
                    help="hidden-state MSE through a learned projection (TinyBERT)")
     p.add_argument("--attention-weight", type=float, default=0.0,
                    help="attention-distribution KL over the layer map")
-    p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"))
+    p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
+                   help="compute policy of the student for this run (the teacher's encoder "
+                        "stays float32); OUT/model is saved computing in float32")
     p.add_argument("--steps-per-epoch", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache-teacher", action="store_true",
