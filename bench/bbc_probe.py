@@ -32,16 +32,14 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 def embed(encoder, tokenizer, texts, sequence_length, max_windows):
     import numpy as np
 
-    from zoo.text.features import text_windows
+    from zoo.text.features import average_windows, text_windows
 
     windows = text_windows(texts, tokenizer, sequence_length, sequence_length - 2, max_windows)
     out = encoder.predict(windows.inputs, batch_size=64, verbose=0)["sequence_output"]
     mask = windows.inputs["padding_mask"][..., None].astype(np.float32)
     pooled = (out * mask).sum(1) / mask.sum(1)
     pooled /= np.linalg.norm(pooled, axis=-1, keepdims=True)
-    total = np.zeros((len(texts), pooled.shape[-1]))
-    np.add.at(total, windows.example_index, pooled)
-    total /= np.bincount(windows.example_index, minlength=len(texts))[:, None]
+    total = average_windows(pooled, windows.example_index, len(texts))
     return total / np.linalg.norm(total, axis=-1, keepdims=True)
 
 

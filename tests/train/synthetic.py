@@ -1,6 +1,7 @@
 """Small synthetic NER and SQuAD-format fixtures (no real NER/QA data can be
-installed here) and a two-topic classification CSV for quick runs. Names and places include words that split into several
-word pieces, so label alignment and answer offsets are exercised."""
+installed here) and a two-topic classification CSV for quick runs. Names
+and places include words that split into several word pieces, so label
+alignment and answer offsets are exercised."""
 
 from __future__ import annotations
 

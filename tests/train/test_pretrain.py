@@ -73,4 +73,3 @@ def test_continued_pretraining_from_the_real_checkpoint(minilm_dir, tmp_path, ca
     start = np.asarray(original.token_embedding.embeddings)
     assert np.linalg.norm(trained - start) < 0.05 * np.linalg.norm(start)
     assert not np.array_equal(trained, start)
-

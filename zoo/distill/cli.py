@@ -133,15 +133,10 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
     `config.mixed_precision` applies to this run only (the student trains
     under it; the teacher's encoder keeps its saved float32): Keras's global dtype
     policy is restored on return."""
-    import keras
+    from zoo.models.task import dtype_policy_scope
 
-    previous_policy = keras.config.dtype_policy()
-    if config.mixed_precision:
-        keras.config.set_dtype_policy(config.mixed_precision)
-    try:
+    with dtype_policy_scope(config.mixed_precision):
         return _distill(teacher_dir, data, out_dir, config, callbacks, verbose)
-    finally:
-        keras.config.set_dtype_policy(previous_policy)
 
 
 def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):

@@ -1,5 +1,7 @@
 """Shared plumbing for models that put a head on an encoder."""
 
+import contextlib
+
 import keras
 
 from zoo.models.bert_encoder import INPUT_NAMES
@@ -44,6 +46,19 @@ class EncoderTask(keras.Model):
         config = dict(config)
         config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
         return cls(**config)
+
+
+@contextlib.contextmanager
+def dtype_policy_scope(policy):
+    """Run a block under Keras's global dtype `policy` (None: leave it), and
+    restore the previous global policy afterwards."""
+    previous = keras.config.dtype_policy()
+    if policy:
+        keras.config.set_dtype_policy(policy)
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(previous)
 
 
 def with_dtype_policy(model, policy):

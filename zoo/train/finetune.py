@@ -29,7 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.checkpoints import load_checkpoint, save_model_dir
-from zoo.models.task import with_dtype_policy
+from zoo.models.task import dtype_policy_scope, with_dtype_policy
 from zoo.text import features as feats
 from zoo.train import data as task_data
 from zoo.train import metrics as task_metrics
@@ -165,13 +165,8 @@ def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(),
     policy is restored on return, so later models in the process are built
     as before."""
     config = config or FinetuneConfig()
-    previous_policy = keras.config.dtype_policy()
-    if config.mixed_precision:
-        keras.config.set_dtype_policy(config.mixed_precision)
-    try:
+    with dtype_policy_scope(config.mixed_precision):
         return _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose)
-    finally:
-        keras.config.set_dtype_policy(previous_policy)
 
 
 def _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose):
