@@ -428,7 +428,8 @@ def build_parser():
     p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--warmup-fraction", type=float, default=0.1)
     p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--patience", type=int, default=2, help="early-stopping patience (epochs)")
+    p.add_argument("--patience", type=int, default=2, help="stop after this many epochs without a better validation loss "
+                        "(counted across a resume; default 2)")
     p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
                    help="compute policy for this run (float32 weights); OUT/model is "
                         "saved computing in float32, ready for export")

@@ -60,3 +60,16 @@ def test_weight_decay_skips_layer_norm_and_biases():
     assert all(leaf(p) not in ("gamma", "beta", "bias") for p in decayed), decayed
     assert any("embedding" in p for p in decayed)
     assert sum(leaf(p) == "gamma" for p in kept) == 2 * TINY["num_layers"] + 1
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("patience", 0, "--patience must be a positive integer; received 0"),
+    ("epochs", -1, "--epochs must be a positive integer; received -1"),
+    ("batch_size", 2.5, "--batch-size must be a positive integer; received 2.5"),
+    ("learning_rate", 0, "--learning-rate must be > 0; received 0"),
+])
+def test_finetune_config_names_the_bad_field(field, value, message):
+    from zoo.train.finetune import FinetuneConfig
+
+    with pytest.raises(ValueError, match=message):
+        FinetuneConfig(**{field: value})

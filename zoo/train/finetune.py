@@ -60,7 +60,8 @@ class FinetuneConfig:
     steps_per_epoch: int | None = None  # cap, for quick runs
 
     def __post_init__(self):
-        for name in ("epochs", "batch_size", "sequence_length", "doc_stride", "max_windows"):
+        for name in ("epochs", "batch_size", "sequence_length", "doc_stride", "max_windows",
+                     "patience"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be a positive integer; "
@@ -87,28 +88,42 @@ class EpochCounter(keras.callbacks.Callback):
 
 class BestModelDirectory(keras.callbacks.Callback):
     """Atomically writes the model as a zoo model directory whenever
-    `monitor` improves; the best value survives a restart (it is read back
-    from the directory's manifest)."""
+    `monitor` improves, and stops training once `patience` epochs have passed
+    without improvement (Keras's EarlyStopping rule). The best value and its
+    epoch are read back from the directory's manifest, so a resumed run
+    stops where the uninterrupted one would have: Keras's EarlyStopping
+    keeps its count in memory and would start it again from zero."""
 
-    def __init__(self, directory, tokenizer, extra, monitor="val_loss"):
+    def __init__(self, directory, tokenizer, extra, monitor="val_loss", patience=None,
+                 verbose=0):
         super().__init__()
         self.directory = pathlib.Path(directory)
         self.tokenizer = tokenizer
         self.extra = extra
         self.monitor = monitor
-        self.best = np.inf
+        self.patience = patience
+        self.verbose = verbose
+        self.best, self.best_epoch = np.inf, 0
         manifest = self.directory / "zoo_model.json"
         if manifest.is_file():
-            self.best = json.loads(manifest.read_text()).get("best", {}).get("value", np.inf)
+            best = json.loads(manifest.read_text()).get("best", {})
+            self.best = best.get("value", np.inf)
+            self.best_epoch = best.get("epoch", 0)
+        self.stopped_epoch = None
 
     def on_epoch_end(self, epoch, logs=None):
         value = (logs or {}).get(self.monitor)
-        if value is None or not value < self.best:
-            return
-        self.best = float(value)
-        extra = dict(self.extra, best={"monitor": self.monitor, "value": self.best,
-                                       "epoch": epoch + 1})
-        save_model_dir(self.model, self.directory, self.tokenizer, extra=extra)
+        if value is not None and value < self.best:
+            self.best, self.best_epoch = float(value), epoch + 1
+            extra = dict(self.extra, best={"monitor": self.monitor, "value": self.best,
+                                           "epoch": self.best_epoch})
+            save_model_dir(self.model, self.directory, self.tokenizer, extra=extra)
+        if self.patience is not None and epoch + 1 - self.best_epoch >= self.patience:
+            self.model.stop_training = True
+            self.stopped_epoch = epoch + 1
+            if self.verbose:
+                print(f"\nEpoch {epoch + 1}: early stopping ({self.monitor} best "
+                      f"{self.best:.4f} at epoch {self.best_epoch}, patience {self.patience})")
 
 
 def _task_head(encoder, task, labels, config):
@@ -158,7 +173,7 @@ def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(),
     reads) on `data_path` for `task`; returns the test metrics dict.
 
     `callbacks` are appended to the built-in ones (epoch counter,
-    BackupAndRestore, best-model directory, early stopping, TerminateOnNaN),
+    best-model directory with early stopping, BackupAndRestore, TerminateOnNaN),
     so they see each epoch after its state is saved.
 
     `config.mixed_precision` applies to this run only: Keras's global dtype
@@ -212,10 +227,12 @@ def _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose):
     }
     callbacks = [
         EpochCounter(epoch_variable),
+        # The best model is written before the epoch's backup: a kill between
+        # the two re-runs the epoch instead of losing a best model.
+        BestModelDirectory(out / "model", tokenizer, extra, patience=config.patience,
+                           verbose=verbose),
         keras.callbacks.BackupAndRestore(str(out / "backup"), save_freq="epoch",
                                          delete_checkpoint=True),
-        BestModelDirectory(out / "model", tokenizer, extra),
-        keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience),
         keras.callbacks.TerminateOnNaN(),
         *callbacks,
     ]
