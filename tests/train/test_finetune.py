@@ -117,53 +117,6 @@ finetune(sys.argv[1], "bbc", "classify", sys.argv[2],
 """
 
 
-class _Interrupted(Exception):
-    pass
-
-
-def test_early_stopping_counts_across_an_interrupted_run(minilm_dir, tmp_path):
-    """Validation labels are the training labels swapped, so validation loss
-    rises as the model learns: epoch 1 is the best, and patience 2 must stop
-    the run after epoch 3 of 8. The run is interrupted after epoch 2 (its
-    state saved) and re-run: the re-run trains epoch 3 only and stops, as the
-    uninterrupted run would (Keras's EarlyStopping restarts its count at 0
-    and would train epochs 3 and 4)."""
-    import keras
-
-    data = tmp_path / "topics"
-    data.mkdir()
-    synthetic.write_topics_csv(data / "train.csv")
-    rows = (data / "train.csv").read_text().splitlines()
-    swapped = [rows[0]] + [r.replace(",sport", ",TECH").replace(",tech", ",sport")
-                           .replace(",TECH", ",tech") for r in rows[1:17]]
-    (data / "validation.csv").write_text("\n".join(swapped) + "\n")
-    (data / "test.csv").write_text("\n".join(rows[:17]) + "\n")
-    val_losses = []
-
-    class InterruptAfterEpoch2(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            val_losses.append(logs["val_loss"])
-            if epoch == 1:
-                raise _Interrupted
-
-    config = FinetuneConfig(epochs=8, batch_size=16, sequence_length=32, learning_rate=1e-4,
-                            patience=2)
-    with pytest.raises(_Interrupted):
-        finetune(minilm_dir, data, "classify", tmp_path / "out", config,
-                 callbacks=[InterruptAfterEpoch2()], verbose=0)
-    assert val_losses[1] > val_losses[0], "premise: validation loss rises after epoch 1"
-    result = finetune(minilm_dir, data, "classify", tmp_path / "out", config, verbose=0)
-    history = json.loads((tmp_path / "out" / "history.json").read_text())
-    manifest = json.loads((tmp_path / "out" / "model" / "zoo_model.json").read_text())
-    print(f"\nvalidation loss by epoch {val_losses + history['history']['val_loss']}; "
-          f"re-run trained epochs {[e + 1 for e in history['epochs']]}, best epoch "
-          f"{manifest['best']['epoch']}, test accuracy {result['accuracy']:.3f}")
-    assert history["epochs"] == [2], "the re-run must train epoch 3 only, then stop"
-    assert history["history"]["val_loss"][0] > val_losses[0]
-    assert manifest["best"]["epoch"] == 1
-    assert manifest["best"]["value"] == pytest.approx(val_losses[0], rel=1e-6)
-
-
 def test_killed_finetune_resumes_and_ends_the_same(minilm_dir, tmp_path):
     def command(out, kill_after):
         return [sys.executable, "-c", _KILLED_RUN, str(minilm_dir), str(out), str(kill_after)]
