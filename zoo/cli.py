@@ -160,22 +160,77 @@ def cmd_demo(args):
 # --- pretrain / finetune / evaluate -------------------------------------------
 
 
-def _refuse_foreign_output(out, force, marker_files):
-    """Refuse to write into a non-empty directory this command did not create
-    (resuming into our own output is fine)."""
+# What a training command writes under --out; --force removes these (and
+# nothing else) to start over.
+TRAINING_OUTPUTS = ("backup", "model", "args.json", "history.json", "metrics.json")
+# Arguments that may differ between a run and its resume.
+_RESUME_FREE_ARGUMENTS = {"force", "verbose"}
+FORCE_HELP = ("start over: remove this command's outputs in --out (backup/, model/, "
+              "args.json, history.json, metrics.json) instead of resuming or refusing")
+
+
+def _plain_arguments(args):
+    values = {k: (str(v) if isinstance(v, pathlib.Path) else v)
+              for k, v in vars(args).items() if k != "func"}
+    return json.loads(json.dumps(values, default=str))  # as args.json stores them
+
+
+def training_output(out, args, force, *, remove=True):
+    """What a training command (pretrain, finetune, distill) does with --out:
+    "new" (empty or --force: earlier outputs removed), "resume" (our run,
+    same arguments, not finished) or "finished" (metrics.json written and no
+    backup left). A directory we did not write, or our run with other
+    arguments, is refused: resuming it would mix two runs' weights.
+    `remove=False` decides without deleting (the non-chief workers of a
+    multi-worker run, which share --out with the chief)."""
+    import shutil
+
     out = pathlib.Path(out)
-    if out.exists() and any(out.iterdir()) and not force:
-        if not any((out / m).exists() for m in marker_files):
-            raise CliError(
-                f"--out {out} is not empty and was not written by this command; "
-                "choose another directory or pass --force."
-            )
+    if not out.exists() or not any(out.iterdir()):
+        return "new"
+    if force:
+        for name in TRAINING_OUTPUTS if remove else ():
+            path = out / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        return "new"
+    if not (out / "args.json").is_file():
+        if any((out / m).exists() for m in ("backup", "model")):
+            raise CliError(f"--out {out} holds a run without its args.json; pass --force to "
+                           "start over there, or choose another --out.")
+        raise CliError(f"--out {out} is not empty and was not written by this command; "
+                       "choose another directory or pass --force.")
+    saved = json.loads((out / "args.json").read_text()).get("arguments", {})
+    now = _plain_arguments(args)
+    changed = sorted(k for k in set(saved) | set(now)
+                     if k not in _RESUME_FREE_ARGUMENTS and saved.get(k) != now.get(k))
+    if changed:
+        listed = "; ".join(f"--{k.replace('_', '-')} {saved.get(k)!r} there, {now.get(k)!r} now"
+                           for k in changed)
+        raise CliError(f"--out {out} holds a run with other arguments ({listed}). Re-run with "
+                       "the same arguments to resume it, choose another --out, or pass "
+                       "--force to start over.")
+    if (out / "metrics.json").is_file() and not (out / "backup").exists():
+        return "finished"
+    return "resume"
+
+
+def report_finished(out):
+    """Print a finished run's metrics instead of training it again."""
+    out = pathlib.Path(out)
+    print(json.dumps(json.loads((out / "metrics.json").read_text()), indent=2))
+    print(f"{out} holds this run, finished (metrics above, model in {out / 'model'}); "
+          "nothing to do. Pass --force to train again.")
+    return 0
 
 
 def cmd_pretrain(args):
     from zoo.train.pretrain import PretrainConfig, corpus_documents, pretrain
 
-    _refuse_foreign_output(args.out, args.force, ("args.json", "backup", "model"))
+    if training_output(args.out, args, args.force) == "finished":
+        return report_finished(args.out)
     documents = corpus_documents(args.data)
     config = PretrainConfig(
         epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
@@ -213,8 +268,9 @@ def _finetune_config(args):
 def cmd_finetune(args):
     from zoo.train.finetune import finetune
 
-    _refuse_foreign_output(args.out, args.force, ("args.json", "backup", "model"))
     config = _finetune_config(args)
+    if training_output(args.out, args, args.force) == "finished":
+        return report_finished(args.out)
     pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
     write_run_info(args.out, args)
     result = finetune(args.model, args.data, args.task, args.out, config)
@@ -389,7 +445,7 @@ def build_parser():
     p.add_argument("--no-nsp", action="store_true", help="MLM only (DistilBERT recipe)")
     p.add_argument("--whole-word", action="store_true", help="whole-word masking")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--force", action="store_true")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=cmd_pretrain)
 
     p = sub.add_parser(
@@ -400,7 +456,8 @@ def build_parser():
         "AdamW, linear warmup and decay, weight decay off for LayerNorm and biases, "
         "early stopping on validation loss. Writes OUT/model (the best model, a zoo "
         "model directory), OUT/metrics.json (test split), OUT/history.json. A killed "
-        "run resumes at its last finished epoch when re-run with the same arguments.\n\n"
+        "run resumes at its last finished epoch when re-run with the same arguments (a "
+        "finished one prints its metrics; other arguments are refused).\n\n"
         "--data: a folder of class sub-folders of .txt files, a CSV/TSV/JSONL with "
         "text[,text_b],label (classify); a CoNLL file (tag); SQuAD v1.1/v2.0 JSON (qa); "
         "a folder with train/validation(dev)/test entries; or `bbc` (the installed BBC "
@@ -446,7 +503,7 @@ def build_parser():
     p.add_argument("--max-answer-length", type=int, default=30)
     p.add_argument("--steps-per-epoch", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--force", action="store_true")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=cmd_finetune)
 
     p = sub.add_parser(

@@ -16,11 +16,20 @@ def test_finetune_and_evaluate_with_windows(minilm_dir, tmp_path, capsys):
     data = tmp_path / "topics.csv"
     write_topics_csv(data)
     out = tmp_path / "run"
-    assert main(["finetune", "--model", str(minilm_dir), "--data", str(data),
-                 "--task", "classify", "--out", str(out), "--sequence-length", "16",
-                 "--max-windows", "3", "--epochs", "2", "--learning-rate", "1e-4",
-                 "--pooling", "mean"]) == 0
+    command = ["finetune", "--model", str(minilm_dir), "--data", str(data), "--task",
+               "classify", "--out", str(out), "--sequence-length", "16", "--max-windows", "3",
+               "--epochs", "2", "--learning-rate", "1e-4", "--pooling", "mean"]
+    assert main(command) == 0
     trained = json.loads((out / "metrics.json").read_text())
+    # The same command again: the run is finished, so it reports, not retrains.
+    history = (out / "history.json").read_text()
+    capsys.readouterr()
+    assert main(command) == 0
+    assert "finished" in capsys.readouterr().out
+    assert (out / "history.json").read_text() == history
+    # Other arguments into the same --out are refused, naming what differs.
+    assert main(command[:-4] + ["--learning-rate", "3e-4", "--pooling", "mean"]) == 2
+    assert "--learning-rate 0.0001 there, 0.0003 now" in capsys.readouterr().err
     assert trained["max_windows"] == 3
     saved = json.loads((out / "model" / "zoo_model.json").read_text())
     assert saved["finetune_config"]["max_windows"] == 3

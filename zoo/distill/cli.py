@@ -290,16 +290,13 @@ def _layer_map(text):
 
 
 def cmd_distill(args):
-    from zoo.cli import CliError, write_run_info
+    from zoo.cli import CliError, report_finished, training_output, write_run_info
     from zoo.distill import multiworker
 
     out = pathlib.Path(args.out)
     # Under --strategy multiworker every worker runs this command on a shared
-    # --out: only the chief checks it and writes args.json.
+    # --out: only the chief writes args.json and removes old outputs.
     chief = args.strategy != "multiworker" or multiworker.is_chief_process()
-    if chief and out.exists() and any(out.iterdir()) and not args.force \
-            and not (out / "backup").exists():
-        raise CliError(f"--out {out} exists and is not empty; pass --force to replace it.")
     if args.student_layers < 1:
         raise CliError(f"--student-layers must be >= 1; received {args.student_layers}.")
     config = DistillConfig(
@@ -314,11 +311,10 @@ def cmd_distill(args):
         steps_per_epoch=args.steps_per_epoch, seed=args.seed, run_eagerly=args.run_eagerly,
         cache_teacher=args.cache_teacher,
         evaluate=not args.no_evaluate)
-    if args.force:
-        import shutil
-
-        # A forced run starts over instead of resuming the old backup.
-        shutil.rmtree(out / "backup", ignore_errors=True)
+    # Every worker decides the same way (so none waits for a chief that has
+    # refused or finished); only the chief removes anything.
+    if training_output(out, args, args.force, remove=chief) == "finished":
+        return report_finished(out)
     out.mkdir(parents=True, exist_ok=True)
     if chief:
         write_run_info(out, args)
@@ -333,7 +329,7 @@ def cmd_distill(args):
 
 def register(subparsers):
     """Add the `distill` sub-command to the `zoo` CLI."""
-    from zoo.cli import _examples
+    from zoo.cli import FORCE_HELP, _examples
 
     p = subparsers.add_parser(
         "distill",
@@ -346,7 +342,9 @@ def register(subparsers):
         "--mode task reads --data like `zoo finetune` for the teacher's task; --mode "
         "general distils a masked-LM teacher on raw text (files, or austen / wordnet). "
         "Writes OUT/model (a zoo model directory), OUT/metrics.json, OUT/history.json, "
-        "OUT/args.json. A killed run resumes at its last finished epoch when re-run.",
+        "OUT/args.json. A killed run resumes at its last finished epoch when re-run with "
+        "the same arguments (a finished one prints its metrics; other arguments are "
+        "refused).",
         epilog=_examples(
             """
             zoo distill --teacher runs/bbc/model --data bbc --student-layers 3 \\
@@ -402,5 +400,5 @@ def register(subparsers):
     p.add_argument("--no-evaluate", action="store_true",
                    help="skip the test-split metrics of teacher and student")
     p.add_argument("--verbose", type=int, default=2, choices=(0, 1, 2))
-    p.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=cmd_distill)
