@@ -416,10 +416,11 @@ def build_parser():
         help="MLM + NSP pre-training from raw text (random init or continued)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Build BERT pre-training examples from raw text inside tf.data "
-        "(sentence pairs, 50%% next / 50%% random, 15%% masking re-drawn each epoch) and "
+        "(sentence pairs, 50% next / 50% random, 15% masking re-drawn each epoch) and "
         "train zoo.Pretrainer with model.fit. --data is a text file or folder "
         "(blank lines separate documents), or `austen`, `wordnet` or `austen+wordnet` "
-        "for the installed real corpora. Re-running the same command resumes after a kill.",
+        "for the installed real corpora. Re-running the same command resumes after a kill "
+        "(a finished run prints its metrics; other arguments are refused).",
         epilog=_examples(
             """
             # the CI test's budget: 300 steps, MLM and NSP well above chance
