@@ -181,8 +181,9 @@ def training_output(out, args, force, *, remove=True):
     same arguments, not finished) or "finished" (metrics.json written and no
     backup left). A directory we did not write, or our run with other
     arguments, is refused: resuming it would mix two runs' weights.
-    `remove=False` decides without deleting (the non-chief workers of a
-    multi-worker run, which share --out with the chief)."""
+    `remove=False` is for the non-chief workers of a multi-worker run: it
+    deletes nothing, and a --out without args.json (the chief writes it, and
+    may not have yet) counts as the chief's run to resume."""
     import shutil
 
     out = pathlib.Path(out)
@@ -197,6 +198,8 @@ def training_output(out, args, force, *, remove=True):
                 path.unlink()
         return "new"
     if not (out / "args.json").is_file():
+        if not remove:
+            return "resume"
         if any((out / m).exists() for m in ("backup", "model")):
             raise CliError(f"--out {out} holds a run without its args.json; pass --force to "
                            "start over there, or choose another --out.")
@@ -486,7 +489,8 @@ def build_parser():
     p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--warmup-fraction", type=float, default=0.1)
     p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--patience", type=int, default=2, help="stop after this many epochs without a better validation loss "
+    p.add_argument("--patience", type=int, default=2,
+                   help="stop after this many epochs without a better validation loss "
                         "(counted across a resume; default 2)")
     p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
                    help="compute policy for this run (float32 weights); OUT/model is "

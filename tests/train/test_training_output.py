@@ -60,4 +60,6 @@ def test_other_arguments_and_foreign_directories_are_refused(tmp_path):
     (foreign / "model").mkdir()
     with pytest.raises(CliError, match="without its args.json"):
         training_output(foreign, _args(foreign), False)
+    # A non-chief worker leaves that check to the chief (which writes args.json).
+    assert training_output(foreign, _args(foreign), False, remove=False) == "resume"
     assert json.loads((out / "args.json").read_text())["arguments"]["epochs"] == 3
