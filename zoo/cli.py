@@ -49,14 +49,20 @@ def _git_revision():
         return None
 
 
+def _plain_arguments(args):
+    """The command's arguments as args.json stores them (paths as strings)."""
+    values = {k: (str(v) if isinstance(v, pathlib.Path) else v)
+              for k, v in vars(args).items() if k != "func"}
+    return json.loads(json.dumps(values, default=str))
+
+
 def write_run_info(out_dir, args):
     """`args.json` beside a command's outputs: arguments, versions, revision."""
     from zoo.utils.atomic import atomic_file
 
     info = {
         "command": sys.argv[0:2],
-        "arguments": {k: (str(v) if isinstance(v, pathlib.Path) else v)
-                      for k, v in vars(args).items() if k != "func"},
+        "arguments": _plain_arguments(args),
         "versions": _versions(),
         "git_revision": _git_revision(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -146,9 +152,8 @@ def cmd_demo(args):
         assets = default if default.is_dir() and not args.fast else None
     elif str(assets) == "none":
         assets = None
-    info = {"arguments": {k: (str(v) if isinstance(v, pathlib.Path) else v)
-                          for k, v in vars(args).items() if k != "func"},
-            "versions": _versions(), "git_revision": _git_revision()}
+    info = {"arguments": _plain_arguments(args), "versions": _versions(),
+            "git_revision": _git_revision()}
     try:
         run_demo(args.out, config, force=args.force, android_assets=assets, args_info=info)
     except DemoError as e:
@@ -167,12 +172,6 @@ TRAINING_OUTPUTS = ("backup", "model", "args.json", "history.json", "metrics.jso
 _RESUME_FREE_ARGUMENTS = {"force", "verbose"}
 FORCE_HELP = ("start over: remove this command's outputs in --out (backup/, model/, "
               "args.json, history.json, metrics.json) instead of resuming or refusing")
-
-
-def _plain_arguments(args):
-    values = {k: (str(v) if isinstance(v, pathlib.Path) else v)
-              for k, v in vars(args).items() if k != "func"}
-    return json.loads(json.dumps(values, default=str))  # as args.json stores them
 
 
 def training_output(out, args, force, *, remove=True):

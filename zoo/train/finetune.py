@@ -109,7 +109,6 @@ class BestModelDirectory(keras.callbacks.Callback):
             best = json.loads(manifest.read_text()).get("best", {})
             self.best = best.get("value", np.inf)
             self.best_epoch = best.get("epoch", 0)
-        self.stopped_epoch = None
 
     def on_epoch_end(self, epoch, logs=None):
         value = (logs or {}).get(self.monitor)
@@ -120,7 +119,6 @@ class BestModelDirectory(keras.callbacks.Callback):
             save_model_dir(self.model, self.directory, self.tokenizer, extra=extra)
         if self.patience is not None and epoch + 1 - self.best_epoch >= self.patience:
             self.model.stop_training = True
-            self.stopped_epoch = epoch + 1
             if self.verbose:
                 print(f"\nEpoch {epoch + 1}: early stopping ({self.monitor} best "
                       f"{self.best:.4f} at epoch {self.best_epoch}, patience {self.patience})")
