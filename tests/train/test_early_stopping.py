@@ -20,9 +20,7 @@ class _Interrupted(Exception):
 
 def _tiny_model_dir(directory, texts):
     words = sorted({w for t in texts for w in t.lower().split()})
-    (directory / "vocab.txt").write_text(
-        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
-    tokenizer = WordPieceTokenizer(str(directory / "vocab.txt"))
+    tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])
     encoder = zoo.BertEncoder(vocabulary_size=5 + len(words), num_layers=2, num_heads=2,
                               hidden_dim=32, intermediate_dim=64, max_sequence_length=32)
     save_model_dir(encoder, directory / "model", tokenizer)
