@@ -1,11 +1,12 @@
 # The README's two commands are `make demo` and `make test`; both set up first.
 #   make setup   create/reuse .venv/, install the project editable with all
 #                extras, and install the real assets (scripts/install_assets.sh)
-#   make test    setup, then the test suite except `full` tests (what CI runs)
+#   make test    setup, ruff, the house check, then the test suite except `full`
+#                tests (what CI runs)
 #   make demo    setup, then the main job on the real default checkpoint
 #   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
 #   make test-full     the opt-in full-recipe checks (`-m full`, ~10 min each)
-#   make lint    ruff over the sources
+#   make lint    ruff over the sources, and the house check (scripts/import_graph.py)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -28,7 +29,8 @@ $(STAMP): pyproject.toml scripts/install_assets.sh
 	touch $@
 
 test: setup
-	$(PY) -m ruff check zoo export tests
+	$(PY) -m ruff check zoo export tests bench scripts
+	$(PY) scripts/import_graph.py
 	$(PY) -m pytest $(PYTEST_ARGS)
 	$(MAKE) android-test
 
@@ -46,7 +48,8 @@ demo: setup
 	$(VENV)/bin/zoo demo
 
 lint: setup
-	$(PY) -m ruff check zoo export tests
+	$(PY) -m ruff check zoo export tests bench scripts
+	$(PY) scripts/import_graph.py
 	$(PY) -m ruff format --check zoo export tests
 
 clean:

@@ -26,13 +26,19 @@ import json
 import pathlib
 import sys
 
+import keras
+import numpy as np
+
+from zoo.checkpoints import load_checkpoint
+from zoo.text.corpora import bbc_news_split, minilm_checkpoint_dir
+from zoo.text.features import average_windows, text_windows
+from zoo.utils.atomic import atomic_file
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 
 def embed(encoder, tokenizer, texts, sequence_length, max_windows):
-    import numpy as np
 
-    from zoo.text.features import average_windows, text_windows
 
     windows = text_windows(texts, tokenizer, sequence_length, sequence_length - 2, max_windows)
     out = encoder.predict(windows.inputs, batch_size=64, verbose=0)["sequence_output"]
@@ -44,7 +50,6 @@ def embed(encoder, tokenizer, texts, sequence_length, max_windows):
 
 
 def probe(x, y, l2, num_classes, seed=0):
-    import keras
 
     keras.utils.set_random_seed(seed)
     model = keras.Sequential([
@@ -64,13 +69,9 @@ def main(argv=None):
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("runs/bbc_probe.json"))
     args = parser.parse_args(argv)
 
-    import numpy as np
 
-    import zoo
-    from zoo.text.corpora import bbc_news_split, minilm_checkpoint_dir
-    from zoo.utils.atomic import atomic_file
 
-    encoder, tokenizer = zoo.load_checkpoint(minilm_checkpoint_dir())
+    encoder, tokenizer = load_checkpoint(minilm_checkpoint_dir())
     split = bbc_news_split()
     labels = sorted({label for _, label in split["train"]})
     y = {k: np.array([labels.index(label) for _, label in v]) for k, v in split.items()}

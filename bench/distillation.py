@@ -24,6 +24,16 @@ import json
 import pathlib
 import sys
 
+import numpy as np
+
+from export.validate import keras_outputs
+from zoo.checkpoints.model_dir import load_model_dir
+from zoo.demo import DemoConfig
+from zoo.distill.pipeline import DistillConfig, distill
+from zoo.text.readers import read_data
+from zoo.text.tokenizer import tokenize_texts
+from zoo.utils.latency import keras_latency_ms
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 
@@ -35,20 +45,15 @@ def main(argv=None):
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("runs/bench_distil"))
     args = parser.parse_args(argv)
 
-    import numpy as np
 
-    from export.validate import keras_outputs, read_data, tokenize
-    from zoo.checkpoints.model_dir import load_model_dir
-    from zoo.demo import DemoConfig, _keras_latency_ms
-    from zoo.distill.cli import DistillConfig, distill
 
     report = json.loads((args.demo / "report.json").read_text())
     config = DemoConfig(**{k: tuple(v) if isinstance(v, list) else v
                            for k, v in report["config"].items()})
     teacher_dir = args.demo / "teacher" / "model"
-    base = dict(epochs=config.distil_epochs, batch_size=config.batch_size,
+    base = dict(epochs=config.distill_epochs, batch_size=config.batch_size,
                 sequence_length=config.sequence_length,
-                learning_rate=config.distil_learning_rate,
+                learning_rate=config.distill_learning_rate,
                 steps_per_epoch=config.steps_per_epoch, seed=config.seed)
     runs = {"teacher": teacher_dir, "student3": args.demo / "student3" / "model"}
     recipes = {
@@ -70,13 +75,13 @@ def main(argv=None):
         model, tokenizer, _ = load_model_dir(path)
         index = {n: i for i, n in enumerate(model.labels)}
         gold = np.array([index[y] for y in labels])
-        pred = keras_outputs(model, tokenize(tokenizer, texts, config.sequence_length))
+        pred = keras_outputs(model, tokenize_texts(tokenizer, texts, config.sequence_length))
         pred = pred["logits"].argmax(-1)
         teacher_pred = pred if teacher_pred is None else teacher_pred
         rows.append({"model": name, "layers": int(model.encoder.num_layers),
                      "parameters": int(model.count_params()),
                      "size_mb": (path / "model.keras").stat().st_size / 1e6,
-                     "latency_ms": _keras_latency_ms(model, 128, runs=30),
+                     "latency_ms": keras_latency_ms(model, 128, runs=30),
                      "accuracy": float((pred == gold).mean()),
                      "agreement_with_teacher": float((pred == teacher_pred).mean())})
     teacher = rows[0]

@@ -7,37 +7,37 @@ validated in the runtime that will serve it.
                   validation_texts=texts, validation_labels=labels)
     validate_artifact("exports/bbc_dyn", texts, labels, reference_model=model)
 
-Names resolve on first use (each submodule loads when one of its names is asked for).
+Modules, bottom to top: `manifest` (files beside every artifact) and
+`runtime` (LiteRT and the TF1 session loader) -> `validate` -> the formats
+`saved_model` and `tflite`, which never import each other.
 """
 
-import importlib
+from export.manifest import ManifestError, verify_manifest
+from export.runtime import load_interpreter, load_saved_model
+from export.saved_model import XlaLoweringError, export_saved_model, export_tpu_saved_model
+from export.tflite import QUANTIZATION_MODES, TFLiteConversionError, export_tflite
+from export.validate import (
+    THRESHOLDS,
+    ExportValidationError,
+    format_report,
+    validate_artifact,
+)
+from zoo.text.readers import read_data
 
-_EXPORTS = {
-    "export_saved_model": "export.saved_model",
-    "export_tpu_saved_model": "export.saved_model",
-    "load_saved_model": "export.saved_model",
-    "XlaLoweringError": "export.saved_model",
-    "export_tflite": "export.tflite",
-    "load_interpreter": "export.tflite",
-    "TFLiteConversionError": "export.tflite",
-    "QUANTIZATION_MODES": "export.tflite",
-    "validate_artifact": "export.validate",
-    "format_report": "export.validate",
-    "read_data": "export.validate",
-    "ExportValidationError": "export.validate",
-    "THRESHOLDS": "export.validate",
-    "ManifestError": "export.manifest",
-    "verify_manifest": "export.manifest",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'export' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
-
-def __dir__():
-    return __all__
+__all__ = [
+    "QUANTIZATION_MODES",
+    "THRESHOLDS",
+    "ExportValidationError",
+    "ManifestError",
+    "TFLiteConversionError",
+    "XlaLoweringError",
+    "export_saved_model",
+    "export_tflite",
+    "export_tpu_saved_model",
+    "format_report",
+    "load_interpreter",
+    "load_saved_model",
+    "read_data",
+    "validate_artifact",
+    "verify_manifest",
+]

@@ -17,22 +17,28 @@ changed file fails with a `ManifestError` that names it.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import numbers
 import os
 import pathlib
-import sys
 import time
 
+from zoo.models import task_of
 from zoo.utils.atomic import atomic_file
+from zoo.utils.provenance import versions
 
 MANIFEST = "manifest.json"
 METADATA = "metadata.json"
 VOCABULARY = "vocab.txt"
 MANIFEST_FORMAT = "zoo-export-manifest"
 METADATA_FORMAT = "zoo-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # manifest.json
+# metadata.json. Version 2 names tasks as everywhere else ("classify", "tag",
+# "qa"); version 1 wrote "classification", "token_classification",
+# "question_answering", which `read_metadata` still reads.
+METADATA_VERSION = 2
+_VERSION_1_TASKS = {"classification": "classify", "token_classification": "tag",
+                    "question_answering": "qa"}
 _CHUNK = 1 << 20
 
 
@@ -180,45 +186,20 @@ def read_metadata(directory) -> dict:
     meta = read_json(path)
     if (
         meta.get("format") != METADATA_FORMAT
-        or meta.get("format_version", 0) > FORMAT_VERSION
+        or meta.get("format_version", 0) > METADATA_VERSION
     ):
         raise ValueError(
             f"{path}: format {meta.get('format')!r} version {meta.get('format_version')!r} is not "
-            f"one this package reads ({METADATA_FORMAT!r} <= {FORMAT_VERSION}); upgrade bert-zoo."
+            f"one this package reads ({METADATA_FORMAT!r} <= {METADATA_VERSION}); upgrade bert-zoo."
         )
+    if meta.get("format_version", 1) < 2:
+        meta["task"] = _VERSION_1_TASKS.get(meta.get("task"), meta.get("task"))
     return meta
-
-
-def versions() -> dict:
-    out = {"python": sys.version.split()[0]}
-    for name in ("tensorflow", "tensorflow-text", "keras", "ai-edge-litert", "bert-zoo"):
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def task_of(model) -> str:
-    """'classification', 'token_classification' or 'question_answering'."""
-    from zoo.models import Classifier, QuestionAnswerer, TokenClassifier
-
-    if isinstance(model, Classifier):
-        return "classification"
-    if isinstance(model, TokenClassifier):
-        return "token_classification"
-    if isinstance(model, QuestionAnswerer):
-        return "question_answering"
-    raise TypeError(
-        f"Exporters take a zoo task model (Classifier, TokenClassifier or QuestionAnswerer); "
-        f"received {type(model).__name__}. Put a head on the encoder first, e.g. "
-        "zoo.Classifier(encoder, num_classes=..., labels=[...])."
-    )
 
 
 def label_names(model) -> list[str] | None:
     """The model's label names, or "0".."n-1" when it has none; None for QA."""
-    if task_of(model) == "question_answering":
+    if task_of(model) == "qa":
         return None
     labels = getattr(model, "labels", None)
     if labels is None:
@@ -233,13 +214,26 @@ def label_names(model) -> list[str] | None:
     return labels
 
 
+def source_info(model, source_dir) -> dict:
+    """Where an exported model came from: its zoo model directory and the
+    sha256 of its model.keras, so a later `zoo validate` can find it again
+    and tell whether it changed."""
+    info = {}
+    if source_dir is not None:
+        source_dir = pathlib.Path(source_dir).resolve()
+        info["path"] = str(source_dir)
+        if (source_dir / "model.keras").is_file():
+            info["model_keras_sha256"] = sha256_file(source_dir / "model.keras")
+    return info
+
+
 def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
     """The fields every artifact's metadata.json shares."""
     encoder = getattr(model, "encoder", model)
     tokens = tokenizer.vocabulary
     return {
         "format": METADATA_FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": METADATA_VERSION,
         "kind": kind,
         "task": task_of(model),
         "labels": label_names(model),

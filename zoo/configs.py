@@ -1,8 +1,9 @@
 """Encoder configurations and the preset table.
 
-A config is data: a frozen dataclass validated on construction. Models take
-its fields as flat keyword arguments (so `get_config()` stays plain JSON);
-`EncoderConfig.build()` returns the right encoder class.
+A config is data: a frozen dataclass validated on construction, with no
+knowledge of the Keras classes (this module imports nothing of the zoo).
+Models take its fields as flat keyword arguments (so `get_config()` stays
+plain JSON); `zoo.models.build_encoder(config)` returns the right class.
 
 Presets, with the exact parameter counts that `num_parameters()` computes and
 the tests check against the built Keras models::
@@ -24,6 +25,12 @@ import json
 from typing import Any
 
 FAMILIES = ("bert", "distilbert")
+
+# The encoder's inputs, by name, everywhere: tokenizer, datasets, heads,
+# exported signatures, metadata.json and the Android app.
+INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+# The sequence length (tokens, with [CLS] and [SEP]) used when none is given.
+DEFAULT_SEQUENCE_LENGTH = 128
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,20 +153,6 @@ class EncoderConfig:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
-
-    def build(self, **kwargs):
-        """Build a randomly initialised encoder of the right class."""
-        from zoo.models.bert_encoder import BertEncoder
-        from zoo.models.distil_bert_encoder import DistilBertEncoder
-
-        if self.family == "distilbert":
-            fields = self.to_dict()
-            fields.pop("family")
-            fields.pop("num_segments")
-            return DistilBertEncoder(**fields, **kwargs)
-        fields = self.to_dict()
-        fields.pop("family")
-        return BertEncoder(**fields, **kwargs)
 
 
 _BERT_VOCAB = 30522

@@ -2,7 +2,7 @@
 
     1 convert   the real all-MiniLM-L6-v2 checkpoint -> OUT/minilm
     2 teacher   fine-tune it on BBC News             -> OUT/teacher
-    3 distil    3-layer student from layers 0,2,4    -> OUT/student3 (+ OUT/student2)
+    3 distill   3-layer student from layers 0,2,4    -> OUT/student3 (+ OUT/student2)
     4 export    SavedModel (TF Serving layout) of teacher and student, the
                 student as .tflite in float32/float16/dynamic_int8/int8 (and
                 the teacher in float32, the reference for the phone figures),
@@ -28,8 +28,30 @@ import shutil
 import sys
 import time
 
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+
+from export import manifest as mf
+from export.saved_model import export_saved_model
+from export.tflite import export_tflite
+from export.validate import format_report, keras_outputs
+from zoo.checkpoints import load_checkpoint, save_model_dir
+from zoo.checkpoints.model_dir import load_model_dir, read_model_dir_meta
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.distill.pipeline import DistillConfig, distill
+from zoo.distill.student_init import default_layer_map
+from zoo.models.bert_encoder import padding_mean
+from zoo.text.corpora import minilm_checkpoint_dir
+from zoo.text.readers import calibration_and_validation, read_data
+from zoo.text.tokenizer import tokenize_texts
+from zoo.train.curves import StepCurve
+from zoo.train.finetune import FinetuneConfig, finetune
+from zoo.utils.atomic import atomic_file
+from zoo.utils.latency import keras_latency_ms
+
 MARKER = ".zoo-demo"
-STAGES = ("convert", "teacher", "distil", "export", "measure", "report")
+STAGES = ("convert", "teacher", "distill", "export", "measure", "report")
 TFLITE_MODES = ("float32", "float16", "dynamic_int8", "int8")
 SIMILARITY_SENTENCES = [
     "A man is playing a guitar.",
@@ -47,12 +69,12 @@ class DemoConfig:
     """The demo's recipe. `fast()` is the CI-sized variant (same stages,
     capped steps and a shorter sequence)."""
 
-    sequence_length: int = 128
+    sequence_length: int = DEFAULT_SEQUENCE_LENGTH
     batch_size: int = 16
     teacher_epochs: int = 2
     teacher_learning_rate: float = 1e-4
-    distil_epochs: int = 2
-    distil_learning_rate: float = 1e-4
+    distill_epochs: int = 2
+    distill_learning_rate: float = 1e-4
     students: tuple = (3,)
     steps_per_epoch: int | None = None
     tflite_modes: tuple = TFLITE_MODES
@@ -60,7 +82,7 @@ class DemoConfig:
 
     @classmethod
     def fast(cls):
-        return cls(sequence_length=64, teacher_epochs=1, distil_epochs=1,
+        return cls(sequence_length=64, teacher_epochs=1, distill_epochs=1,
                    steps_per_epoch=10, students=(3,))
 
 
@@ -83,7 +105,6 @@ class Stages:
         return name in self.done
 
     def record(self, name, seconds, **info):
-        from zoo.utils.atomic import atomic_file
 
         self.done[name] = {"seconds": round(seconds, 1), **info}
         with atomic_file(self.path, "w") as f:
@@ -94,7 +115,6 @@ class Stages:
 
 
 def _model_dir_ok(path):
-    from zoo.checkpoints.model_dir import read_model_dir_meta
 
     try:
         read_model_dir_meta(path)
@@ -104,7 +124,6 @@ def _model_dir_ok(path):
 
 
 def _artifact_ok(path):
-    from export import manifest as mf
 
     try:
         mf.verify_manifest(path)
@@ -122,11 +141,7 @@ def _verbose():
 
 
 def stage_convert(out, config):
-    import numpy as np
 
-    from zoo.checkpoints import load_checkpoint, save_model_dir
-    from zoo.models.bert_encoder import padding_mean
-    from zoo.text.corpora import minilm_checkpoint_dir
 
     src = minilm_checkpoint_dir()
     _log(f"      reading {src}")
@@ -153,8 +168,6 @@ def stage_convert(out, config):
 
 
 def stage_teacher(out, config):
-    from zoo.train.curves import StepCurve
-    from zoo.train.finetune import FinetuneConfig, finetune
 
     run = out / "teacher"
     ft = FinetuneConfig(epochs=config.teacher_epochs, batch_size=config.batch_size,
@@ -168,19 +181,16 @@ def stage_teacher(out, config):
     return {"accuracy": result["accuracy"], "macro_f1": result["macro_f1"]}
 
 
-def stage_distil(out, config):
-    from zoo.distill.cli import DistillConfig, distill
-    from zoo.train.curves import StepCurve
+def stage_distill(out, config):
 
     results = {}
     for layers in config.students:
         run = out / f"student{layers}"
-        dc = DistillConfig(student_layers=layers, epochs=config.distil_epochs,
+        dc = DistillConfig(student_layers=layers, epochs=config.distill_epochs,
                            batch_size=config.batch_size,
                            sequence_length=config.sequence_length,
-                           learning_rate=config.distil_learning_rate,
+                           learning_rate=config.distill_learning_rate,
                            steps_per_epoch=config.steps_per_epoch, seed=config.seed)
-        from zoo.distill.student_init import default_layer_map
 
         spread = dc.layer_map or default_layer_map(6, layers)
         _log(f"      {layers}-layer student from teacher layers {','.join(map(str, spread))}")
@@ -212,10 +222,6 @@ def _exports(out, config):
 
 
 def stage_export(out, config, android_assets=None):
-    from export.saved_model import export_saved_model
-    from export.tflite import export_tflite
-    from export.validate import calibration_and_validation, format_report
-    from zoo.checkpoints.model_dir import load_model_dir
 
     calibration, texts, labels, _ = calibration_and_validation("bbc")
     L = config.sequence_length
@@ -264,27 +270,6 @@ def _android_assets(out, config, folder):
     _log(f"      Android assets: model.tflite, vocab.txt, metadata.json -> {folder}")
 
 
-def _keras_latency_ms(model, length, runs=20):
-    import numpy as np
-    import tensorflow as tf
-
-    x = {"token_ids": tf.ones((1, length), tf.int32),
-         "segment_ids": tf.zeros((1, length), tf.int32),
-         "padding_mask": tf.ones((1, length), tf.int32)}
-    @tf.function(autograph=False)
-    def fn(x):
-        return model(x, training=False)
-
-    fn(x)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        out = fn(x)
-        np.asarray(out["logits"])
-        times.append(time.perf_counter() - t0)
-    return 1000 * float(np.median(times))
-
-
 def _main_result(report, length):
     """The result row that ran every validation text at `length`."""
     rows = [r for r in report["results"] if r.get("predictions") is not None
@@ -293,10 +278,7 @@ def _main_result(report, length):
 
 
 def stage_measure(out, config):
-    import numpy as np
 
-    from export.validate import keras_outputs, read_data, tokenize
-    from zoo.checkpoints.model_dir import load_model_dir
 
     texts, labels = read_data("bbc")
     L = config.sequence_length
@@ -308,7 +290,7 @@ def stage_measure(out, config):
         model, tokenizer, _ = load_model_dir(model_dir)
         index = {n: i for i, n in enumerate(model.labels)}
         gold = np.array([index[y] for y in labels])
-        pred = keras_outputs(model, tokenize(tokenizer, texts, L))["logits"].argmax(-1)
+        pred = keras_outputs(model, tokenize_texts(tokenizer, texts, L))["logits"].argmax(-1)
         if teacher_pred is None:
             teacher_pred = pred
         rows.append({
@@ -316,7 +298,7 @@ def stage_measure(out, config):
             "layers": int(model.encoder.num_layers),
             "parameters": int(model.count_params()),
             "size_mb": (model_dir / "model.keras").stat().st_size / 1e6,
-            "latency_ms": _keras_latency_ms(model, L),
+            "latency_ms": keras_latency_ms(model, L),
             "latency_runtime": "TensorFlow (tf.function, default threads)",
             "accuracy": float((pred == gold).mean()),
             "agreement_with_teacher": float((pred == teacher_pred).mean()),
@@ -350,7 +332,6 @@ def stage_measure(out, config):
         })
         _log(f"      {name} {kind} {mode or ''}: accuracy {rows[-1]['accuracy']:.4f}, "
              f"{rows[-1]['size_mb']:.1f} MB, {rows[-1]['latency_ms']} ms")
-    from zoo.utils.atomic import atomic_file
 
     with atomic_file(out / "measurements.json", "w") as f:
         json.dump({"texts": len(texts), "sequence_length": L, "rows": rows}, f, indent=2)
@@ -396,10 +377,8 @@ def _table(rows):
 
 
 def _plots(out, rows):
-    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     markers = {"keras": "o", "saved_model": "s", "float32": "^", "float16": "v",
                "dynamic_int8": "D", "int8": "X"}
@@ -455,7 +434,6 @@ def _plots(out, rows):
 
 
 def stage_report(out, config, args_info):
-    from zoo.utils.atomic import atomic_file
 
     measured = json.loads((out / "measurements.json").read_text())
     rows = measured["rows"]
@@ -523,7 +501,7 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
         "convert": lambda: _model_dir_ok(out / "minilm"),
         "teacher": lambda: _model_dir_ok(out / "teacher" / "model")
         and (out / "teacher" / "metrics.json").is_file(),
-        "distil": lambda: all(_model_dir_ok(out / f"student{k}" / "model")
+        "distill": lambda: all(_model_dir_ok(out / f"student{k}" / "model")
                               and (out / f"student{k}" / "metrics.json").is_file()
                               for k in config.students),
         "export": lambda: all(_artifact_ok(p) for *_, p in _exports(out, config)),
@@ -539,13 +517,13 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
     runners = {
         "convert": lambda: stage_convert(out, config),
         "teacher": lambda: stage_teacher(out, config),
-        "distil": lambda: stage_distil(out, config),
+        "distill": lambda: stage_distill(out, config),
         "export": lambda: stage_export(out, config, android_assets),
         "measure": lambda: stage_measure(out, config),
         "report": lambda: stage_report(out, config, args_info or {}),
     }
     dirs = {"convert": ["minilm"], "teacher": ["teacher"],
-            "distil": [f"student{k}" for k in config.students], "export": ["exports"]}
+            "distill": [f"student{k}" for k in config.students], "export": ["exports"]}
     redo = force
     started = time.time()
     for i, name in enumerate(STAGES, 1):

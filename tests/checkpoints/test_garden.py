@@ -24,6 +24,7 @@ from zoo.checkpoints.garden import (
     to_garden,
 )
 from zoo.configs import EncoderConfig
+from zoo.models import build_encoder
 
 TOLERANCE = 1e-5
 TINY = EncoderConfig(
@@ -156,7 +157,7 @@ def test_garden_initialised_checkpoint_loads(
 
     from_file = load_garden_encoder(tmp_path)  # the directory finds the latest prefix
     from_file_prefix = load_garden_encoder(prefix)
-    from_object = TINY.build()
+    from_object = build_encoder(TINY)
     assert load_garden_weights(from_object, garden) == []
     for encoder in (from_file, from_file_prefix, from_object):
         diffs = compare_outputs(
@@ -192,7 +193,7 @@ def test_shape_mismatch_names_the_tensor(
     garden_networks, change, key, found, expected, tmp_path
 ):
     prefix = _write_checkpoint(build_garden_encoder(TINY), tmp_path)
-    encoder = TINY.replace(**change).build()
+    encoder = build_encoder(TINY.replace(**change))
     before = [w.numpy().copy() for w in encoder.weights]
     with pytest.raises(CheckpointMismatchError) as info:
         load_garden_weights(encoder, prefix)

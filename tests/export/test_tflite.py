@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from export import manifest as mf
-from export import tflite, validate
+from export import runtime, tflite, validate
 from tests.export.conftest import make_tiny
 
 
@@ -36,7 +36,7 @@ def test_artifact_files_metadata_and_validation(artifact, tiny_tokenizer):
         "vocab.txt",
     ]
     meta = mf.read_metadata(artifact)
-    assert meta["kind"] == "tflite" and meta["task"] == "classification"
+    assert meta["kind"] == "tflite" and meta["task"] == "classify"
     assert meta["labels"] == ["business", "sport", "tech"]
     assert meta["sequence_lengths"] == [16, 32] and meta["quantization"] == "float32"
     assert meta["lowercase"] is True
@@ -62,7 +62,7 @@ def test_artifact_files_metadata_and_validation(artifact, tiny_tokenizer):
     assert primary["label_agreement"] == 1.0 and primary["accuracy_delta"] == 0.0
     assert (
         rows["model.tflite", "serving_L32"]["metrics"]["num_texts"]
-        == validate.SECONDARY_TEXTS
+        == runtime.SECONDARY_TEXTS
     )
     assert (
         rows["model_text.tflite", "serving_text_L16"]["metrics"]["token_ids_match"] == 1.0
@@ -73,7 +73,7 @@ def test_artifact_files_metadata_and_validation(artifact, tiny_tokenizer):
 def test_signatures_take_named_fixed_inputs_and_match_keras(
     artifact, tiny_classifier, tiny_tokenizer
 ):
-    interpreter = tflite.load_interpreter(artifact)
+    interpreter = runtime.load_interpreter(artifact)
     signatures = interpreter.get_signature_list()
     assert signatures == {
         name: {
@@ -118,7 +118,7 @@ def test_op_lists_read_from_the_flatbuffer(artifact):
 def test_text_in_file_tokenizes_like_the_project_tokenizer_on_plain_text(
     artifact, tiny_tokenizer
 ):
-    runner = tflite.load_interpreter(artifact, "model_text.tflite").get_signature_runner(
+    runner = runtime.load_interpreter(artifact, "model_text.tflite").get_signature_runner(
         "serving_text_L16"
     )
     text = "Who said the film was long?"
@@ -137,7 +137,7 @@ def test_flipped_byte_refuses_to_load(artifact, tmp_path, tiny_texts):
     data[len(data) // 2] ^= 0x10
     (copy / "model.tflite").write_bytes(bytes(data))
     with pytest.raises(mf.ManifestError, match=r"model\.tflite: sha256"):
-        tflite.load_interpreter(copy)
+        runtime.load_interpreter(copy)
     with pytest.raises(mf.ManifestError, match="refusing to load it"):
         validate.validate_artifact(copy, tiny_texts)
 
@@ -260,7 +260,7 @@ def test_argument_errors(tiny_classifier, tiny_tokenizer, tmp_path):
         tflite.export_tflite(
             tiny_classifier, tiny_tokenizer, tmp_path / "a", sequence_lengths=(16, 512)
         )
-    with pytest.raises(TypeError, match="zoo task model"):
+    with pytest.raises(TypeError, match="not a fine-tuned task model"):
         tflite.export_tflite(
             tiny_classifier.encoder, tiny_tokenizer, tmp_path / "a", sequence_lengths=(16,)
         )
@@ -277,7 +277,7 @@ def test_token_classifier_exports_per_token_logits(tmp_path, tiny_tokenizer, tin
         validation_texts=tiny_texts,
     )
     meta = mf.read_metadata(out)
-    assert meta["task"] == "token_classification" and meta["labels"] == [
+    assert meta["task"] == "tag" and meta["labels"] == [
         "O",
         "B-ORG",
         "I-ORG",
@@ -290,5 +290,5 @@ def test_token_classifier_exports_per_token_logits(tmp_path, tiny_tokenizer, tin
         and metrics["max_abs_diff"] <= 1e-4
         and metrics["label_agreement"] == 1.0
     )
-    runner = tflite.load_interpreter(out).get_signature_runner("serving_L16")
+    runner = runtime.load_interpreter(out).get_signature_runner("serving_L16")
     assert runner.get_output_details()["logits"]["shape"].tolist() == [1, 16, 4]

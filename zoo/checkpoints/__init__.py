@@ -7,6 +7,7 @@ import json
 import pathlib
 
 from zoo.checkpoints.errors import CheckpointMismatchError
+from zoo.checkpoints.garden import load_garden_encoder, read_garden_tensors
 from zoo.checkpoints.hf import find_hf_dir, load_hf_encoder, load_hf_weights, save_hf
 from zoo.checkpoints.model_dir import (
     is_model_dir,
@@ -14,6 +15,7 @@ from zoo.checkpoints.model_dir import (
     save_model_dir,
 )
 from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_encoder, save_tf1
+from zoo.text.tokenizer import WordPieceTokenizer
 
 SUPPORTED = (
     "a zoo model directory (zoo_model.json, model.keras, vocab.txt); "
@@ -41,7 +43,6 @@ def detect_format(path) -> str:
 
 
 def _is_garden_checkpoint(path) -> bool:
-    from zoo.checkpoints.garden import read_garden_tensors
 
     try:
         read_garden_tensors(path)
@@ -80,7 +81,6 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
     (`tokenizer_config.json` for HF, the zoo manifest) and defaults to the
     uncased BERT convention (True) where nothing says otherwise.
     """
-    from zoo.text.tokenizer import WordPieceTokenizer
 
     fmt = detect_format(path)
     if fmt == "zoo":
@@ -93,7 +93,6 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
     elif fmt == "tf1":
         encoder = load_tf1_encoder(path, allow_partial=allow_partial)
     else:
-        from zoo.checkpoints.garden import load_garden_encoder
 
         encoder = load_garden_encoder(path, allow_partial=allow_partial)
     if lowercase is None:

@@ -35,11 +35,13 @@ import pathlib
 import re
 
 import numpy as np
+import tensorflow as tf
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
 from zoo.checkpoints.errors import CheckpointMismatchError
 from zoo.checkpoints.names import encoder_entries
-from zoo.configs import EncoderConfig
+from zoo.configs import INPUT_NAMES, EncoderConfig
+from zoo.models.bert_encoder import build_encoder
 
 GARDEN_INSTALL = "pip install -e '.[garden]'"
 
@@ -155,7 +157,6 @@ def _is_garden_object(source) -> bool:
 
 
 def _checkpoint_prefix(path) -> str:
-    import tensorflow as tf
 
     path = pathlib.Path(path)
     if path.is_dir():
@@ -225,7 +226,6 @@ def read_garden_tensors(source, *, root=None) -> GardenTensors:
     """
     if _is_garden_object(source):
         return _read_live(source)
-    import tensorflow as tf
 
     prefix = _checkpoint_prefix(source)
     reader = tf.train.load_checkpoint(prefix)
@@ -401,7 +401,7 @@ def load_garden_weights(encoder, source, *, root=None, allow_partial=False):
 def load_garden_encoder(source, *, root=None, allow_partial=False, **config_overrides):
     """Build a `BertEncoder` sized from a Garden checkpoint and load it."""
     tensors = read_garden_tensors(source, root=root)
-    encoder = config_from_garden(tensors, **config_overrides).build()
+    encoder = build_encoder(config_from_garden(tensors, **config_overrides))
     load_garden_weights(encoder, tensors, allow_partial=allow_partial)
     return encoder
 
@@ -411,7 +411,7 @@ def load_garden_encoder(source, *, root=None, allow_partial=False, **config_over
 
 def import_garden_networks():
     """`official.nlp.modeling.networks`, or an ImportError saying what to install."""
-    try:
+    try:  # optional: the `garden` extra, Keras 2 code kept out of the core
         from official.nlp.modeling import networks
     except ImportError as err:
         raise ImportError(
@@ -423,7 +423,6 @@ def import_garden_networks():
 
 def exact_gelu(x):
     """Exact (erf) GELU, as in BERT and zoo; Garden's "gelu" is the tanh form."""
-    import tensorflow as tf
 
     return tf.nn.gelu(x, approximate=False)
 
@@ -453,7 +452,7 @@ def build_garden_encoder(config: EncoderConfig, *, functional: bool = True):
     if functional:
         return networks.BertEncoder(dict_outputs=True, **kwargs)
     encoder = networks.BertEncoderV2(**kwargs)
-    encoder(garden_inputs({n: np.zeros((1, 1), np.int32) for n in _INPUT_NAMES}))
+    encoder(garden_inputs({n: np.zeros((1, 1), np.int32) for n in INPUT_NAMES}))
     return encoder
 
 
@@ -488,7 +487,6 @@ def to_garden(encoder, *, functional: bool = True):
     )
 
 
-_INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 _GARDEN_INPUTS = {
     "token_ids": "input_word_ids",
     "segment_ids": "input_type_ids",

@@ -13,10 +13,13 @@ import json
 import pathlib
 
 import numpy as np
+from safetensors.numpy import load_file, save_file
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
 from zoo.checkpoints.names import hf_name, model_entries
 from zoo.configs import EncoderConfig
+from zoo.models.bert_encoder import build_encoder
+from zoo.utils.atomic import atomic_directory
 
 # Buffers HF stores beside the weights; they are not parameters.
 _HF_BUFFERS = ("embeddings.position_ids", "bert.embeddings.position_ids")
@@ -105,7 +108,6 @@ def config_to_hf(config: EncoderConfig) -> dict:
 
 
 def read_hf_tensors(directory) -> NamedTensors:
-    from safetensors.numpy import load_file
 
     path = pathlib.Path(directory) / "model.safetensors"
     return NamedTensors(load_file(str(path)), path)
@@ -147,7 +149,7 @@ def load_hf_encoder(directory, *, allow_partial=False):
     config = config_from_hf(
         json.loads((found / "config.json").read_text()), found / "config.json"
     )
-    encoder = config.build()
+    encoder = build_encoder(config)
     load_hf_weights(encoder, found, allow_partial=allow_partial)
     return encoder
 
@@ -155,9 +157,7 @@ def load_hf_encoder(directory, *, allow_partial=False):
 def save_hf(model, directory, *, vocabulary=None):
     """Write `config.json` + `model.safetensors` (+ `vocab.txt`) in HF's
     BertModel layout (BertForPreTraining keys when `model` has heads)."""
-    from safetensors.numpy import save_file
 
-    from zoo.utils.atomic import atomic_directory
 
     encoder = getattr(model, "encoder", model)
     hf_config = config_to_hf(encoder.config)

@@ -11,8 +11,16 @@ from __future__ import annotations
 
 import json
 import pathlib
+import warnings
 
 import keras
+
+# A model saved after `compile` carries its optimizer config, whose
+# learning-rate schedule is ours: importing it registers it for Keras.
+import zoo.utils.schedules  # noqa: F401
+from zoo.models.encoder_task import with_dtype_policy
+from zoo.text.tokenizer import WordPieceTokenizer
+from zoo.utils.atomic import atomic_directory
 
 FORMAT = "zoo-model"
 FORMAT_VERSION = 1
@@ -30,8 +38,6 @@ def save_model_dir(model, directory, tokenizer, *, extra=None, overwrite=True):
     trained under: a model directory is for export and serving, and a new
     training run applies its own `--mixed-precision` (see
     `zoo.with_dtype_policy`). Head layers follow the loading process's policy."""
-    from zoo.models.task import with_dtype_policy
-    from zoo.utils.atomic import atomic_directory
 
     model = with_dtype_policy(model, "float32")
     encoder = getattr(model, "encoder", model)
@@ -91,14 +97,9 @@ def read_model_dir_meta(directory) -> dict:
 def load_model_dir(directory):
     """Return `(model, tokenizer, meta)` from a zoo model directory. The model
     loads in Keras's safe mode: no custom objects, no lambdas."""
-    # A model saved after `compile` carries its optimizer config, whose
-    # learning-rate schedule is ours: register it before Keras reads it.
-    import zoo.train.optimization  # noqa: F401
-    from zoo.text.tokenizer import WordPieceTokenizer
 
     directory = pathlib.Path(directory)
     meta = read_model_dir_meta(directory)
-    import warnings
 
     with warnings.catch_warnings():
         # Saved without optimizer state (see save_model_dir): nothing to restore.

@@ -14,10 +14,13 @@ import json
 import pathlib
 
 import numpy as np
+import tensorflow as tf
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
 from zoo.checkpoints.hf import config_from_hf
 from zoo.checkpoints.names import model_entries
+from zoo.models.bert_encoder import build_encoder
+from zoo.utils.atomic import atomic_directory
 
 # Training state found in released checkpoints; never model weights.
 _TRAINING_STATE_SUFFIXES = ("/adam_m", "/adam_v", "/Momentum")
@@ -45,7 +48,6 @@ def find_tf1_checkpoint(path):
 
 
 def read_tf1_tensors(prefix) -> NamedTensors:
-    import tensorflow as tf
 
     reader = tf.train.load_checkpoint(str(prefix))
     names = [
@@ -73,7 +75,7 @@ def load_tf1_encoder(path, *, allow_partial=False):
         )
     config_path, prefix = found
     config = config_from_hf(json.loads(config_path.read_text()), config_path)
-    encoder = config.build()
+    encoder = build_encoder(config)
     load_tf1_weights(encoder, prefix, allow_partial=allow_partial)
     return encoder
 
@@ -97,9 +99,7 @@ def config_to_tf1(config) -> dict:
 def save_tf1(model, directory, *, vocabulary=None, name="bert_model.ckpt"):
     """Write a google-research style release directory (the names TF1 BERT
     code, and its converters, read) for an encoder or a pre-training model."""
-    import tensorflow as tf
 
-    from zoo.utils.atomic import atomic_directory
 
     encoder = getattr(model, "encoder", model)
     if encoder.config.family != "bert":

@@ -18,12 +18,16 @@ the same.
 from __future__ import annotations
 
 import keras
+import numpy as np
 import tensorflow as tf
 
+from zoo.configs import INPUT_NAMES
 from zoo.distill import losses
 from zoo.distill.student_init import default_layer_map
+from zoo.models import Classifier, MaskedLM, QuestionAnswerer, TokenClassifier
+from zoo.models.bert_encoder import BertEncoder, padding_mean
+from zoo.models.encoder_task import as_float32, encoder_inputs
 
-ENCODER_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # Cached teacher outputs travel in `x` under these keys (see cache_teacher).
 TEACHER_PREFIX = "teacher/"
 # A cache beyond this many bytes is refused with the figure (attention maps
@@ -36,20 +40,17 @@ def with_internals(model):
     `hidden_states` and `attention_probs` of its encoder, from one forward
     pass (the head is re-applied to the encoder-with-internals outputs, so
     dropout masks are the same for logits and hidden states)."""
-    import zoo
-    from zoo.models.bert_encoder import BertEncoder, padding_mean
-    from zoo.models.task import as_float32, encoder_inputs
 
     if isinstance(model, BertEncoder):
         return model.with_internals()
     encoder = model.encoder
     inputs = encoder_inputs()
-    if isinstance(model, zoo.MaskedLM):
+    if isinstance(model, MaskedLM):
         inputs["masked_positions"] = keras.Input(shape=(None,), dtype="int32",
                                                  name="masked_positions")
-    enc = encoder.with_internals()({k: inputs[k] for k in ENCODER_INPUTS})
+    enc = encoder.with_internals()({k: inputs[k] for k in INPUT_NAMES})
     seq = enc["sequence_output"]
-    if isinstance(model, zoo.Classifier):
+    if isinstance(model, Classifier):
         pooling = model.pooling
         if pooling == "auto":
             pooling = "pooled" if encoder.pooler_dense is not None else "cls"
@@ -60,14 +61,14 @@ def with_internals(model):
         else:
             x = padding_mean(seq, inputs["padding_mask"])
         outputs = {"logits": as_float32(model.output_dense(model.output_dropout(x)))}
-    elif isinstance(model, zoo.TokenClassifier):
+    elif isinstance(model, TokenClassifier):
         outputs = {"logits": as_float32(model.output_dense(model.output_dropout(seq)))}
-    elif isinstance(model, zoo.QuestionAnswerer):
+    elif isinstance(model, QuestionAnswerer):
         logits = as_float32(model.span_dense(seq))
         keep = keras.ops.greater(inputs["padding_mask"], 0)
         outputs = {"start_logits": keras.ops.where(keep, logits[:, :, 0], -1e4),
                    "end_logits": keras.ops.where(keep, logits[:, :, 1], -1e4)}
-    elif isinstance(model, zoo.MaskedLM):
+    elif isinstance(model, MaskedLM):
         outputs = {"mlm_logits": as_float32(model.mlm_head(seq, inputs["masked_positions"]))}
     else:
         raise TypeError(f"Distiller: unsupported model {type(model).__name__}.")
@@ -158,11 +159,10 @@ class Distiller(keras.Model):
 
     @staticmethod
     def _token_level_outputs(model):
-        import zoo
 
-        if isinstance(model, zoo.TokenClassifier):
+        if isinstance(model, TokenClassifier):
             return {"logits": "padding"}
-        if isinstance(model, zoo.MaskedLM):
+        if isinstance(model, MaskedLM):
             return {"mlm_logits": "weights"}
         return {}
 
@@ -260,7 +260,6 @@ class Distiller(keras.Model):
         same losses and weights as a run with the live teacher (tested).
         Costs memory: N x L x H floats for the cosine term's hidden states.
         """
-        import numpy as np
 
         xs, ys, ws, outs = [], [], [], []
         batch_size = None

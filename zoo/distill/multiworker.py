@@ -57,6 +57,9 @@ test_multiworker.py runs the two-worker path and checks the numbers).
 
 from __future__ import annotations
 
+import json
+import os
+
 import keras
 import tensorflow as tf
 
@@ -97,8 +100,6 @@ def is_chief(strategy):
 def is_chief_process():
     """From TF_CONFIG alone (before a strategy exists): is this process the
     one that writes the shared outputs? True without TF_CONFIG."""
-    import json
-    import os
 
     config = json.loads(os.environ.get("TF_CONFIG") or "{}")
     task = config.get("task") or {}

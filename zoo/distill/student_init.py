@@ -12,6 +12,9 @@ restricted to fewer layers instead of from noise.
 
 from __future__ import annotations
 
+from zoo.models import Classifier, MaskedLM, QuestionAnswerer, TokenClassifier
+from zoo.models.bert_encoder import BertEncoder, build_encoder
+
 STYLES = ("distilbert", "bert")
 
 # DistilBERT (Sanh et al. 2019, `extract_distilbert.py`) took these teacher
@@ -64,7 +67,6 @@ def _copy(source_layer, target_layer):
 
 
 def _split(teacher):
-    from zoo.models.bert_encoder import BertEncoder
 
     if isinstance(teacher, BertEncoder):
         return teacher, None
@@ -80,26 +82,25 @@ def _split(teacher):
 
 def _student_head(head, encoder):
     """The teacher's head class on the student encoder, head weights copied."""
-    import zoo
 
-    if isinstance(head, zoo.Classifier):
+    if isinstance(head, Classifier):
         pooling = head.pooling
         if encoder.pooler_dense is None and pooling in ("auto", "pooled"):
             # No pooler in a distilbert-style student: the head reads [CLS]
             # directly (DistilBERT's own classifier does the same).
             pooling = "cls"
-        student = zoo.Classifier(encoder, head.num_classes, pooling=pooling,
+        student = Classifier(encoder, head.num_classes, pooling=pooling,
                                  dropout=head.dropout, labels=head.labels)
         _copy(head.output_dense, student.output_dense)
-    elif isinstance(head, zoo.TokenClassifier):
-        student = zoo.TokenClassifier(encoder, head.num_classes, dropout=head.dropout,
+    elif isinstance(head, TokenClassifier):
+        student = TokenClassifier(encoder, head.num_classes, dropout=head.dropout,
                                       labels=head.labels)
         _copy(head.output_dense, student.output_dense)
-    elif isinstance(head, zoo.QuestionAnswerer):
-        student = zoo.QuestionAnswerer(encoder)
+    elif isinstance(head, QuestionAnswerer):
+        student = QuestionAnswerer(encoder)
         _copy(head.span_dense, student.span_dense)
-    elif isinstance(head, zoo.MaskedLM):
-        student = zoo.MaskedLM(encoder)
+    elif isinstance(head, MaskedLM):
+        student = MaskedLM(encoder)
         _copy(head.mlm_head, student.mlm_head)
     else:
         raise TypeError(
@@ -139,7 +140,7 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
             "style='bert' needs a teacher with segment embeddings and a pooler; this "
             "teacher is distilbert-family. Use style='distilbert'."
         )
-    student = config.build()
+    student = build_encoder(config)
 
     t_emb, s_emb = encoder.embeddings, student.embeddings
     for name in ("token_embedding", "position_embedding", "layer_norm"):

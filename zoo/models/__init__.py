@@ -1,23 +1,41 @@
-"""Encoders and the task heads built on them."""
+"""Encoders, the task heads built on them, and the names they share."""
 
-from zoo.models.bert_encoder import BertEncoder
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES
+from zoo.models.bert_encoder import (
+    ENCODER_CLASSES,
+    BertEncoder,
+    build_encoder,
+    padding_mean,
+)
 from zoo.models.classifier import Classifier
 from zoo.models.distil_bert_encoder import DistilBertEncoder
+from zoo.models.encoder_task import dtype_policy_scope, with_dtype_policy
 from zoo.models.masked_lm import MaskedLM, MaskedLMHead
 from zoo.models.pretrainer import NextSentencePredictor, Pretrainer
 from zoo.models.question_answerer import QuestionAnswerer
-from zoo.models.task import with_dtype_policy
+from zoo.models.task import TASK_MODELS, TASKS, NotATaskModelError, check_task, task_of
 from zoo.models.token_classifier import TokenClassifier
 
 __all__ = [
+    "DEFAULT_SEQUENCE_LENGTH",
+    "ENCODER_CLASSES",
+    "INPUT_NAMES",
+    "TASKS",
+    "TASK_MODELS",
     "BertEncoder",
     "Classifier",
     "DistilBertEncoder",
     "MaskedLM",
     "MaskedLMHead",
     "NextSentencePredictor",
+    "NotATaskModelError",
     "Pretrainer",
     "QuestionAnswerer",
     "TokenClassifier",
+    "build_encoder",
+    "check_task",
+    "dtype_policy_scope",
+    "padding_mean",
+    "task_of",
     "with_dtype_policy",
 ]

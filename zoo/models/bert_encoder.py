@@ -3,11 +3,13 @@
 import keras
 from keras import ops
 
-from zoo.configs import EncoderConfig, get_preset
+from zoo.configs import INPUT_NAMES, EncoderConfig, get_preset
 from zoo.layers.embeddings import BertEmbeddings
 from zoo.layers.transformer_encoder import TransformerEncoderBlock
 
-INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+# The encoder class of each `EncoderConfig.family`; a subclass with a new
+# `_family` adds itself (see `BertEncoder.__init_subclass__`).
+ENCODER_CLASSES = {}
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -30,6 +32,10 @@ class BertEncoder(keras.Model):
     """
 
     _family = "bert"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        ENCODER_CLASSES.setdefault(cls._family, cls)
 
     def __init__(
         self,
@@ -174,7 +180,7 @@ class BertEncoder(keras.Model):
                 f"{cls.__name__}.from_preset() builds {cls._family} encoders. "
                 "Use zoo.BertEncoder.from_preset(), which picks the class."
             )
-        return config.build()
+        return build_encoder(config)
 
     def get_config(self):
         # Flat constructor arguments only: plain JSON, and a reload re-runs
@@ -203,6 +209,21 @@ class BertEncoder(keras.Model):
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.saving.deserialize_keras_object(config["dtype"])
         return cls(**config)
+
+
+ENCODER_CLASSES["bert"] = BertEncoder
+
+
+def build_encoder(config: EncoderConfig, **kwargs):
+    """A randomly initialised encoder of the class `config.family` names."""
+    fields = config.to_dict()
+    family = fields.pop("family")
+    if family not in ENCODER_CLASSES:
+        raise ValueError(
+            f"EncoderConfig.family {family!r}: no encoder class is registered for it; "
+            f"known families: {sorted(ENCODER_CLASSES)}."
+        )
+    return ENCODER_CLASSES[family](**fields, **kwargs)
 
 
 def padding_mean(sequence_output, padding_mask):

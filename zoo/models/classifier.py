@@ -3,7 +3,7 @@
 import keras
 
 from zoo.models.bert_encoder import padding_mean
-from zoo.models.task import EncoderTask, as_float32, check_encoder, encoder_inputs
+from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
 POOLING_MODES = ("auto", "pooled", "cls", "mean")
 

@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from zoo.models.task import EncoderTask, as_float32, check_encoder, encoder_inputs
+from zoo.configs import INPUT_NAMES
+from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -114,6 +115,6 @@ class MaskedLM(EncoderTask):
         self.mlm_head = masked_lm_head_for(encoder)
         inputs = encoder_inputs()
         inputs["masked_positions"] = masked_positions_input()
-        x = encoder({k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")})
+        x = encoder({k: inputs[k] for k in INPUT_NAMES})
         logits = as_float32(self.mlm_head(x["sequence_output"], inputs["masked_positions"]))
         super().__init__(inputs=inputs, outputs={"mlm_logits": logits}, **kwargs)

@@ -2,8 +2,9 @@
 
 import keras
 
+from zoo.configs import INPUT_NAMES
+from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 from zoo.models.masked_lm import masked_lm_head_for, masked_positions_input
-from zoo.models.task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
 
 def _nsp_dense(encoder):
@@ -65,7 +66,7 @@ class Pretrainer(EncoderTask):
         self.nsp_dense = _nsp_dense(encoder)
         inputs = encoder_inputs()
         inputs["masked_positions"] = masked_positions_input()
-        out = encoder({k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")})
+        out = encoder({k: inputs[k] for k in INPUT_NAMES})
         mlm = self.mlm_head(out["sequence_output"], inputs["masked_positions"])
         nsp = self.nsp_dense(out["pooled_output"])
         super().__init__(

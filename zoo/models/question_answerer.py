@@ -2,7 +2,7 @@
 
 import keras
 
-from zoo.models.task import EncoderTask, as_float32, check_encoder, encoder_inputs
+from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
 
 @keras.saving.register_keras_serializable(package="zoo")

@@ -31,6 +31,11 @@ import struct
 import warnings
 import zlib
 
+import rdata
+
+from zoo.text.splits import deduplicate as _deduplicate
+from zoo.text.splits import split_examples
+
 INSTALL_HINT = (
     "run `make setup` (or `bash scripts/install_assets.sh`) from the repository root"
 )
@@ -98,10 +103,12 @@ def minilm_checkpoint_dir():
 # --- BBC News --------------------------------------------------------------
 
 
-def _decode(raw):
-    # 2,224 of the 2,225 files are UTF-8; one (sport 199) holds a lone 0xA3
-    # byte, a pound sign in Latin-1. Latin-1 never fails, so it is the
-    # fallback rather than dropping bytes as the package's own reader does.
+def decode_text(raw: bytes) -> str:
+    """UTF-8, else Latin-1: plain-text corpora (BBC News among them) are
+    often Latin-1, and Latin-1 never fails."""
+    # BBC News: 2,224 of the 2,225 files are UTF-8; one (sport 199) holds a
+    # lone 0xA3 byte, a pound sign in Latin-1. Decoding it as Latin-1 keeps
+    # it, where the package's own reader drops the byte.
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -127,7 +134,7 @@ def _bbc_news():
             label = _BBC_FOLDER_TO_LABEL.get(folder.name, folder.name)
             pairs.extend((label, p.name, p) for p in folder.glob("*.txt"))
     pairs.sort(key=lambda item: item[:2])
-    return tuple((_decode(path.read_bytes()), label) for label, _, path in pairs)
+    return tuple((decode_text(path.read_bytes()), label) for label, _, path in pairs)
 
 
 def bbc_news():
@@ -154,7 +161,6 @@ def deduplicate(pairs):
         >>> deduplicate([("a", "x"), ("b", "x"), ("a", "y")])
         [('a', 'x'), ('b', 'x')]
     """
-    from zoo.text.splits import deduplicate as _deduplicate
 
     return _deduplicate(pairs, key=lambda pair: pair[0])
 
@@ -176,7 +182,6 @@ def bbc_news_split():
         >>> {k: len(v) for k, v in split.items()}
         {'train': 1488, 'validation': 213, 'test': 426}
     """
-    from zoo.text.splits import split_examples
 
     return split_examples(deduplicate(bbc_news()))
 
@@ -249,12 +254,6 @@ def austen_data_dir():
 
 
 def _parse_r(data):
-    try:
-        import rdata
-    except ImportError as e:
-        raise ImportError(
-            "Reading janeaustenr's R data needs the `rdata` package: pip install rdata"
-        ) from e
     with warnings.catch_warnings():
         # rdata warns that a bare serialization stream has no file header.
         warnings.simplefilter("ignore", UserWarning)

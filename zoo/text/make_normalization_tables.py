@@ -191,6 +191,7 @@ def _pre_tokenizer_classes(pre_tokenize):
 
 def measure():
     """Measure every table on the installed `tokenizers`; return a dict."""
+    # optional: the reference tokenizer, a test dependency (the `test` extra)
     import tokenizers
     from tokenizers import normalizers, pre_tokenizers
 

@@ -26,6 +26,7 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.text import corpora
 from zoo.text.masking import continuation_table, mask_tokens
 
@@ -107,7 +108,7 @@ def pretraining_dataset(
     documents,
     tokenizer,
     *,
-    sequence_length=128,
+    sequence_length=DEFAULT_SEQUENCE_LENGTH,
     max_predictions=20,
     batch_size=32,
     nsp=True,

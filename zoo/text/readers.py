@@ -18,6 +18,8 @@ import dataclasses
 import json
 import pathlib
 
+from zoo.text.corpora import bbc_news_split, decode_text
+
 CLASSIFICATION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json")
 
 
@@ -44,12 +46,7 @@ class QAExample:
 
 
 def _read_text(path):
-    raw = pathlib.Path(path).read_bytes()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        # Plain-text corpora (BBC News among them) are often latin-1.
-        return raw.decode("latin-1")
+    return decode_text(pathlib.Path(path).read_bytes())
 
 
 def _need(condition, path, message):
@@ -228,3 +225,99 @@ def find_split_files(path):
         if name and name not in found:
             found[name] = entry
     return found if "train" in found and len(found) >= 2 else None
+
+
+# --- texts for export calibration and validation ---------------------------------
+
+
+def read_data(spec):
+    """`(texts, labels)` from `spec`; `labels` is None when the data has none.
+
+    `spec` is one of:
+    - `"bbc"`: the project's fixed BBC News test split (426 articles);
+    - a folder of class sub-folders of `.txt` files (label = folder name);
+    - a `.csv` or `.jsonl` file with a `text` column, optional `label`, and
+      optional `text_b` (then each text is a `(text, text_b)` pair).
+    """
+    if str(spec) == "bbc":
+        pairs = bbc_news_split()["test"]
+        return [t for t, _ in pairs], [label for _, label in pairs]
+    path = pathlib.Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"--data {spec}: no such file or folder. Give `bbc`, a folder of class sub-folders of "
+            ".txt files, or a .csv/.jsonl file with `text` and `label` columns."
+        )
+    if path.is_dir():
+        texts, labels = [], []
+        for folder in sorted(p for p in path.iterdir() if p.is_dir()):
+            for file in sorted(folder.glob("*.txt")):
+                texts.append(decode_text(file.read_bytes()))
+                labels.append(folder.name)
+        if not texts:
+            raise ValueError(
+                f"--data {path}: found no class sub-folders holding .txt files (expected "
+                f"{path}/LABEL/*.txt)."
+            )
+        return texts, labels
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+    elif suffix in (".jsonl", ".ndjson"):
+        rows = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except ValueError as e:
+                    raise ValueError(
+                        f"--data {path}: line {number} is not JSON ({e})."
+                    ) from e
+    else:
+        raise ValueError(
+            f"--data {path}: unsupported file type {suffix!r}; use .csv or .jsonl with a `text` "
+            "column (and `label`), a folder of class sub-folders, or `bbc`."
+        )
+    if not rows or "text" not in rows[0]:
+        found = sorted(rows[0]) if rows else "no rows"
+        raise ValueError(f"--data {path}: needs a `text` column; found {found}.")
+    pair = "text_b" in rows[0]
+    texts = [(r["text"], r["text_b"]) if pair else r["text"] for r in rows]
+    has_labels = all(r.get("label") not in (None, "") for r in rows)
+    labels = [str(r["label"]) for r in rows] if has_labels else None
+    return texts, labels
+
+
+def calibration_and_validation(spec, calibration_size=200, min_validation=200):
+    """Split `--data` into calibration texts and validation `(texts, labels)`.
+
+    For `bbc` the calibration texts come from the train split and validation
+    is the whole test split. For other data the last `calibration_size` texts
+    calibrate and the rest validate, when at least `min_validation`
+    remain; otherwise both use all texts (`overlap=True` in the note).
+    """
+    if str(spec) == "bbc":
+        split = bbc_news_split()
+        calibration = [t for t, _ in split["train"][:calibration_size]]
+        texts, labels = read_data("bbc")
+        return calibration, texts, labels, {"calibration": "bbc train", "overlap": False}
+    texts, labels = read_data(spec)
+    if len(texts) - calibration_size >= min_validation:
+        cut = len(texts) - calibration_size
+        calibration = texts[cut:]
+        return (
+            calibration,
+            texts[:cut],
+            None if labels is None else labels[:cut],
+            {
+                "calibration": f"last {calibration_size} texts of {spec}",
+                "overlap": False,
+            },
+        )
+    return (
+        texts[:calibration_size],
+        texts,
+        labels,
+        {"calibration": str(spec), "overlap": True},
+    )

@@ -52,6 +52,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tft
 
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES
 from zoo.text import normalization
 
 TRUNCATION_STRATEGIES = ("longest_first", "round_robin")
@@ -361,7 +362,8 @@ class WordPieceTokenizer(keras.layers.Layer):
         return self._pack(a, b, l1, l2, sequence_length)
 
     @_no_autograph
-    def pack_ids(self, a, b=None, sequence_length=128, truncation="longest_first"):
+    def pack_ids(self, a, b=None, sequence_length=DEFAULT_SEQUENCE_LENGTH,
+                 truncation="longest_first"):
         """Pack already tokenized segments (ragged int32 ids, no specials) into
         `[CLS] A [SEP] (B [SEP])` dense features, trimming as `__call__` does.
 
@@ -462,7 +464,7 @@ class WordPieceTokenizer(keras.layers.Layer):
         shape = (text.shape[0], sequence_length)
         return {
             k: keras.KerasTensor(shape, dtype="int32")
-            for k in ("token_ids", "segment_ids", "padding_mask")
+            for k in INPUT_NAMES
         }
 
     def get_config(self):
@@ -481,3 +483,26 @@ class WordPieceTokenizer(keras.layers.Layer):
             }
         )
         return config
+
+
+def split_pairs(texts):
+    """`(first texts, second texts or None)` of a list of str or of pairs."""
+    if texts and isinstance(texts[0], (tuple, list)):
+        return [t[0] for t in texts], [t[1] for t in texts]
+    return list(texts), None
+
+
+def tokenize_texts(tokenizer, texts, sequence_length):
+    """Numpy ids `{name: int32 [N, L]}` for a list of texts (or of
+    `(text, text_b)` pairs), tokenized 256 at a time."""
+    a, b = split_pairs(texts)
+    out = {}
+    for start in range(0, len(a), 256):
+        chunk = tokenizer(
+            a[start : start + 256],
+            text_b=None if b is None else b[start : start + 256],
+            sequence_length=sequence_length,
+        )
+        for k, v in chunk.items():
+            out.setdefault(k, []).append(np.asarray(v))
+    return {k: np.concatenate(v) for k, v in out.items()}

@@ -9,7 +9,9 @@ import pathlib
 import numpy as np
 import tensorflow as tf
 
+from zoo.configs import INPUT_NAMES
 from zoo.text import features as feats
+from zoo.text.corpora import bbc_news_split
 from zoo.text.readers import (
     TextExample,
     find_split_files,
@@ -49,7 +51,6 @@ def load_task_data(path, task):
     if str(path) == BBC:
         if task != "classify":
             raise ValueError("--data bbc is a classification corpus; use --task classify.")
-        from zoo.text.corpora import bbc_news_split
 
         raw = bbc_news_split()
         splits = {k: [TextExample(t, y) for t, y in v] for k, v in raw.items()}
@@ -158,7 +159,7 @@ def _windowed_classification(examples, index, tokenizer, sequence_length, batch_
     ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def split(b):
-        x = {k: b[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+        x = {k: b[k] for k in INPUT_NAMES}
         return x, {"logits": b["label"]}
 
     return ds.map(split).prefetch(tf.data.AUTOTUNE)
@@ -174,7 +175,7 @@ def tagging_dataset(sentences, labels, tokenizer, sequence_length, batch_size,
     ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def split(b):
-        x = {k: b[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+        x = {k: b[k] for k in INPUT_NAMES}
         return x, {"logits": b["labels"]}, {"logits": b["weights"]}
 
     return ds.map(split).prefetch(tf.data.AUTOTUNE)
@@ -187,7 +188,7 @@ def qa_dataset(features, batch_size, *, seed=0, epoch_variable=None, shuffle=Fal
     ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def split(b):
-        x = {k: b[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+        x = {k: b[k] for k in INPUT_NAMES}
         return x, {"start_logits": b["start"], "end_logits": b["end"]}
 
     return ds.map(split).prefetch(tf.data.AUTOTUNE)

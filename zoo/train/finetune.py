@@ -28,11 +28,18 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from zoo.checkpoints import load_checkpoint, save_model_dir
-from zoo.models.task import dtype_policy_scope, with_dtype_policy
+from zoo.checkpoints import load_checkpoint, load_model_dir
+from zoo.models import (
+    DEFAULT_SEQUENCE_LENGTH,
+    Classifier,
+    QuestionAnswerer,
+    TokenClassifier,
+)
+from zoo.models.encoder_task import dtype_policy_scope, with_dtype_policy
 from zoo.text import features as feats
 from zoo.train import data as task_data
 from zoo.train import metrics as task_metrics
+from zoo.train.callbacks import BestModelDirectory, EpochCounter
 from zoo.train.optimization import make_adamw
 from zoo.utils.atomic import atomic_file
 
@@ -45,7 +52,7 @@ warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables
 class FinetuneConfig:
     epochs: int = 3
     batch_size: int = 16
-    sequence_length: int = 128
+    sequence_length: int = DEFAULT_SEQUENCE_LENGTH
     learning_rate: float = 5e-5
     warmup_fraction: float = 0.1
     weight_decay: float = 0.01
@@ -75,64 +82,13 @@ class FinetuneConfig:
             )
 
 
-class EpochCounter(keras.callbacks.Callback):
-    """Publishes the current epoch to the input pipeline (for its shuffle)."""
-
-    def __init__(self, variable):
-        super().__init__()
-        self.variable = variable
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.variable.assign(epoch)
-
-
-class BestModelDirectory(keras.callbacks.Callback):
-    """Atomically writes the model as a zoo model directory whenever
-    `monitor` improves, and stops training once `patience` epochs have passed
-    without improvement (Keras's EarlyStopping rule). The best value and its
-    epoch are read back from the directory's manifest, so a resumed run
-    stops where the uninterrupted one would have: Keras's EarlyStopping
-    keeps its count in memory and would start it again from zero."""
-
-    def __init__(self, directory, tokenizer, extra, monitor="val_loss", patience=None,
-                 verbose=0):
-        super().__init__()
-        self.directory = pathlib.Path(directory)
-        self.tokenizer = tokenizer
-        self.extra = extra
-        self.monitor = monitor
-        self.patience = patience
-        self.verbose = verbose
-        self.best, self.best_epoch = np.inf, 0
-        manifest = self.directory / "zoo_model.json"
-        if manifest.is_file():
-            best = json.loads(manifest.read_text()).get("best", {})
-            self.best = best.get("value", np.inf)
-            self.best_epoch = best.get("epoch", 0)
-
-    def on_epoch_end(self, epoch, logs=None):
-        value = (logs or {}).get(self.monitor)
-        if value is not None and value < self.best:
-            self.best, self.best_epoch = float(value), epoch + 1
-            extra = dict(self.extra, best={"monitor": self.monitor, "value": self.best,
-                                           "epoch": self.best_epoch})
-            save_model_dir(self.model, self.directory, self.tokenizer, extra=extra)
-        if self.patience is not None and epoch + 1 - self.best_epoch >= self.patience:
-            self.model.stop_training = True
-            if self.verbose:
-                print(f"\nEpoch {epoch + 1}: early stopping ({self.monitor} best "
-                      f"{self.best:.4f} at epoch {self.best_epoch}, patience {self.patience})")
-
-
 def _task_head(encoder, task, labels, config):
-    import zoo
-
     if task == "classify":
-        return zoo.Classifier(encoder, len(labels), pooling=config.pooling,
-                              dropout=config.dropout, labels=labels)
+        return Classifier(encoder, len(labels), pooling=config.pooling,
+                          dropout=config.dropout, labels=labels)
     if task == "tag":
-        return zoo.TokenClassifier(encoder, len(labels), dropout=config.dropout, labels=labels)
-    return zoo.QuestionAnswerer(encoder)
+        return TokenClassifier(encoder, len(labels), dropout=config.dropout, labels=labels)
+    return QuestionAnswerer(encoder)
 
 
 def _losses(task):
@@ -248,7 +204,6 @@ def _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose):
         json.dump({"history": _plain(history.history), "epochs": history.epoch,
                    "seconds": train_seconds}, f, indent=2)
 
-    from zoo.checkpoints import load_model_dir
 
     if not (out / "model" / "zoo_model.json").is_file():
         raise RuntimeError(
@@ -311,18 +266,3 @@ def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):
                                    allow_null=allow_null)
     scores = task_metrics.squad_scores(examples, answers)
     return {"task": task, **scores, "num_examples": len(examples)}
-
-
-def task_of(model):
-    import zoo
-
-    if isinstance(model, zoo.Classifier):
-        return "classify"
-    if isinstance(model, zoo.TokenClassifier):
-        return "tag"
-    if isinstance(model, zoo.QuestionAnswerer):
-        return "qa"
-    raise ValueError(
-        f"{type(model).__name__} is not a fine-tuned task model (Classifier, "
-        "TokenClassifier or QuestionAnswerer); fine-tune it with `zoo finetune` first."
-    )

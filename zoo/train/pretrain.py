@@ -3,7 +3,7 @@
     result = pretrain("bert_tiny", "corpus/", "runs/pretrain", PretrainConfig(epochs=2))
 
 `config` is a preset name (random initialisation) or any checkpoint
-`zoo.load_checkpoint` reads (continued pre-training; BERT's `cls/...`
+`load_checkpoint` reads (continued pre-training; BERT's `cls/...`
 heads are loaded too when the checkpoint has them). Writes `model/` (a zoo
 model directory holding the Pretrainer), `backup/`, `history.json` and
 `metrics.json` (MLM/NSP accuracy at step 0 and after training, and the
@@ -20,7 +20,17 @@ import time
 import keras
 import numpy as np
 
-from zoo.text.pretraining import pretraining_dataset
+from zoo.checkpoints import detect_format, load_checkpoint, save_model_dir
+from zoo.checkpoints.errors import CheckpointMismatchError
+from zoo.checkpoints.hf import find_hf_dir, load_hf_weights
+from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_weights
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH, PRESETS
+from zoo.models import MaskedLM, Pretrainer
+from zoo.models.bert_encoder import build_encoder
+from zoo.text.corpora import austen_documents, minilm_checkpoint_dir, wordnet_glosses
+from zoo.text.pretraining import pretraining_dataset, read_documents, split_sentences
+from zoo.text.tokenizer import WordPieceTokenizer
+from zoo.train.optimization import make_adamw
 from zoo.utils.atomic import atomic_file
 
 
@@ -28,7 +38,7 @@ from zoo.utils.atomic import atomic_file
 class PretrainConfig:
     epochs: int = 3
     batch_size: int = 32
-    sequence_length: int = 128
+    sequence_length: int = DEFAULT_SEQUENCE_LENGTH
     max_predictions: int = 20
     learning_rate: float = 1e-4
     warmup_fraction: float = 0.1
@@ -52,19 +62,16 @@ def corpus_documents(data):
     glosses of one lexicographer file, e.g. noun.food, form a document) or
     `austen+wordnet` (both).
     """
-    from zoo.text.pretraining import read_documents, split_sentences
 
     data = str(data)
     if data not in CORPORA:
         return read_documents(data)
     documents = []
     if "austen" in data:
-        from zoo.text.corpora import austen_documents
 
         for book in austen_documents():
             documents += [d for d in (split_sentences(p) for p in book) if d]
     if "wordnet" in data:
-        from zoo.text.corpora import wordnet_glosses
 
         by_file = {}
         for gloss, lex in wordnet_glosses():
@@ -75,16 +82,11 @@ def corpus_documents(data):
 
 def build_pretrainer(config_or_path, nsp=True):
     """(model, tokenizer) for a preset name or a checkpoint path."""
-    import zoo
-    from zoo.checkpoints import detect_format, load_checkpoint
-    from zoo.configs import PRESETS
 
-    head = zoo.Pretrainer if nsp else zoo.MaskedLM
+    head = Pretrainer if nsp else MaskedLM
     if str(config_or_path) in PRESETS:
-        from zoo.text.corpora import minilm_checkpoint_dir
-        from zoo.text.tokenizer import WordPieceTokenizer
 
-        encoder = PRESETS[str(config_or_path)].build()
+        encoder = build_encoder(PRESETS[str(config_or_path)])
         # Presets use BERT's uncased 30,522-token vocabulary; the real
         # MiniLM checkpoint ships exactly that file.
         tokenizer = WordPieceTokenizer(str(minilm_checkpoint_dir() / "vocab.txt"))
@@ -103,16 +105,10 @@ def build_pretrainer(config_or_path, nsp=True):
 
 
 def _load_heads(model, path, fmt):
-    from zoo.checkpoints.errors import CheckpointMismatchError
-
     try:
         if fmt == "hf":
-            from zoo.checkpoints.hf import find_hf_dir, load_hf_weights
-
             load_hf_weights(model, find_hf_dir(path))
         else:
-            from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_weights
-
             load_tf1_weights(model, find_tf1_checkpoint(path)[1])
         print("loaded the checkpoint's pre-training heads")
     except CheckpointMismatchError as e:
@@ -154,8 +150,6 @@ def pipeline_throughput(dataset, batches=30):
 
 
 def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
-    from zoo.checkpoints import save_model_dir
-    from zoo.train.optimization import make_adamw
 
     config = config or PretrainConfig()
     out = pathlib.Path(out_dir)

@@ -101,8 +101,25 @@ public final class ModelMetadata {
     }
   }
 
+  /**
+   * The task under the names metadata.json uses since format 2 ("classify", "tag", "qa");
+   * format-1 files wrote "classification", "token_classification", "question_answering".
+   */
+  static String canonicalTask(String task) {
+    if (task.equals("classification")) {
+      return "classify";
+    }
+    if (task.equals("token_classification")) {
+      return "tag";
+    }
+    if (task.equals("question_answering")) {
+      return "qa";
+    }
+    return task;
+  }
+
   private static ModelMetadata fromJson(JSONObject o) throws JSONException {
-    String task = requireString(o, "task");
+    String task = canonicalTask(requireString(o, "task"));
     List<String> labels = new ArrayList<String>();
     if (o.has("labels") && !o.isNull("labels")) {
       JSONArray a = o.getJSONArray("labels");

@@ -26,7 +26,7 @@ public final class TextClassifier {
     this.metadata = metadata;
     this.runner = runner;
     this.lengths = metadata.sequenceLengths();
-    if (!metadata.task.equals("classification")) {
+    if (!metadata.task.equals("classify")) {
       throw new IllegalArgumentException(
           "This app classifies text; metadata.json says the model's task is '" + metadata.task
               + "'. Export a zoo.Classifier.");

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class ModelMetadataTest {
   /** The layout export/tflite.py writes (trimmed). */
   static final String EXPORTED =
-      "{\"format\": \"zoo-export\", \"task\": \"classification\", \"labels\": [\"neg\", \"pos\"],"
+      "{\"format\": \"zoo-export\", \"format_version\": 2, \"task\": \"classify\", \"labels\": [\"neg\", \"pos\"],"
           + " \"lowercase\": true, \"vocabulary_size\": 30522, \"vocabulary_sha256\": \"ab\","
           + " \"quantization\": \"dynamic_int8\", \"sequence_lengths\": [128, 64],"
           + " \"source_model\": {\"encoder_config\": {\"num_segments\": 2}},"
@@ -20,7 +20,7 @@ class ModelMetadataTest {
   @Test
   void parsesTheExportersMetadata() {
     ModelMetadata m = ModelMetadata.parse(EXPORTED);
-    assertEquals("classification", m.task);
+    assertEquals("classify", m.task);
     assertEquals(2, m.labels.size());
     assertArrayEquals(new int[] {64, 128}, m.sequenceLengths()); // sorted, shortest first
     assertEquals("serving_L64", m.signatures.get(0).key);
@@ -33,18 +33,24 @@ class ModelMetadataTest {
   }
 
   @Test
+  void formatOneTaskNamesAreRead() {
+    ModelMetadata m = ModelMetadata.parse(EXPORTED.replace("\"classify\"", "\"classification\""));
+    assertEquals("classify", m.task);
+  }
+
+  @Test
   void lengthsAloneFollowTheNamingRule() {
-    ModelMetadata m = ModelMetadata.parse("{\"task\": \"classification\", \"labels\": [\"a\"], \"sequence_lengths\": [32]}");
+    ModelMetadata m = ModelMetadata.parse("{\"task\": \"classify\", \"labels\": [\"a\"], \"sequence_lengths\": [32]}");
     assertEquals("serving_L32", m.signatures.get(0).key);
   }
 
   @Test
   void missingFieldsAreNamed() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> ModelMetadata.parse("{\"task\": \"classification\", \"sequence_lengths\": [32]}"));
+        () -> ModelMetadata.parse("{\"task\": \"classify\", \"sequence_lengths\": [32]}"));
     assertTrue(e.getMessage().contains("'labels'"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class,
-        () -> ModelMetadata.parse("{\"task\": \"classification\", \"labels\": [\"a\"]}"));
+        () -> ModelMetadata.parse("{\"task\": \"classify\", \"labels\": [\"a\"]}"));
     assertTrue(e.getMessage().contains("no signatures"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> ModelMetadata.parse("not json"));
     assertTrue(e.getMessage().contains("not a JSON object"), e.getMessage());

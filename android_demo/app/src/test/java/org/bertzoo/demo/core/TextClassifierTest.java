@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /** The classifier's plumbing with a fake runtime: signature choice, inputs by name, checks. */
 class TextClassifierTest {
   static final String METADATA =
-      "{\"task\": \"classification\", \"labels\": [\"a\", \"b\", \"c\"], \"lowercase\": true,"
+      "{\"task\": \"classify\", \"labels\": [\"a\", \"b\", \"c\"], \"lowercase\": true,"
           + " \"files\": {\"model.tflite\": {\"signatures\": [\"serving_L8\", \"serving_L4\"],"
           + " \"sequence_lengths\": [8, 4]}}}";
 
@@ -101,10 +101,10 @@ class TextClassifierTest {
         () -> new TextClassifier(tok, ModelMetadata.parse(other), new FakeRunner()));
     assertTrue(e.getMessage().contains("serving_L16"), e.getMessage());
 
-    String qa = METADATA.replace("\"classification\"", "\"question_answering\"");
+    String qa = METADATA.replace("\"classify\"", "\"qa\"");
     e = assertThrows(IllegalArgumentException.class,
         () -> new TextClassifier(tok, ModelMetadata.parse(qa), new FakeRunner()));
-    assertTrue(e.getMessage().contains("question_answering"), e.getMessage());
+    assertTrue(e.getMessage().contains("'qa'"), e.getMessage());
 
     String wrongVocab = METADATA.replace("\"lowercase\": true", "\"lowercase\": true, \"vocabulary_sha256\": \"00\"");
     e = assertThrows(IllegalArgumentException.class,

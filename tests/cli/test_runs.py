@@ -1,12 +1,12 @@
 """How pretrain, finetune and distill treat an existing --out
-(`zoo.cli.training_output`): new, resume, finished, refused, --force."""
+(`zoo.cli.runs.training_output`): new, resume, finished, refused, --force."""
 
 import argparse
 import json
 
 import pytest
 
-from zoo.cli import CliError, training_output, write_run_info
+from zoo.cli.runs import CliError, training_output, write_run_info
 
 
 def _args(out, **changes):

@@ -1,14 +1,17 @@
 """Readers, splits and metrics against hand-checked examples."""
 
+import csv
 import json
 
 import pytest
 
 from zoo.text.readers import (
     TaggedSentence,
+    calibration_and_validation,
     find_split_files,
     read_classification,
     read_conll,
+    read_data,
     read_squad,
 )
 from zoo.text.splits import deduplicate, split_examples
@@ -136,3 +139,36 @@ def test_squad_metrics_hand_checked():
     # a: exact after normalisation; b: tokens {1889, exactly} vs {in, 1889}: F1 0.5; c: null.
     assert scores["exact_match"] == pytest.approx(2 / 3)
     assert scores["f1"] == pytest.approx((1 + 0.5 + 1) / 3)
+
+
+def test_read_data_folder_csv_jsonl(tmp_path):
+    for label in ("sport", "tech"):
+        (tmp_path / "folder" / label).mkdir(parents=True)
+        (tmp_path / "folder" / label / "1.txt").write_text(f"a {label} story")
+    texts, labels = read_data(tmp_path / "folder")
+    assert texts == ["a sport story", "a tech story"] and labels == ["sport", "tech"]
+    with open(tmp_path / "d.csv", "w", newline="") as f:
+        csv.writer(f).writerows([["text", "label"], ["one, two", "x"], ["three", "y"]])
+    assert read_data(tmp_path / "d.csv") == (["one, two", "three"], ["x", "y"])
+    (tmp_path / "d.jsonl").write_text(
+        '{"text": "q?", "text_b": "ctx"}\n\n{"text": "r", "text_b": "s"}\n'
+    )
+    assert read_data(tmp_path / "d.jsonl") == ([("q?", "ctx"), ("r", "s")], None)
+    with pytest.raises(ValueError, match="needs a `text` column"):
+        (tmp_path / "bad.csv").write_text("sentence\nx\n")
+        read_data(tmp_path / "bad.csv")
+    with pytest.raises(ValueError, match="unsupported file type"):
+        (tmp_path / "d.txt").write_text("x")
+        read_data(tmp_path / "d.txt")
+    with pytest.raises(FileNotFoundError, match="Give `bbc`"):
+        read_data(tmp_path / "missing.csv")
+
+
+@pytest.mark.assets
+def test_bbc_data_is_the_fixed_test_split(bbc_split):
+    texts, labels = read_data("bbc")
+    assert len(texts) == len(bbc_split["test"]) == 426 and set(labels) == {
+        "business", "entertainment", "politics", "sport", "tech"}
+    calibration, val_texts, val_labels, note = calibration_and_validation("bbc")
+    assert val_texts == texts and len(calibration) == 200 and note["overlap"] is False
+    assert not set(calibration) & set(texts)

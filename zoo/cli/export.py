@@ -19,19 +19,27 @@ import sys
 import textwrap
 import time
 
+from export import manifest as mf
+from export.saved_model import export_saved_model, export_tpu_saved_model
+from export.tflite import QUANTIZATION_MODES, export_tflite
+from export.validate import (
+    ExportValidationError,
+    format_report,
+    validate_artifact,
+    write_report,
+)
+from zoo.checkpoints.model_dir import load_model_dir, read_model_dir_meta
+from zoo.cli.runs import help_examples
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.text.readers import calibration_and_validation, read_data
+
 DATA_HELP = (
     "texts for calibration and validation: `bbc` (the project's fixed BBC News test split; "
     "int8 calibrates on BBC train), a folder of class sub-folders of .txt files, or a "
     ".csv/.jsonl file with `text` and `label` (and `text_b` for pairs)"
 )
-DEFAULT_LENGTHS = {"saved_model": [128], "tflite": [128], "tpu": [128, 256, 512]}
-# export.tflite.QUANTIZATION_MODES, spelled out so that building the `zoo`
-# parser does not import TensorFlow (a test keeps the two equal).
-QUANTIZATION_MODES = ("float32", "float16", "dynamic_int8", "int8")
-
-
-def _examples(text):
-    return "example:\n" + textwrap.indent(textwrap.dedent(text).strip(), "  ")
+DEFAULT_LENGTHS = {"saved_model": [DEFAULT_SEQUENCE_LENGTH], "tflite": [DEFAULT_SEQUENCE_LENGTH],
+                   "tpu": [128, 256, 512]}
 
 
 def _lengths(value):
@@ -68,7 +76,7 @@ def register(subparsers):
             --format tpu          ids-in SavedModel at fixed [batch, L] buckets, XLA-compiled
             """
         ),
-        epilog=_examples(
+        epilog=help_examples(
             """
             zoo export --model runs/bbc_teacher --format tflite --quantize dynamic_int8 \\
                 --sequence-lengths 64,128,256 --data bbc --out exports/bbc_dyn
@@ -128,7 +136,7 @@ def register(subparsers):
     p.add_argument(
         "--force", action="store_true", help="replace an existing --out / version"
     )
-    p.set_defaults(func=cmd_export)
+    p.set_defaults(func=run_export)
 
     p = subparsers.add_parser(
         "validate",
@@ -144,7 +152,7 @@ def register(subparsers):
             ARTIFACT_DIR/validation-TIMESTAMP.json (outside the manifest).
             """
         ),
-        epilog=_examples(
+        epilog=help_examples(
             """
             zoo validate exports/bbc_dyn --data bbc
             zoo validate serving/bbc/1 --data data/holdout.csv --model runs/bbc_teacher --json
@@ -158,12 +166,10 @@ def register(subparsers):
     p.add_argument(
         "--allow-degraded", action="store_true", help="exit 0 on a threshold miss"
     )
-    p.set_defaults(func=cmd_validate)
+    p.set_defaults(func=run_validate)
 
 
 def _load_model(path):
-    from zoo.checkpoints.model_dir import load_model_dir, read_model_dir_meta
-
     read_model_dir_meta(path)  # FileNotFoundError with the way to make one
     model, tokenizer, _ = load_model_dir(path)
     return model, tokenizer
@@ -174,15 +180,7 @@ def _fail(error):
     return 1
 
 
-def cmd_export(args):
-    from export.saved_model import export_saved_model, export_tpu_saved_model
-    from export.tflite import export_tflite
-    from export.validate import (
-        ExportValidationError,
-        calibration_and_validation,
-        format_report,
-    )
-
+def run_export(args):
     if args.format != "tflite" and args.quantize != "float32":
         raise ValueError(
             f"--quantize {args.quantize} applies to --format tflite only; for TPU use --bfloat16."
@@ -267,16 +265,7 @@ def cmd_export(args):
     return 0
 
 
-def cmd_validate(args):
-    from export import manifest as mf
-    from export.validate import (
-        ExportValidationError,
-        format_report,
-        read_data,
-        validate_artifact,
-        write_report,
-    )
-
+def run_validate(args):
     if not args.artifact.is_dir():
         raise FileNotFoundError(
             f"{args.artifact}: no such directory. Give the directory `zoo export` wrote (for a "

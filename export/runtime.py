@@ -1,0 +1,262 @@
+"""The runtimes that serve an exported artifact, as the validator and every
+loader use them: LiteRT's interpreter for `.tflite` files, and for
+SavedModels the TF1 session loader (the restore path of TF Serving's C++
+loader) in a fresh process running `export/tf1_worker.py`. Every loader
+checks manifest.json first.
+
+    interpreter = load_interpreter("exports/bbc_dyn")
+    runs = run_tflite("exports/bbc_dyn", metadata, texts, tokenizer)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  registers the text signatures' ops
+from tensorflow_text import tflite_registrar
+
+from export import manifest as mf
+from export.tf1_worker import MANIFEST_MISMATCH
+from zoo.models import INPUT_NAMES
+from zoo.text.tokenizer import split_pairs, tokenize_texts
+
+try:
+    from ai_edge_litert import interpreter as litert
+except ImportError:  # the retired runtime: numpy 1 only, old op versions (BUILD_NOTES.md)
+    from tflite_runtime import interpreter as litert
+
+MODEL_FILE = "model.tflite"
+SECONDARY_TEXTS = 32
+LATENCY_RUNS = 20
+# The SavedModel check runs this file as a script, not as a module of the
+# package: the fresh process then imports TensorFlow and tensorflow-text only,
+# as TF Serving does.
+TF1_WORKER = pathlib.Path(__file__).with_name("tf1_worker.py")
+
+
+# --- LiteRT ---------------------------------------------------------------------
+
+
+def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1):
+    """A LiteRT interpreter for `artifact_dir/file`, after the manifest check.
+
+    A file whose metadata lists custom (tensorflow-text) ops gets
+    `InterpreterWithCustomOps` with tensorflow-text's registrar.
+    """
+    artifact_dir = pathlib.Path(artifact_dir)
+    mf.verify_manifest(artifact_dir)
+    meta = mf.read_metadata(artifact_dir)
+    info = meta.get("files", {}).get(file)
+    if info is None:
+        raise FileNotFoundError(
+            f"{artifact_dir}: metadata.json lists no {file!r} (files: {sorted(meta.get('files', {}))})."
+        )
+    path = str(artifact_dir / file)
+    if info.get("custom_ops"):
+        return litert.InterpreterWithCustomOps(
+            model_path=path,
+            custom_op_registerers=tflite_registrar.SELECT_TFTEXT_OPS,
+            num_threads=num_threads,
+        )
+    return litert.Interpreter(model_path=path, num_threads=num_threads)
+
+
+def _latency(seconds, batch=1):
+    ms = sorted(1000 * s for s in seconds)
+    if not ms:
+        return None
+    return {
+        "batch": batch,
+        "p50_ms": round(statistics.median(ms), 3),
+        "p90_ms": round(ms[min(len(ms) - 1, int(0.9 * len(ms)))], 3),
+        "runs": len(ms),
+    }
+
+
+def run_tflite(artifact_dir, meta, texts, tokenizer):
+    """Run every signature of every `.tflite` in the artifact over `texts`.
+
+    Returns a list of runs: `{file, signature, sequence_length, ids, outputs,
+    latency}`; the text-in file also returns the ids it made (`token_ids`).
+    """
+    runs = []
+    for file, info in meta["files"].items():
+        if not file.endswith(".tflite"):
+            continue
+        if info.get("input") == "text" and split_pairs(texts)[1] is not None:
+            continue  # the text-in file takes single texts only
+        interpreter = load_interpreter(artifact_dir, file)
+        for position, signature in enumerate(info["signatures"]):
+            length = info["sequence_lengths"][position]
+            subset = texts if position == 0 else texts[:SECONDARY_TEXTS]
+            ids = tokenize_texts(tokenizer, subset, length)
+            runner = interpreter.get_signature_runner(signature)
+            outputs, seconds = {}, []
+            a, b = split_pairs(subset)
+            for i in range(len(subset)):
+                if info.get("input") == "text":
+                    feed = {"text": np.array([a[i]], dtype=object)}
+                    if b is not None:
+                        feed["text_b"] = np.array([b[i]], dtype=object)
+                else:
+                    # By name, never by position: LiteRT sorts inputs by name.
+                    feed = {k: v[i : i + 1] for k, v in ids.items()}
+                t0 = time.perf_counter()
+                result = runner(**feed)
+                seconds.append(time.perf_counter() - t0)
+                for k, v in result.items():
+                    outputs.setdefault(k, []).append(np.array(v))
+            outputs = {k: np.concatenate(v) for k, v in outputs.items()}
+            runs.append(
+                {
+                    "file": file,
+                    "signature": signature,
+                    "sequence_length": length,
+                    "input": info.get("input", "ids"),
+                    "ids": ids,
+                    "outputs": outputs,
+                    # Steady state: the first calls allocate and pack weights.
+                    "latency": _latency(seconds[3 : 3 + LATENCY_RUNS]),
+                }
+            )
+    return runs
+
+
+def run_tf1(artifact_dir, requests, texts_by_name, inputs, timeout=900):
+    """Run `requests` against a SavedModel in a fresh process (TF1 session loader).
+
+    `requests`: `[{signature, feeds: {input name: source name}, batch_size,
+    fixed_batch, latency}]`; a source name refers to `texts_by_name` (lists of
+    str) or `inputs` (numpy arrays). Returns `(numeric, strings, info)`.
+    """
+    with tempfile.TemporaryDirectory(prefix="zoo-tf1-") as tmp:
+        tmp = pathlib.Path(tmp)
+        np.savez(tmp / "inputs.npz", **inputs)
+        request = {
+            "dir": str(artifact_dir),
+            "inputs": str(tmp / "inputs.npz"),
+            "outputs": str(tmp / "outputs.npz"),
+            "result": str(tmp / "result.json"),
+            "texts": texts_by_name,
+            "runs": requests,
+            "latency_runs": LATENCY_RUNS,
+        }
+        (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+        proc = subprocess.run(
+            [sys.executable, str(TF1_WORKER), str(tmp / "request.json")],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
+        if proc.returncode == MANIFEST_MISMATCH:
+            # The worker's own manifest check failed: say which file, the
+            # same way the in-process loaders do.
+            mf.verify_manifest(artifact_dir)
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+            raise RuntimeError(
+                f"{artifact_dir}: the TF1 session loader (the restore path TF Serving uses) failed "
+                f"in a fresh process (exit {proc.returncode}):\n{tail}"
+            )
+        numeric = dict(np.load(tmp / "outputs.npz", allow_pickle=False))
+        info = json.loads((tmp / "result.json").read_text(encoding="utf-8"))
+    return numeric, info["strings"], info
+
+
+def _outputs_of(numeric, signature):
+    prefix = signature + "/"
+    return {k[len(prefix) :]: v for k, v in numeric.items() if k.startswith(prefix)}
+
+
+def run_saved_model(artifact_dir, meta, texts, tokenizer):
+    """Run every signature of a (TPU) SavedModel in the TF1 session loader."""
+    primary = meta["sequence_lengths"][0]
+    ids = tokenize_texts(tokenizer, texts, primary)
+    a, b = split_pairs(texts)
+    texts_by_name = {"text": a}
+    if b is not None:
+        texts_by_name["text_b"] = b
+    inputs = {}
+    text_model = any(info["input"] == "text" for info in meta["signatures"].values())
+    requests = []
+    plan = []  # (signature, input kind, sequence_length, ids)
+    for signature, info in meta["signatures"].items():
+        length = info.get("sequence_length") or primary
+        if info["input"] == "text_pair":
+            # Classifiers' pair signature: each text paired with itself on
+            # the first texts is enough to prove the in-graph pair packing.
+            sub = a[:SECONDARY_TEXTS]
+            texts_by_name["pair_a"] = sub
+            texts_by_name["pair_b"] = sub
+            feeds = {"text": "pair_a", "text_b": "pair_b"}
+            run_ids = tokenize_texts(tokenizer, list(zip(sub, sub)), length)
+        elif info["input"] == "text":
+            feeds = {"text": "text"}
+            if b is not None:
+                feeds["text_b"] = "text_b"
+            run_ids = ids
+        else:
+            # A text-in model's serve_ids is the same graph as serving_default
+            # minus tokenization: its first texts suffice. Ids-only (TPU)
+            # models run every text through their primary bucket.
+            count = SECONDARY_TEXTS if (length != primary or text_model) else len(texts)
+            run_ids = {k: v[:count] for k, v in ids.items()}
+            if length != primary:
+                run_ids = tokenize_texts(tokenizer, texts[:count], length)
+            name = f"L{length}n{count}"
+            inputs.update({f"{name}/{k}": v for k, v in run_ids.items()})
+            feeds = {k: f"{name}/{k}" for k in INPUT_NAMES}
+        requests.append(
+            {
+                "signature": signature,
+                "feeds": feeds,
+                "batch_size": info.get("batch_size") or 32,
+                "fixed_batch": bool(info.get("batch_size")),
+                "latency": signature == meta["latency_signature"],
+            }
+        )
+        plan.append(
+            (signature, info["input"], length, run_ids, info.get("role", "predict"))
+        )
+    numeric, strings, info = run_tf1(artifact_dir, requests, texts_by_name, inputs)
+    runs = []
+    for signature, kind, length, run_ids, role in plan:
+        outputs = _outputs_of(numeric, signature)
+        runs.append(
+            {
+                "file": "saved_model.pb",
+                "signature": signature,
+                "role": role,
+                "sequence_length": length,
+                "input": kind,
+                "ids": run_ids,
+                "outputs": outputs,
+                "strings": {
+                    k[len(signature) + 1 :]: v
+                    for k, v in strings.items()
+                    if k.startswith(signature + "/")
+                },
+                "latency": _latency(
+                    info["latency"].get(signature, []),
+                    meta["signatures"][signature].get("batch_size") or 1,
+                ),
+            }
+        )
+    return runs, info["signatures"]
+
+
+def load_saved_model(version_dir):
+    """`tf.saved_model.load` after the manifest check; returns `(loaded, metadata)`."""
+    mf.verify_manifest(version_dir)
+    return tf.saved_model.load(str(version_dir)), mf.read_metadata(version_dir)

@@ -1,0 +1,110 @@
+"""`zoo export` / `zoo validate`: argument handling, data readers, one run each."""
+
+import json
+
+import pytest
+
+from export import manifest as mf
+from tests.export.conftest import TINY_LABELS, VOCABULARY, make_tiny, sentences
+from zoo.checkpoints import save_model_dir
+from zoo.cli import build_parser as parser
+from zoo.cli import main
+from zoo.text.tokenizer import WordPieceTokenizer
+
+
+def test_parse_errors_and_user_errors(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        parser().parse_args(
+            ["export", "--model", "m", "--format", "onnx", "--data", "bbc", "--out", "o"]
+        )
+    with pytest.raises(SystemExit):
+        parser().parse_args(
+            [
+                "export",
+                "--model",
+                "m",
+                "--format",
+                "tflite",
+                "--sequence-lengths",
+                "64,x",
+                "--data",
+                "bbc",
+                "--out",
+                "o",
+            ]
+        )
+    assert "comma-separated integers" in capsys.readouterr().err
+    base = [
+        "export",
+        "--model",
+        str(tmp_path / "nowhere"),
+        "--data",
+        "bbc",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    assert main(base + ["--format", "saved_model", "--quantize", "int8"]) == 2
+    assert "applies to --format tflite only" in capsys.readouterr().err
+    assert main(base + ["--format", "saved_model", "--sequence-lengths", "64,128"]) == 2
+    assert "takes one sequence length" in capsys.readouterr().err
+    assert main(base + ["--format", "tflite"]) == 2
+    assert "not a zoo model directory" in capsys.readouterr().err
+    assert main(["validate", str(tmp_path / "none"), "--data", "bbc"]) == 2
+    assert "no such directory" in capsys.readouterr().err
+
+
+def test_help_has_worked_examples(capsys):
+    for command in ("export", "validate"):
+        with pytest.raises(SystemExit):
+            parser().parse_args([command, "--help"])
+        out = capsys.readouterr().out
+        assert "examples:\n  zoo " + command in out
+
+
+def test_export_and_validate_commands_end_to_end(tmp_path, capsys):
+    tiny_tokenizer = WordPieceTokenizer(VOCABULARY)
+
+    model_dir = tmp_path / "models" / "tiny"
+    save_model_dir(make_tiny(), model_dir, tiny_tokenizer)
+    rows = [
+        {"text": t, "label": TINY_LABELS[i % 3]}
+        for i, t in enumerate(sentences(230, seed=3))
+    ]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "exports" / "tiny_dyn"
+    argv = [
+        "export",
+        "--model",
+        str(model_dir),
+        "--format",
+        "tflite",
+        "--quantize",
+        "dynamic_int8",
+        "--sequence-lengths",
+        "24",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--allow-degraded",
+    ]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "model.tflite:serving_L24" in printed and f"wrote {out}" in printed
+    meta = mf.read_metadata(out)
+    assert meta["quantization"] == "dynamic_int8"
+    assert meta["source_model"]["path"] == str(model_dir.resolve())
+    # 230 texts < 200 + 200 calibration: validation used all of them.
+    assert json.loads((out / "validation.json").read_text())["num_texts"] == 230
+    assert main(argv) == 2 and "pass --force" in capsys.readouterr().err
+
+    # validate finds the reference model through metadata.json's source path.
+    assert (
+        main(["validate", str(out), "--data", str(data), "--json", "--allow-degraded"]) == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["reference"] == "metadata source_model" and report["num_texts"] == 230
+    assert report["results"][0]["metrics"]["cosine_min"] > 0.99
+    assert len(list(out.glob("validation-*.json"))) == 1
+    mf.verify_manifest(out)  # the saved report is outside the manifest

@@ -1,0 +1,114 @@
+"""The layers of zoo/layers, each on its own: config round trip, `.keras`
+save and reload, and the behaviour the encoders rely on (padding keys get no
+attention, segments and positions change the embedding, post-LN blocks)."""
+
+import keras
+import numpy as np
+import pytest
+
+from zoo.layers import BertEmbeddings, MultiHeadSelfAttention, TransformerEncoderBlock
+
+B, T, H = 2, 5, 8
+MASK = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], "int32")
+
+
+def _x(seed=0):
+    return np.random.default_rng(seed).normal(size=(B, T, H)).astype("float32")
+
+
+def _round_trip(layer, *args):
+    """The layer rebuilt from its config, with its weights, gives identical outputs."""
+    clone = type(layer).from_config(layer.get_config())
+    clone(*args)
+    clone.set_weights(layer.get_weights())
+    a, b = layer(*args), clone(*args)
+    a = a if isinstance(a, tuple) else (a,)
+    b = b if isinstance(b, tuple) else (b,)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def _save_reload(layer, inputs, tmp_path):
+    """A one-layer functional model saves and reloads in safe mode to 1e-6."""
+    outputs = layer(*inputs.values())
+    model = keras.Model(inputs, outputs)
+    model.save(tmp_path / "m.keras")
+    restored = keras.saving.load_model(tmp_path / "m.keras", safe_mode=True)
+    feed = {"x": _x(), "mask": MASK} if "x" in inputs else {
+        "token_ids": np.array([[2, 5, 7, 1, 0], [3, 3, 9, 0, 0]], "int32"),
+        "segment_ids": MASK * 0}
+    got, want = restored(feed), model(feed)
+    got = got if isinstance(got, (list, tuple)) else [got]
+    want = want if isinstance(want, (list, tuple)) else [want]
+    for x, y in zip(got, want):
+        assert np.abs(np.asarray(x) - np.asarray(y)).max() <= 1e-6
+
+
+def test_attention_ignores_padding_keys_and_round_trips(tmp_path):
+    layer = MultiHeadSelfAttention(num_heads=2, hidden_dim=H, dropout=0.0)
+    out, probs = layer(_x(), padding_mask=MASK)
+    assert out.shape == (B, T, H) and probs.shape == (B, 2, T, T)
+    probs = np.asarray(probs)
+    np.testing.assert_allclose(probs.sum(-1), 1.0, atol=1e-6)
+    assert probs[1, :, :, 3:].max() < 1e-6  # padded keys get no weight
+    # Changing a padded position's input does not change real positions' outputs.
+    x2 = _x()
+    x2[1, 3:] += 10.0
+    out2, _ = layer(x2, padding_mask=MASK)
+    np.testing.assert_allclose(np.asarray(out)[1, :3], np.asarray(out2)[1, :3], atol=1e-5)
+    _round_trip(layer, _x(), MASK)
+    x = keras.Input((None, H), name="x")
+    mask = keras.Input((None,), dtype="int32", name="mask")
+    _save_reload(MultiHeadSelfAttention(num_heads=2, hidden_dim=H), {"x": x, "mask": mask},
+                 tmp_path)
+
+
+def test_attention_rejects_indivisible_width():
+    with pytest.raises(ValueError, match="not divisible by num_heads=3"):
+        MultiHeadSelfAttention(num_heads=3, hidden_dim=H)
+
+
+def test_embeddings_sum_token_position_and_segment(tmp_path):
+    layer = BertEmbeddings(vocabulary_size=12, hidden_dim=H, max_sequence_length=T,
+                           num_segments=2, dropout=0.0)
+    ids = np.array([[2, 5, 7, 1, 0], [2, 5, 7, 1, 0]], "int32")
+    segments = np.array([[0, 0, 0, 0, 0], [0, 0, 1, 1, 1]], "int32")
+    out = np.asarray(layer(ids, segments))
+    assert out.shape == (B, T, H)
+    # Same tokens, same segments up to position 2: same vectors there.
+    np.testing.assert_allclose(out[0, :2], out[1, :2], atol=1e-6)
+    assert np.abs(out[0, 2:] - out[1, 2:]).max() > 1e-3  # segment 1 differs
+    # Positions matter: one token at two positions gives two vectors.
+    same = np.asarray(layer(np.full((1, T), 5, "int32"), np.zeros((1, T), "int32")))
+    assert np.abs(same[0, 0] - same[0, 1]).max() > 1e-3
+    _round_trip(layer, ids, segments)
+    t = keras.Input((None,), dtype="int32", name="token_ids")
+    s = keras.Input((None,), dtype="int32", name="segment_ids")
+    _save_reload(BertEmbeddings(12, H, max_sequence_length=T), {"token_ids": t,
+                                                               "segment_ids": s}, tmp_path)
+
+
+def test_embeddings_without_segments_ignore_them():
+    layer = BertEmbeddings(vocabulary_size=12, hidden_dim=H, max_sequence_length=T,
+                           num_segments=0, dropout=0.0)
+    ids = np.array([[2, 5, 7, 1, 0]], "int32")
+    a = np.asarray(layer(ids, np.zeros_like(ids)))
+    b = np.asarray(layer(ids, np.ones_like(ids)))
+    np.testing.assert_array_equal(a, b)
+    assert not any("segment" in w.path for w in layer.weights)
+
+
+def test_encoder_block_is_post_layer_norm_and_round_trips(tmp_path):
+    layer = TransformerEncoderBlock(num_heads=2, hidden_dim=H, intermediate_dim=16,
+                                    dropout=0.0)
+    out, probs = layer(_x(), padding_mask=MASK)
+    out = np.asarray(out)
+    assert out.shape == (B, T, H) and probs.shape == (B, 2, T, T)
+    # Post-LN: every output vector is normalised (mean 0, variance 1 before gamma/beta).
+    np.testing.assert_allclose(out.mean(-1), 0.0, atol=1e-5)
+    np.testing.assert_allclose(out.var(-1), 1.0, atol=1e-3)
+    _round_trip(layer, _x(), MASK)
+    x = keras.Input((None, H), name="x")
+    mask = keras.Input((None,), dtype="int32", name="mask")
+    _save_reload(TransformerEncoderBlock(num_heads=2, hidden_dim=H, intermediate_dim=16),
+                 {"x": x, "mask": mask}, tmp_path)

@@ -1,0 +1,58 @@
+"""The `zoo` command: one module per sub-command, each thin (parse -> library
+-> report), with the run bookkeeping they share in `zoo.cli.runs`.
+
+    zoo presets                              list presets and parameter counts
+    zoo convert SRC --out DIR                any checkpoint -> zoo model directory
+    zoo pretrain / finetune / evaluate       training through model.fit
+    zoo distill                              teacher -> student
+    zoo export / validate                    SavedModel and TFLite artifacts, proven
+    zoo demo                                 the main job on the real default
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from zoo.cli import convert, demo, distill, evaluate, export, finetune, presets, pretrain
+from zoo.cli.runs import CliError, help_examples
+
+# In `zoo --help` order.
+COMMANDS = (presets, convert, demo, pretrain, finetune, evaluate, distill, export)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="zoo",
+        description="BERT-family models in Keras 3: real checkpoints, training, "
+        "distillation and validated export for phones and TF Serving.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=help_examples(
+            """
+            zoo presets
+            zoo convert path/to/all-MiniLM-L6-v2 --out models/minilm
+            zoo demo
+            """
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except CliError as e:
+        print(f"zoo {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ValueError, ImportError) as e:
+        print(f"zoo {args.command}: error: {e}", file=sys.stderr)
+        return 2

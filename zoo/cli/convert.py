@@ -1,0 +1,79 @@
+"""`zoo convert`: any checkpoint the zoo reads -> a zoo model directory (or HF / TF1 files)."""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+from zoo.checkpoints import (
+    detect_format,
+    load_checkpoint,
+    save_hf,
+    save_model_dir,
+    save_tf1,
+)
+from zoo.cli.runs import CliError, help_examples, write_run_info
+
+
+def run(args):
+
+    out = pathlib.Path(args.out)
+    fmt = detect_format(args.src)
+    if out.exists() and any(out.iterdir()) and not args.force:
+        raise CliError(f"--out {out} exists and is not empty; pass --force to replace it.")
+    print(f"reading {fmt} checkpoint {args.src}")
+    encoder, tokenizer = load_checkpoint(
+        args.src, lowercase=args.lowercase, allow_partial=args.allow_partial
+    )
+    if args.to == "zoo":
+        save_model_dir(
+            encoder, out, tokenizer, extra={"source": str(args.src), "source_format": fmt}
+        )
+        write_run_info(out, args)
+    elif args.to == "hf":
+        save_hf(encoder, out, vocabulary=tokenizer.vocabulary)
+    else:
+        save_tf1(encoder, out, vocabulary=tokenizer.vocabulary)
+    print(
+        f"wrote {args.to} checkpoint {out}: {type(encoder).__name__} "
+        f"L{encoder.num_layers} H{encoder.hidden_dim} A{encoder.num_heads}, "
+        f"{encoder.count_params():,} parameters, vocabulary {tokenizer.vocabulary_size}"
+    )
+    return 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "convert",
+        help="turn a checkpoint (HF, google-research TF1, zoo) into a model directory",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read an HF BertModel directory (config.json + model.safetensors; "
+        "sentence-transformers layout too), a google-research BERT release "
+        "(bert_config.json + bert_model.ckpt.*) or a zoo model directory, and write it "
+        "as a zoo model directory (model.keras, vocab.txt, zoo_model.json), or as HF / "
+        "TF1 files with --to.",
+        epilog=help_examples(
+            """
+            zoo convert ~/ckpt/uncased_L-12_H-768_A-12 --out models/bert_base
+            zoo convert ~/hf/all-MiniLM-L6-v2 --out models/minilm
+            zoo convert models/minilm --to tf1 --out /tmp/minilm_tf1
+            """
+        ),
+    )
+    p.add_argument("src", type=pathlib.Path, help="checkpoint directory or TF1 prefix")
+    p.add_argument("--out", type=pathlib.Path, required=True, help="output directory")
+    p.add_argument(
+        "--to", choices=("zoo", "hf", "tf1"), default="zoo", help="output format (default zoo)"
+    )
+    case = p.add_mutually_exclusive_group()
+    case.add_argument(
+        "--lowercase", dest="lowercase", action="store_true", default=None,
+        help="the vocabulary is uncased (default: read from the checkpoint, else uncased)",
+    )
+    case.add_argument("--cased", dest="lowercase", action="store_false")
+    p.add_argument(
+        "--allow-partial", action="store_true",
+        help="load the tensors that match even if some do not (lists the rest)",
+    )
+    p.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    p.set_defaults(func=run)

@@ -1,0 +1,81 @@
+"""`zoo demo`: the main job end to end on the real default (zoo/demo.py)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import pathlib
+
+from zoo.cli.runs import CliError, help_examples, run_info, write_run_info
+from zoo.demo import DemoConfig, DemoError, run_demo
+
+
+def _students(value):
+    try:
+        layers = tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        layers = ()
+    if not layers or any(k < 1 or k > 5 for k in layers):
+        raise argparse.ArgumentTypeError(
+            f"--students {value!r}: give student depths below the teacher's 6 layers, "
+            "e.g. 3 or 3,2")
+    return layers
+
+
+def run(args):
+
+
+    config = DemoConfig.fast() if args.fast else DemoConfig()
+    if args.students:
+        config = dataclasses.replace(config, students=args.students)
+    assets = args.android_assets
+    if assets is None:
+        default = pathlib.Path(__file__).resolve().parents[2] / "android_demo/app/src/main/assets"
+        assets = default if default.is_dir() and not args.fast else None
+    elif str(assets) == "none":
+        assets = None
+    info = run_info(args)
+    try:
+        run_demo(args.out, config, force=args.force, android_assets=assets, args_info=info)
+    except DemoError as e:
+        raise CliError(str(e)) from e
+    write_run_info(args.out, args)
+    return 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "demo",
+        help="the main job: fine-tune, distil, export and measure the real default",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="On the real all-MiniLM-L6-v2 checkpoint and BBC News (installed by "
+        "`make setup`): convert it, fine-tune it as the teacher, distil a 3-layer student "
+        "(teacher layers 0,2,4), export teacher and student as text-in SavedModels (TF "
+        "Serving layout) and the student as .tflite in float32, float16, dynamic_int8 and "
+        "int8, validate every artifact in its runtime on the BBC test split, measure size, "
+        "batch-1 latency and accuracy, and write OUT/report.md, report.json and PNG plots. "
+        "About 20 minutes on 2 CPU cores (--fast: a few minutes, capped training). A "
+        "re-run skips stages whose outputs exist and verify; --force redoes them; a killed "
+        "training stage resumes at its last epoch.",
+        epilog=help_examples(
+            """
+            zoo demo                          # runs/demo/report.md
+            zoo demo --fast --out /tmp/demo   # the CI-sized run
+            zoo demo --students 3,2 --out runs/demo32 --force
+            """
+        ),
+    )
+    p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("runs/demo"),
+                   help="output directory (default runs/demo); refused if it is not empty "
+                   "and was not made by zoo demo")
+    p.add_argument("--fast", action="store_true",
+                   help="CI-sized: sequence 64, one capped epoch per training stage")
+    p.add_argument("--students", type=_students, default=None,
+                   help="student depths, e.g. 3 or 3,2 (default 3); the first one gets "
+                   "every .tflite mode")
+    p.add_argument("--android-assets", type=pathlib.Path, default=None,
+                   help="folder for the phone model, vocab.txt and metadata.json (default: "
+                   "android_demo/app/src/main/assets when it exists, not with --fast; "
+                   "`none` to skip)")
+    p.add_argument("--force", action="store_true", help="redo every stage")
+    p.set_defaults(func=run)

@@ -1,0 +1,145 @@
+"""`zoo distill`: teacher model directory -> student model directory.
+
+    zoo distill --teacher runs/bbc/model --data bbc --student-layers 3 --out runs/distil3
+    zoo distill --teacher runs/mlm/model --data austen --mode general \\
+        --student-layers 3 --out runs/general3
+
+The pipeline itself is `zoo.distill.pipeline.distill`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+from zoo.cli.runs import (
+    FORCE_HELP,
+    CliError,
+    help_examples,
+    report_finished,
+    training_output,
+    write_run_info,
+)
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.distill import multiworker
+from zoo.distill.pipeline import MODES, STRATEGIES, DistillConfig, distill
+
+
+def _layer_map(text):
+    try:
+        return tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--layer-map {text!r}: expected comma-separated teacher layer indices, e.g. 0,2,4"
+        ) from None
+
+
+def run(args):
+
+    out = pathlib.Path(args.out)
+    # Under --strategy multiworker every worker runs this command on a shared
+    # --out: only the chief writes args.json and removes old outputs.
+    chief = args.strategy != "multiworker" or multiworker.is_chief_process()
+    if args.student_layers < 1:
+        raise CliError(f"--student-layers must be >= 1; received {args.student_layers}.")
+    config = DistillConfig(
+        student_layers=args.student_layers, layer_map=args.layer_map, style=args.style,
+        mode=args.mode, epochs=args.epochs, batch_size=args.batch_size,
+        sequence_length=args.sequence_length, max_predictions=args.max_predictions,
+        learning_rate=args.learning_rate,
+        temperature=args.temperature, soft_weight=args.soft_weight,
+        hard_weight=args.hard_weight, cosine_weight=args.cosine_weight,
+        hidden_weight=args.hidden_weight, attention_weight=args.attention_weight,
+        strategy=args.strategy, mixed_precision=args.mixed_precision,
+        steps_per_epoch=args.steps_per_epoch, seed=args.seed, run_eagerly=args.run_eagerly,
+        cache_teacher=args.cache_teacher,
+        evaluate=not args.no_evaluate)
+    # Every worker decides the same way (so none waits for a chief that has
+    # refused or finished); only the chief removes anything.
+    if training_output(out, args, args.force, remove=chief) == "finished":
+        return report_finished(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if chief:
+        write_run_info(out, args)
+    try:
+        summary = distill(args.teacher, args.data, out, config, verbose=args.verbose)
+    except (ValueError, TypeError, FileNotFoundError) as e:
+        raise CliError(str(e)) from e
+    print(json.dumps(summary, indent=2, default=str))
+    print(f"student: {out / 'model'}")
+    return 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "distill",
+        help="distil a teacher model directory into a shallower student",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Build a student from the teacher's embeddings and an evenly spread "
+        "subset of its layers (DistilBERT's 0,2,4,7,9,11 for 12 -> 6; 0,2,4 for 6 -> 3), "
+        "then train it with soft targets at temperature T (times T²), the hard loss and "
+        "a hidden-state cosine term (DistilBERT's weights 5/2/1 by default). "
+        "--mode task reads --data like `zoo finetune` for the teacher's task; --mode "
+        "general distils a masked-LM teacher on raw text (files, or austen / wordnet). "
+        "Writes OUT/model (a zoo model directory), OUT/metrics.json, OUT/history.json, "
+        "OUT/args.json. A killed run resumes at its last finished epoch when re-run with "
+        "the same arguments (a finished one prints its metrics; other arguments are "
+        "refused).",
+        epilog=help_examples(
+            """
+            zoo distill --teacher runs/bbc/model --data bbc --student-layers 3 \\
+                --layer-map 0,2,4 --out runs/distil3
+            zoo distill --teacher runs/bbc/model --data bbc --student-layers 2 \\
+                --strategy mirrored --mixed-precision mixed_bfloat16 --out runs/distil2
+            zoo distill --teacher runs/mlm/model --data austen --mode general \\
+                --student-layers 3 --out runs/general3
+            """
+        ),
+    )
+    p.add_argument("--teacher", type=pathlib.Path, required=True,
+                   help="teacher zoo model directory (zoo finetune / zoo pretrain output)")
+    p.add_argument("--data", required=True, help="task data (as zoo finetune) or raw text")
+    p.add_argument("--student-layers", type=int, required=True)
+    p.add_argument("--layer-map", type=_layer_map, default=None,
+                   help="teacher layer per student layer, e.g. 0,2,4 (default: evenly spread)")
+    p.add_argument("--style", choices=("distilbert", "bert"), default="distilbert",
+                   help="distilbert drops segment embeddings and the pooler")
+    p.add_argument("--mode", choices=MODES, default="task")
+    p.add_argument("--strategy", choices=STRATEGIES, default="none",
+                   help="tf.distribute: none; mirrored (the local devices); multiworker "
+                   "(MultiWorkerMirroredStrategy: start the same command on every worker "
+                   "with its TF_CONFIG and a shared --out; --batch-size is the global "
+                   "batch; each worker backs up to OUT/backup/worker-<index>, the chief "
+                   "writes the outputs); tpu (TPUStrategy, when a TPU is found)")
+    p.add_argument("--out", type=pathlib.Path, required=True)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=16, help="global batch")
+    p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
+    p.add_argument("--max-predictions", type=int, default=20,
+                   help="masked positions per sequence (--mode general)")
+    p.add_argument("--learning-rate", type=float, default=5e-5)
+    p.add_argument("--temperature", type=float, default=2.0)
+    p.add_argument("--soft-weight", type=float, default=5.0)
+    p.add_argument("--hard-weight", type=float, default=2.0)
+    p.add_argument("--cosine-weight", type=float, default=1.0)
+    p.add_argument("--hidden-weight", type=float, default=0.0,
+                   help="hidden-state MSE through a learned projection (TinyBERT)")
+    p.add_argument("--attention-weight", type=float, default=0.0,
+                   help="attention-distribution KL over the layer map")
+    p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
+                   help="compute policy of the student for this run (the teacher's encoder "
+                        "stays float32); OUT/model is saved computing in float32")
+    p.add_argument("--steps-per-epoch", type=int, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache-teacher", action="store_true",
+                   help="run the teacher once over the training data and keep the outputs "
+                   "the losses read (memory: N x L x H floats for the cosine term), instead "
+                   "of once per epoch")
+    p.add_argument("--run-eagerly", action="store_true",
+                   help="no tf.function (debugging; faster for tiny models)")
+    p.add_argument("--no-evaluate", action="store_true",
+                   help="skip the test-split metrics of teacher and student")
+    p.add_argument("--verbose", type=int, default=2, choices=(0, 1, 2))
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=run)

@@ -1,0 +1,66 @@
+"""`zoo evaluate`: task metrics of a fine-tuned model directory on a split of --data."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+from zoo.checkpoints import load_model_dir
+from zoo.cli.runs import CliError, help_examples
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.models import task_of
+from zoo.train import data as task_data
+from zoo.train.finetune import FinetuneConfig, evaluate_model
+
+
+def run(args):
+
+    model, tokenizer, meta = load_model_dir(args.model)
+    task = task_of(model)
+    data = task_data.load_task_data(args.data, task)
+    examples = data.splits.get(args.split) or []
+    if not examples:
+        raise CliError(f"--split {args.split}: the data has no such split "
+                       f"(it has {sorted(k for k, v in data.splits.items() if v)}).")
+    saved = meta.get("finetune_config") or {}
+    config = FinetuneConfig(
+        sequence_length=args.sequence_length or meta.get("sequence_length", DEFAULT_SEQUENCE_LENGTH),
+        doc_stride=saved.get("doc_stride", 128),
+        max_answer_length=saved.get("max_answer_length", 30),
+        max_windows=(saved.get("max_windows", 1) if args.max_windows is None
+                     else args.max_windows),
+    )
+    result = evaluate_model(model, tokenizer, task, examples, meta.get("labels"), config)
+    result["split"] = args.split
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>16}: {value:.4f}" if isinstance(value, float) else f"{key:>16}: {value}")
+    return 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "evaluate",
+        help="accuracy / macro-F1, entity F1 or EM/F1 of a fine-tuned model",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Evaluate a fine-tuned zoo model directory on the test split of "
+        "--data (same formats as `zoo finetune`).",
+        epilog=help_examples(
+            """
+            zoo evaluate --model runs/bbc/model --data bbc
+            zoo evaluate --model runs/ner/model --data ner/ --json
+            """
+        ),
+    )
+    p.add_argument("--model", type=pathlib.Path, required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--split", default="test", choices=("train", "validation", "test"))
+    p.add_argument("--sequence-length", type=int, default=None,
+                   help="default: the length the model was fine-tuned with")
+    p.add_argument("--max-windows", type=int, default=None,
+                   help="classify: windows per long text (default: as fine-tuned)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)

@@ -1,0 +1,103 @@
+"""`zoo finetune`: classification, tagging or span QA through model.fit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+from zoo.cli.runs import (
+    FORCE_HELP,
+    help_examples,
+    report_finished,
+    training_output,
+    write_run_info,
+)
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.train.finetune import FinetuneConfig, finetune
+
+
+def _finetune_config(args):
+
+    return FinetuneConfig(
+        epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
+        learning_rate=args.learning_rate, warmup_fraction=args.warmup_fraction,
+        weight_decay=args.weight_decay, patience=args.patience,
+        mixed_precision=args.mixed_precision, seed=args.seed, pooling=args.pooling,
+        doc_stride=args.doc_stride, max_answer_length=args.max_answer_length,
+        max_windows=args.max_windows, steps_per_epoch=args.steps_per_epoch,
+    )
+
+
+def run(args):
+
+    config = _finetune_config(args)
+    if training_output(args.out, args, args.force) == "finished":
+        return report_finished(args.out)
+    pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
+    write_run_info(args.out, args)
+    result = finetune(args.model, args.data, args.task, args.out, config)
+    print(json.dumps(result, indent=2))
+    print(f"best model: {pathlib.Path(args.out) / 'model'}")
+    return 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "finetune",
+        help="fine-tune for classification, tagging or span QA",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Fine-tune a checkpoint (any format `zoo convert` reads) with "
+        "AdamW, linear warmup and decay, weight decay off for LayerNorm and biases, "
+        "early stopping on validation loss. Writes OUT/model (the best model, a zoo "
+        "model directory), OUT/metrics.json (test split), OUT/history.json. A killed "
+        "run resumes at its last finished epoch when re-run with the same arguments (a "
+        "finished one prints its metrics; other arguments are refused).\n\n"
+        "--data: a folder of class sub-folders of .txt files, a CSV/TSV/JSONL with "
+        "text[,text_b],label (classify); a CoNLL file (tag); SQuAD v1.1/v2.0 JSON (qa); "
+        "a folder with train/validation(dev)/test entries; or `bbc` (the installed BBC "
+        "News corpus with the project's fixed split).",
+        epilog=help_examples(
+            """
+            zoo finetune --model models/minilm --data bbc --task classify --out runs/bbc
+            # long texts: train on up to 4 windows each, predict by their mean
+            # (BBC News: 97.2-97.7% test accuracy, ~10 min on 2 cores)
+            zoo finetune --model models/minilm --data bbc --task classify --pooling mean \\
+                --max-windows 4 --epochs 2 --out runs/bbc_windows
+            zoo finetune --model models/bert_base --data ner/ --task tag --out runs/ner
+            zoo finetune --model models/bert_base --data squad.json --task qa \\
+                --sequence-length 384 --out runs/squad
+            """
+        ),
+    )
+    p.add_argument("--model", type=pathlib.Path, required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--task", choices=("classify", "tag", "qa"), required=True)
+    p.add_argument("--out", type=pathlib.Path, required=True)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
+    p.add_argument("--learning-rate", type=float, default=5e-5)
+    p.add_argument("--warmup-fraction", type=float, default=0.1)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--patience", type=int, default=2,
+                   help="stop after this many epochs without a better validation loss "
+                        "(counted across a resume; default 2)")
+    p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
+                   help="compute policy for this run (float32 weights); OUT/model is "
+                        "saved computing in float32, ready for export")
+    p.add_argument("--pooling", choices=("auto", "pooled", "cls", "mean"), default="auto",
+                   help="classifier pooling (mean suits sentence-transformers checkpoints)")
+    p.add_argument("--doc-stride", type=int, default=128,
+                   help="pieces between the starts of consecutive windows of a long text "
+                        "(qa contexts; classify with --max-windows)")
+    p.add_argument("--max-windows", type=int, default=1,
+                   help="classify: cut a text longer than the sequence into up to N windows "
+                        "(stepping --doc-stride pieces), train on each window with the "
+                        "text's label and predict by averaging the windows' logits; 1 "
+                        "truncates (default). Exported artifacts classify one window.")
+    p.add_argument("--max-answer-length", type=int, default=30)
+    p.add_argument("--steps-per-epoch", type=int, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=run)

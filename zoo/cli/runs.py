@@ -1,0 +1,109 @@
+"""Run bookkeeping shared by the commands: args.json (arguments, versions,
+git revision), what a training command does with an existing --out (resume,
+refuse, start over), and the user-facing error type."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import sys
+import textwrap
+import time
+
+from zoo.utils.atomic import atomic_file
+from zoo.utils.provenance import git_revision, versions
+
+
+class CliError(Exception):
+    """A user-facing error: printed without a traceback, exit status 2."""
+
+
+def plain_arguments(args):
+    """The command's arguments as args.json stores them (paths as strings)."""
+    values = {k: (str(v) if isinstance(v, pathlib.Path) else v)
+              for k, v in vars(args).items() if k != "func"}
+    return json.loads(json.dumps(values, default=str))
+
+
+def run_info(args):
+    """What args.json records: command, arguments, versions, git revision, time."""
+    return {
+        "command": sys.argv[0:2],
+        "arguments": plain_arguments(args),
+        "versions": versions(),
+        "git_revision": git_revision(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def write_run_info(out_dir, args):
+    """`args.json` beside a command's outputs (see `run_info`)."""
+    info = run_info(args)
+    with atomic_file(pathlib.Path(out_dir) / "args.json", "w") as f:
+        json.dump(info, f, indent=2)
+
+
+# What a training command writes under --out; --force removes these (and
+# nothing else) to start over.
+TRAINING_OUTPUTS = ("backup", "model", "args.json", "history.json", "metrics.json")
+# Arguments that may differ between a run and its resume.
+_RESUME_FREE_ARGUMENTS = {"force", "verbose"}
+FORCE_HELP = ("start over: remove this command's outputs in --out (backup/, model/, "
+              "args.json, history.json, metrics.json) instead of resuming or refusing")
+
+
+def training_output(out, args, force, *, remove=True):
+    """What a training command (pretrain, finetune, distill) does with --out:
+    "new" (empty or --force: earlier outputs removed), "resume" (our run,
+    same arguments, not finished) or "finished" (metrics.json written and no
+    backup left). A directory we did not write, or our run with other
+    arguments, is refused: resuming it would mix two runs' weights.
+    `remove=False` is for the non-chief workers of a multi-worker run: it
+    deletes nothing, and a --out without args.json (the chief writes it, and
+    may not have yet) counts as the chief's run to resume."""
+    out = pathlib.Path(out)
+    if not out.exists() or not any(out.iterdir()):
+        return "new"
+    if force:
+        for name in TRAINING_OUTPUTS if remove else ():
+            path = out / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        return "new"
+    if not (out / "args.json").is_file():
+        if not remove:
+            return "resume"
+        if any((out / m).exists() for m in ("backup", "model")):
+            raise CliError(f"--out {out} holds a run without its args.json; pass --force to "
+                           "start over there, or choose another --out.")
+        raise CliError(f"--out {out} is not empty and was not written by this command; "
+                       "choose another directory or pass --force.")
+    saved = json.loads((out / "args.json").read_text()).get("arguments", {})
+    now = plain_arguments(args)
+    changed = sorted(k for k in set(saved) | set(now)
+                     if k not in _RESUME_FREE_ARGUMENTS and saved.get(k) != now.get(k))
+    if changed:
+        listed = "; ".join(f"--{k.replace('_', '-')} {saved.get(k)!r} there, {now.get(k)!r} now"
+                           for k in changed)
+        raise CliError(f"--out {out} holds a run with other arguments ({listed}). Re-run with "
+                       "the same arguments to resume it, choose another --out, or pass "
+                       "--force to start over.")
+    if (out / "metrics.json").is_file() and not (out / "backup").exists():
+        return "finished"
+    return "resume"
+
+
+def report_finished(out):
+    """Print a finished run's metrics instead of training it again."""
+    out = pathlib.Path(out)
+    print(json.dumps(json.loads((out / "metrics.json").read_text()), indent=2))
+    print(f"{out} holds this run, finished (metrics above, model in {out / 'model'}); "
+          "nothing to do. Pass --force to train again.")
+    return 0
+
+
+def help_examples(text):
+    return "examples:\n" + textwrap.indent(textwrap.dedent(text).strip(), "  ")
