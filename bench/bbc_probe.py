@@ -50,7 +50,6 @@ def embed(encoder, tokenizer, texts, sequence_length, max_windows):
 
 
 def probe(x, y, l2, num_classes, seed=0):
-
     keras.utils.set_random_seed(seed)
     model = keras.Sequential([
         keras.Input((x.shape[-1],)),

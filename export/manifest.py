@@ -23,8 +23,10 @@ import os
 import pathlib
 import time
 
-from zoo.models import task_of
+from zoo.models import INPUT_NAMES, TASKS, input_contract, task_of
+from zoo.text.tokenizer import read_vocabulary, vocabulary_sha256, vocabulary_text
 from zoo.utils.atomic import atomic_file
+from zoo.utils.jsonfile import JsonFileError, read_json_object
 from zoo.utils.provenance import versions
 
 MANIFEST = "manifest.json"
@@ -40,6 +42,7 @@ METADATA_VERSION = 2
 _VERSION_1_TASKS = {"classification": "classify", "token_classification": "tag",
                     "question_answering": "qa"}
 _CHUNK = 1 << 20
+ARTIFACT_KINDS = ("tflite", "saved_model", "tpu_saved_model")
 
 
 class ManifestError(ValueError):
@@ -54,26 +57,10 @@ def sha256_file(path) -> str:
     return digest.hexdigest()
 
 
-def vocabulary_sha256(tokens) -> str:
-    """sha256 of the vocabulary as `vocab.txt` stores it (tokens joined by "\\n", final "\\n")."""
-    return hashlib.sha256(_vocabulary_text(tokens).encode("utf-8")).hexdigest()
-
-
-def _vocabulary_text(tokens):
-    tokens = list(tokens)
-    bad = [i for i, t in enumerate(tokens) if "\n" in t or "\r" in t]
-    if bad:
-        raise ValueError(
-            f"Vocabulary tokens {bad[:5]} contain a line break; vocab.txt holds one token per "
-            "line, so such a vocabulary cannot be exported. Fix the vocabulary."
-        )
-    return "\n".join(tokens) + "\n"
-
-
 def write_vocabulary(directory, tokens) -> pathlib.Path:
     path = pathlib.Path(directory) / VOCABULARY
     with atomic_file(path, "w") as f:
-        f.write(_vocabulary_text(tokens))
+        f.write(vocabulary_text(tokens))
     return path
 
 
@@ -83,10 +70,6 @@ def write_json(path, data) -> pathlib.Path:
         json.dump(data, f, indent=2, sort_keys=False)
         f.write("\n")
     return path
-
-
-def read_json(path) -> dict:
-    return json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
 
 
 def _files(directory):
@@ -127,7 +110,7 @@ def verify_manifest(directory) -> dict:
             "zoo export (or was copied without it); re-export it with `zoo export`."
         )
     try:
-        manifest = read_json(path)
+        manifest = read_json_object(path, "re-export the artifact")
     except (OSError, ValueError) as e:
         raise ManifestError(f"{path}: unreadable ({e}); re-export the artifact.") from e
     if manifest.get("format") != MANIFEST_FORMAT or not isinstance(
@@ -176,25 +159,143 @@ def make_readable(directory):
         os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask)
 
 
+class MetadataError(ValueError):
+    """metadata.json disagrees with itself or with the files beside it."""
+
+
 def read_metadata(directory) -> dict:
-    path = pathlib.Path(directory) / METADATA
+    """metadata.json of an artifact, checked: format, the type of every field
+    a loader relies on, and agreement with vocab.txt (size, sha256, casing).
+
+    A relabelled or edited metadata.json with a regenerated manifest passes
+    the manifest; these checks, and `validate_artifact`'s comparison with
+    what was recorded at export, are what refuse it."""
+    directory = pathlib.Path(directory)
+    path = directory / METADATA
     if not path.is_file():
         raise FileNotFoundError(
             f"{directory}: no {METADATA}; not a zoo export artifact. Point at the directory "
             "`zoo export` wrote (for a SavedModel: BASE/NAME/VERSION)."
         )
-    meta = read_json(path)
-    if (
-        meta.get("format") != METADATA_FORMAT
-        or meta.get("format_version", 0) > METADATA_VERSION
-    ):
-        raise ValueError(
+    try:
+        meta = read_json_object(path, "re-export the artifact with `zoo export`")
+    except JsonFileError as e:
+        raise MetadataError(str(e)) from None
+    version = meta.get("format_version", 0)
+    if meta.get("format") != METADATA_FORMAT or not isinstance(version, int) \
+            or version > METADATA_VERSION:
+        raise MetadataError(
             f"{path}: format {meta.get('format')!r} version {meta.get('format_version')!r} is not "
             f"one this package reads ({METADATA_FORMAT!r} <= {METADATA_VERSION}); upgrade bert-zoo."
         )
-    if meta.get("format_version", 1) < 2:
+    if version < 2:
         meta["task"] = _VERSION_1_TASKS.get(meta.get("task"), meta.get("task"))
+    check_metadata_fields(meta, path)
+    check_vocabulary_file(meta, directory)
+    if "input_contract" not in meta:
+        # Written since issue 16; older artifacts get the same rules from
+        # the encoder config they recorded.
+        config = (meta.get("source_model") or {}).get("encoder_config") or {}
+        segments = config.get("num_segments", 2)
+        meta["input_contract"] = {
+            "inputs": list(INPUT_NAMES), "dtype": "int32",
+            "shape": "[batch, L], the same for all three inputs",
+            "sequence_length": {"min": 1, "max": config.get("max_sequence_length", 512)},
+            "token_ids": {"min": 0, "max": meta["vocabulary_size"] - 1},
+            "segment_ids": {"min": 0, "max": segments - 1 if segments else 1},
+            "padding_mask": {"values": [0, 1], "first_token_real": True,
+                             "real_tokens_first": True}}
     return meta
+
+
+def check_metadata_fields(meta, path):
+    """The type and range of every field a loader reads; `MetadataError`
+    naming the field, what it holds and what is expected."""
+
+    def need(ok, field, expected):
+        if not ok:
+            raise MetadataError(
+                f"{path}: `{field}` is {meta.get(field)!r:.120}; expected {expected}. The file "
+                "was edited or damaged: re-export the artifact with `zoo export`.")
+
+    def is_int(value, low=None):
+        return isinstance(value, int) and not isinstance(value, bool) and (
+            low is None or value >= low)
+
+    need(meta.get("task") in TASKS, "task", f"one of {list(TASKS)}")
+    need(meta.get("kind") in ARTIFACT_KINDS, "kind", f"one of {list(ARTIFACT_KINDS)}")
+    labels = meta.get("labels")
+    if meta["task"] == "qa":
+        need(labels is None, "labels", "null (a QA model has no labels)")
+    else:
+        need(isinstance(labels, list) and labels and all(
+            isinstance(x, str) and x and "\n" not in x and "\r" not in x for x in labels),
+            "labels", "a non-empty list of label names (strings)")
+        need(len(set(labels)) == len(labels), "labels", "each label name once")
+    need(isinstance(meta.get("lowercase"), bool), "lowercase", "true or false")
+    need(is_int(meta.get("vocabulary_size"), 1), "vocabulary_size", "a positive integer")
+    digest = meta.get("vocabulary_sha256")
+    need(isinstance(digest, str) and len(digest) == 64, "vocabulary_sha256",
+         "the sha256 of vocab.txt (64 hex digits)")
+    special = meta.get("special_tokens")
+    need(isinstance(special, dict) and all(
+        is_int(special.get(k), 0) and special[k] < meta["vocabulary_size"]
+        for k in ("cls", "sep", "pad", "unk")), "special_tokens",
+        "ids of cls, sep, pad and unk inside the vocabulary")
+    if "sequence_lengths" in meta:
+        need(isinstance(meta["sequence_lengths"], list) and meta["sequence_lengths"] and all(
+            is_int(x, 1) for x in meta["sequence_lengths"]), "sequence_lengths",
+            "a list of positive integers")
+    if meta["kind"] == "tflite":
+        files = meta.get("files")
+        need(isinstance(files, dict) and files and all(
+            isinstance(i, dict) and isinstance(i.get("signatures"), list)
+            and isinstance(i.get("sequence_lengths"), list)
+            and len(i["signatures"]) == len(i["sequence_lengths"]) for i in files.values()),
+            "files", "each .tflite file with its signatures and their sequence lengths")
+    else:
+        need(isinstance(meta.get("signatures"), dict) and meta["signatures"], "signatures",
+             "the SavedModel's signatures")
+    contract = meta.get("input_contract")
+    if contract is not None:
+        need(isinstance(contract, dict) and isinstance(contract.get("token_ids"), dict)
+             and contract["token_ids"].get("max") == meta["vocabulary_size"] - 1,
+             "input_contract", f"token ids 0..{meta['vocabulary_size'] - 1} (vocabulary_size "
+             "- 1) with the segment, mask and length rules")
+
+
+def vocabulary_casing_problem(tokens, lowercase):
+    """Why `lowercase` cannot go with this vocabulary, or None. An uncased
+    vocabulary has no token that lowercasing changes (brackets aside); a
+    cased one has many."""
+    cased = sum(1 for t in tokens if t != t.lower() and not (t[:1] == "[" and t[-1:] == "]"))
+    if not lowercase and cased == 0:
+        return ("lowercase is false but the vocabulary is uncased (no token has a capital "
+                "letter): capitalised words would tokenize into other pieces than in training")
+    if lowercase and cased > 0.01 * len(tokens):
+        return (f"lowercase is true but the vocabulary is cased ({cased:,} tokens with "
+                "capitals): those pieces could never be produced")
+    return None
+
+
+def check_vocabulary_file(meta, directory):
+    """vocab.txt beside the artifact against metadata.json."""
+    path = pathlib.Path(directory) / VOCABULARY
+    if not path.is_file():
+        raise MetadataError(f"{directory}: no {VOCABULARY}; the artifact is incomplete. "
+                            "Re-export it with `zoo export`.")
+    tokens = read_vocabulary(path)
+    if len(tokens) != meta["vocabulary_size"]:
+        raise MetadataError(
+            f"{directory / METADATA}: vocabulary_size is {meta['vocabulary_size']:,} but "
+            f"{VOCABULARY} has {len(tokens):,} tokens; re-export the artifact.")
+    if vocabulary_sha256(tokens) != meta["vocabulary_sha256"]:
+        raise MetadataError(
+            f"{directory / VOCABULARY}: not the vocabulary the artifact was exported with "
+            "(sha256 differs from metadata.json); re-export the artifact.")
+    problem = vocabulary_casing_problem(tokens, meta["lowercase"])
+    if problem:
+        raise MetadataError(f"{directory / METADATA}: {problem}. Re-export the artifact.")
 
 
 def label_names(model) -> list[str] | None:
@@ -231,6 +332,10 @@ def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
     """The fields every artifact's metadata.json shares."""
     encoder = getattr(model, "encoder", model)
     tokens = tokenizer.vocabulary
+    problem = vocabulary_casing_problem(tokens, bool(tokenizer.lowercase))
+    if problem:
+        raise ValueError(f"The tokenizer does not fit its vocabulary: {problem}. Build it "
+                         "with the lowercase setting the checkpoint was trained with.")
     return {
         "format": METADATA_FORMAT,
         "format_version": METADATA_VERSION,
@@ -241,6 +346,7 @@ def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
         "vocabulary_file": VOCABULARY,
         "vocabulary_size": len(tokens),
         "vocabulary_sha256": vocabulary_sha256(tokens),
+        "input_contract": input_contract(model),
         "special_tokens": {
             "cls": int(tokenizer.cls_id),
             "sep": int(tokenizer.sep_id),

@@ -26,8 +26,9 @@ from tensorflow_text import tflite_registrar
 
 from export import manifest as mf
 from export.tf1_worker import MANIFEST_MISMATCH
-from zoo.models import INPUT_NAMES
-from zoo.text.tokenizer import split_pairs, tokenize_texts
+from zoo.models import INPUT_NAMES, InvalidInputError, check_ids
+from zoo.text.tokenizer import check_text, split_pairs, tokenize_texts
+from zoo.utils.atomic import remove_stale
 
 try:
     from ai_edge_litert import interpreter as litert
@@ -70,6 +71,69 @@ def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1):
     return litert.Interpreter(model_path=path, num_threads=num_threads)
 
 
+class CheckedSignature:
+    """One signature of a `.tflite`, called by input name, that checks its
+    inputs first: LiteRT has no assert op, so an out-of-range id would
+    otherwise come back as wrong logits. `metadata.json`'s `input_contract`
+    says what is allowed; the phone app applies the same checks.
+
+        classify = load_signature("exports/bbc_dyn")       # the primary length
+        out = classify(token_ids=..., segment_ids=..., padding_mask=...)
+    """
+
+    def __init__(self, interpreter, signature, sequence_length, kind, contract):
+        self.raw = interpreter.get_signature_runner(signature)
+        self.signature = signature
+        self.sequence_length = sequence_length
+        self.kind = kind
+        self.contract = contract
+
+    def check(self, inputs):
+        """Raise `InvalidInputError` unless `inputs` fit this signature."""
+        if self.kind == "text":
+            for name, value in inputs.items():
+                value = np.asarray(value, dtype=object).reshape(-1)
+                if value.shape != (1,) or not isinstance(value[0], (str, bytes)):
+                    raise InvalidInputError(
+                        f"{name}: this signature takes one text (an array of one str); "
+                        f"received {value.shape[0]} items.")
+                if isinstance(value[0], str):
+                    check_text(value[0], name)
+            return
+        check_ids(inputs, self.contract, sequence_length=self.sequence_length,
+                  batch_size=1)
+
+    def __call__(self, **inputs):
+        self.check(inputs)
+        if self.kind != "text":
+            # Checked in range above, so int32 loses nothing (int64, tf tensors).
+            inputs = {k: np.asarray(v).astype(np.int32) for k, v in inputs.items()}
+        return self.raw(**inputs)
+
+
+def load_signature(artifact_dir, signature=None, file=MODEL_FILE, num_threads=1):
+    """A `CheckedSignature` of `artifact_dir/file` (default: its primary,
+    first-listed signature), after the manifest and metadata checks."""
+    artifact_dir = pathlib.Path(artifact_dir)
+    interpreter = load_interpreter(artifact_dir, file, num_threads=num_threads)
+    meta = mf.read_metadata(artifact_dir)
+    info = meta["files"][file]
+    names = info["signatures"]
+    signature = names[0] if signature is None else signature
+    if signature not in names:
+        raise ValueError(f"{artifact_dir / file}: no signature {signature!r}; it has {names}.")
+    length = info["sequence_lengths"][names.index(signature)]
+    runner = CheckedSignature(interpreter, signature, length, info.get("input", "ids"),
+                              meta["input_contract"])
+    logits = runner.raw.get_output_details().get("logits")
+    if logits is not None and meta["labels"] is not None \
+            and int(logits["shape"][-1]) != len(meta["labels"]):
+        raise mf.MetadataError(
+            f"{artifact_dir / mf.METADATA}: `labels` names {len(meta['labels'])} classes but "
+            f"{file}:{signature} outputs {int(logits['shape'][-1])}; re-export the artifact.")
+    return runner
+
+
 def _latency(seconds, batch=1):
     ms = sorted(1000 * s for s in seconds)
     if not ms:
@@ -99,7 +163,8 @@ def run_tflite(artifact_dir, meta, texts, tokenizer):
             length = info["sequence_lengths"][position]
             subset = texts if position == 0 else texts[:SECONDARY_TEXTS]
             ids = tokenize_texts(tokenizer, subset, length)
-            runner = interpreter.get_signature_runner(signature)
+            runner = CheckedSignature(interpreter, signature, length,
+                                      info.get("input", "ids"), meta["input_contract"])
             outputs, seconds = {}, []
             a, b = split_pairs(subset)
             for i in range(len(subset)):
@@ -110,8 +175,9 @@ def run_tflite(artifact_dir, meta, texts, tokenizer):
                 else:
                     # By name, never by position: LiteRT sorts inputs by name.
                     feed = {k: v[i : i + 1] for k, v in ids.items()}
+                runner.check(feed)
                 t0 = time.perf_counter()
-                result = runner(**feed)
+                result = runner.raw(**feed)
                 seconds.append(time.perf_counter() - t0)
                 for k, v in result.items():
                     outputs.setdefault(k, []).append(np.array(v))
@@ -138,7 +204,10 @@ def run_tf1(artifact_dir, requests, texts_by_name, inputs, timeout=900):
     fixed_batch, latency}]`; a source name refers to `texts_by_name` (lists of
     str) or `inputs` (numpy arrays). Returns `(numeric, strings, info)`.
     """
-    with tempfile.TemporaryDirectory(prefix="zoo-tf1-") as tmp:
+    # Request and outputs go through files; named with this process's id so
+    # a later run removes what a killed one left (`remove_stale`).
+    remove_stale(tempfile.gettempdir(), "zoo-tf1-")
+    with tempfile.TemporaryDirectory(prefix=f"zoo-tf1-{os.getpid()}-") as tmp:
         tmp = pathlib.Path(tmp)
         np.savez(tmp / "inputs.npz", **inputs)
         request = {

@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import pathlib
 import re
-import tempfile
+import shutil
 
 import keras
 import numpy as np
@@ -48,7 +48,13 @@ from tensorflow.core.protobuf import saved_model_pb2
 from export import manifest as mf
 from export.validate import validate_new_artifact
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
-from zoo.models import INPUT_NAMES, with_dtype_policy
+from zoo.models import (
+    INPUT_NAMES,
+    ids_assertions,
+    input_contract,
+    task_of,
+    with_dtype_policy,
+)
 from zoo.utils.atomic import atomic_directory, atomic_file
 
 LABELS_FILE = "labels.txt"
@@ -151,7 +157,7 @@ def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_pat
     Returns `(archive, signatures)` where `signatures` describes each
     endpoint for metadata.json.
     """
-    task = mf.task_of(model)
+    task = task_of(model)
     archive = keras.export.ExportArchive()
     # Variables used by the endpoints are tracked by add_endpoint; tracking the
     # model itself only adds a slow walk of every layer for lookup tables.
@@ -207,8 +213,17 @@ def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_pat
                 {"input": "text_pair"},
             ),
         }
+    contract = input_contract(model)
+
+    def checked_outputs(ids):
+        # Ids from outside: the contract's asserts run first, so a bad id is
+        # an InvalidArgument error (a 400 from TF Serving), not wrong logits.
+        with tf.control_dependencies(ids_assertions(ids, contract)):
+            ids = {k: tf.identity(v) for k, v in ids.items()}
+        return _model_outputs(model, ids)
+
     endpoints["serve_ids"] = (
-        lambda ids: _model_outputs(model, ids),
+        checked_outputs,
         [_id_specs([None, None])],
         {"input": "ids", "sequence_length": None},
     )
@@ -388,7 +403,7 @@ def export_saved_model(
 
     Returns: the published version directory.
     """
-    mf.task_of(model)  # a clear TypeError for anything but a zoo task model
+    task_of(model)  # a clear TypeError for anything but a zoo task model
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", str(name)):
         raise ValueError(
             f"name={name!r}: use letters, digits, '_', '.', '-' (it is a directory and a URL "
@@ -413,8 +428,11 @@ def export_saved_model(
     meta = mf.base_metadata(
         model, tokenizer, kind="saved_model", source=mf.source_info(model, source_dir)
     )
-    with tempfile.TemporaryDirectory(prefix="zoo-export-assets-") as assets:
-        assets = pathlib.Path(assets)
+    with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
+        # Scratch space inside the temporary version directory: a killed
+        # export leaves one stale directory, which the next export removes.
+        assets = tmp / ".work"
+        assets.mkdir()
         vocab_path = mf.write_vocabulary(assets, tokenizer.vocabulary)
         labels_path = None
         if labels is not None:
@@ -423,25 +441,25 @@ def export_saved_model(
         archive, signatures = build_text_archive(
             model, tokenizer, sequence_length, vocab_path, labels_path
         )
-        with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
-            archive.write_out(str(tmp), verbose=False)
-            mf.write_vocabulary(tmp, tokenizer.vocabulary)
-            for signature, outputs in signature_outputs(tmp).items():
-                if signature in signatures:
-                    signatures[signature]["outputs"] = outputs
-            meta.update(
-                name=name,
-                version=version,
-                sequence_lengths=[int(sequence_length)],
-                signatures=signatures,
-                latency_signature="serving_default",
-                validation_profile="saved_model",
-                assets=sorted(p.name for p in (tmp / "assets").iterdir()),
-            )
-            mf.write_json(tmp / mf.METADATA, meta)
-            validate_new_artifact(
-                tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
-            )
+        archive.write_out(str(tmp), verbose=False)
+        shutil.rmtree(assets)  # write_out copied the assets into tmp/assets
+        mf.write_vocabulary(tmp, tokenizer.vocabulary)
+        for signature, outputs in signature_outputs(tmp).items():
+            if signature in signatures:
+                signatures[signature]["outputs"] = outputs
+        meta.update(
+            name=name,
+            version=version,
+            sequence_lengths=[int(sequence_length)],
+            signatures=signatures,
+            latency_signature="serving_default",
+            validation_profile="saved_model",
+            assets=sorted(p.name for p in (tmp / "assets").iterdir()),
+        )
+        mf.write_json(tmp / mf.METADATA, meta)
+        validate_new_artifact(
+            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
+        )
     write_serving_files(base_dir)
     return model_dir / str(version)
 
@@ -541,7 +559,7 @@ def export_tpu_saved_model(
     smallest bucket that holds it. `compute_dtype="bfloat16"` computes under
     `mixed_bfloat16`; outputs stay float32.
     """
-    mf.task_of(model)  # a clear TypeError for anything but a zoo task model
+    task_of(model)  # a clear TypeError for anything but a zoo task model
     if compute_dtype not in ("float32", "bfloat16"):
         raise ValueError(
             f"compute_dtype must be 'float32' or 'bfloat16'; received {compute_dtype!r}."

@@ -55,7 +55,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import pathlib
-import tempfile
+import shutil
 
 import keras
 import tensorflow as tf
@@ -65,7 +65,7 @@ from export import manifest as mf
 from export.runtime import MODEL_FILE
 from export.validate import validate_new_artifact
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
-from zoo.models import INPUT_NAMES
+from zoo.models import INPUT_NAMES, task_of
 from zoo.text.tokenizer import tokenize_texts
 from zoo.utils.atomic import atomic_directory, atomic_file
 
@@ -104,7 +104,7 @@ def signature_name(length, text=False):
 
 def write_phone_saved_model(model, sequence_lengths, directory):
     """ExportArchive SavedModel with one `[1, L]` ids signature per length."""
-    task = mf.task_of(model)
+    task = task_of(model)
     archive = keras.export.ExportArchive()
     # Variables used by the endpoints are tracked by add_endpoint; tracking the
     # model itself only adds a slow walk of every layer for lookup tables.
@@ -146,7 +146,7 @@ def fast_bert_tokenizer(tokenizer):
 
 def write_text_saved_model(model, tokenizer, length, directory):
     """ExportArchive SavedModel whose signature takes one text and packs densely."""
-    task = mf.task_of(model)
+    task = task_of(model)
     if task == "qa":
         raise ValueError(
             "text_in=True is for single-text models (classifiers, taggers); a QA model takes a "
@@ -385,7 +385,7 @@ def export_tflite(
     Returns: `out_dir` as a `pathlib.Path`.
     """
 
-    task = mf.task_of(model)
+    task = task_of(model)
     if quantize not in QUANTIZATION_MODES:
         raise ValueError(
             f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."
@@ -416,8 +416,10 @@ def export_tflite(
         outputs=_output_names(task),
         representative_texts=None if representative is None else len(representative_texts),
     )
-    with tempfile.TemporaryDirectory(prefix="zoo-tflite-") as work:
-        work = pathlib.Path(work)
+    with atomic_directory(out_dir, overwrite=overwrite) as tmp:
+        # Scratch space inside the temporary artifact directory: a killed
+        # export leaves one stale directory, which the next export removes.
+        work = tmp / ".work"
         write_phone_saved_model(model, lengths, work / "phone")
         signatures = [signature_name(n) for n in lengths]
         content = convert(work / "phone", signatures, quantize, representative)
@@ -446,16 +448,16 @@ def export_tflite(
                 "Unicode input (see export/tflite.py)"
             )
             files[TEXT_MODEL_FILE] = (text_content, info)
-        with atomic_directory(out_dir, overwrite=overwrite) as tmp:
-            for file, (data, _) in files.items():
-                with atomic_file(tmp / file) as f:
-                    f.write(data)
-            meta["files"] = {file: info for file, (_, info) in files.items()}
-            mf.write_vocabulary(tmp, tokenizer.vocabulary)
-            mf.write_json(tmp / mf.METADATA, meta)
-            validate_new_artifact(
-                tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
-            )
+        shutil.rmtree(work, ignore_errors=True)
+        for file, (data, _) in files.items():
+            with atomic_file(tmp / file) as f:
+                f.write(data)
+        meta["files"] = {file: info for file, (_, info) in files.items()}
+        mf.write_vocabulary(tmp, tokenizer.vocabulary)
+        mf.write_json(tmp / mf.METADATA, meta)
+        validate_new_artifact(
+            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
+        )
     return out_dir
 
 

@@ -26,6 +26,7 @@ every validation text; the other lengths get the first `SECONDARY_TEXTS`.
 from __future__ import annotations
 
 import hashlib
+import json
 import pathlib
 import time
 import warnings
@@ -36,7 +37,7 @@ import tensorflow as tf
 from export import manifest as mf
 from export.runtime import run_saved_model, run_tflite
 from zoo.checkpoints import load_model_dir
-from zoo.text.tokenizer import WordPieceTokenizer
+from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
 
 MIN_VALIDATION_TEXTS = 200
 SECONDARY_TEXTS = 32
@@ -130,7 +131,6 @@ def keras_outputs(model, ids, batch_size=32):
 
 
 def _keras_outputs(model, ids, batch_size):
-
     spec = {k: tf.TensorSpec([None, None], tf.int32) for k in ids}
 
     @tf.function(autograph=False, input_signature=[spec])
@@ -287,6 +287,70 @@ def _load_reference_from_metadata(meta):
     return model
 
 
+def texts_sha256(texts):
+    """sha256 of a list of texts (or pairs), to know the same texts again."""
+    data = json.dumps([list(t) if isinstance(t, (tuple, list)) else t for t in texts],
+                      ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def _primary(results):
+    """The result of the artifact's primary signature on every text."""
+    runs = [r for r in results if r.get("predictions") is not None]
+    return max(runs, key=lambda r: len(r["predictions"])) if runs else None
+
+
+def answers(meta, texts, labels, results):
+    """What the artifact answered on `texts`, as recorded in metadata.json's
+    `validated` at export: the label names it predicted (hashed) and its
+    accuracy when gold labels are known. None for tasks without labels."""
+    primary = _primary(results)
+    if primary is None or meta["task"] != "classify":
+        return None
+    names = [meta["labels"][i] for i in primary["predictions"]]
+    out = {"texts": len(texts), "texts_sha256": texts_sha256(texts),
+           "labels": list(meta["labels"]),
+           "signature": f"{primary['file']}:{primary['signature']}",
+           "predicted_labels_sha256": hashlib.sha256(
+               "\n".join(names).encode("utf-8")).hexdigest(),
+           "accuracy": None}
+    if labels is not None:
+        out["accuracy"] = float(np.mean([a == b for a, b in zip(names, labels)]))
+    return out
+
+
+def check_claims(meta, reference_model, texts, labels, results):
+    """Failures where the artifact is not what it claims to be: label names
+    that differ from the reference model's, or, on the texts it was validated
+    on at export, other answers than the ones recorded then (a relabelled
+    metadata.json or a swapped model file with a regenerated manifest)."""
+    failures = []
+    if reference_model is not None and meta["task"] != "qa":
+        theirs = mf.label_names(reference_model)
+        if theirs != meta["labels"]:
+            failures.append(
+                f"labels: metadata.json lists {meta['labels']} but the reference model's are "
+                f"{theirs}; the artifact would name its answers wrongly")
+    recorded = meta.get("validated")
+    now = answers(meta, texts, labels, results)
+    if recorded and now and recorded.get("texts_sha256") == now["texts_sha256"]:
+        if recorded.get("labels") != now["labels"]:
+            failures.append(
+                f"labels: metadata.json lists {now['labels']} but the artifact was validated "
+                f"with {recorded.get('labels')}")
+        if recorded.get("predicted_labels_sha256") != now["predicted_labels_sha256"]:
+            failures.append(
+                "answers: on the texts it was validated on at export, the artifact now gives "
+                "other labels than the ones recorded then (metadata.json relabelled, or the "
+                "model file replaced)")
+        if now["accuracy"] is not None and recorded.get("accuracy") is not None \
+                and abs(now["accuracy"] - recorded["accuracy"]) > 1e-9:
+            failures.append(
+                f"accuracy: {now['accuracy']:.4f} on the export's validation texts, recorded "
+                f"{recorded['accuracy']:.4f} at export")
+    return failures
+
+
 def validate_artifact(
     artifact_dir,
     texts,
@@ -326,7 +390,7 @@ def validate_artifact(
         tokenizer = WordPieceTokenizer(
             str(artifact_dir / mf.VOCABULARY), lowercase=meta["lowercase"]
         )
-    if mf.vocabulary_sha256(tokenizer.vocabulary) != meta["vocabulary_sha256"]:
+    if vocabulary_sha256(tokenizer.vocabulary) != meta["vocabulary_sha256"]:
         raise ValueError(
             f"{artifact_dir}: the tokenizer's vocabulary is not the one the artifact was exported "
             "with (sha256 differs from metadata.json); pass the model's own tokenizer."
@@ -357,6 +421,12 @@ def validate_artifact(
             "latency": run["latency"],
         }
         outputs = run["outputs"]
+        if task in ("classify", "tag") and "logits" in outputs \
+                and outputs["logits"].shape[-1] != len(meta["labels"]):
+            raise mf.MetadataError(
+                f"{artifact_dir / mf.METADATA}: `labels` names {len(meta['labels'])} classes "
+                f"but {run['file']}:{run['signature']} outputs {outputs['logits'].shape[-1]}; "
+                "re-export the artifact.")
         if task == "classify" and "logits" in outputs:
             # Per-text predicted class indices: lets a caller compare two
             # artifacts (e.g. a student with its teacher) on the same texts.
@@ -407,6 +477,7 @@ def validate_artifact(
         results.append(result)
     profile = meta["validation_profile"]
     failures = check_thresholds(profile, results) if reference_model is not None else []
+    failures += check_claims(meta, reference_model, texts, labels, results)
     report = {
         "artifact": str(artifact_dir),
         "kind": meta["kind"],
@@ -516,6 +587,14 @@ def validate_new_artifact(tmp, model, texts, labels, tokenizer, allow_degraded):
     )
     if probe:
         report["note"] = "probe sentences only: load-and-run check, not a validation"
+    else:
+        # What the artifact claims to be: a later `zoo validate` on the same
+        # texts must get the same answers (see `check_claims`).
+        meta = mf.read_metadata(tmp)
+        claims = answers(meta, texts, labels, report["results"])
+        if claims is not None:
+            meta["validated"] = claims
+            mf.write_json(tmp / mf.METADATA, meta)
     report["artifact"] = "(this directory)"
     write_report(report, tmp / "validation.json")
     mf.write_manifest(tmp)

@@ -48,6 +48,7 @@ from zoo.text.tokenizer import tokenize_texts
 from zoo.train.curves import StepCurve
 from zoo.train.finetune import FinetuneConfig, finetune
 from zoo.utils.atomic import atomic_file
+from zoo.utils.jsonfile import read_json_object
 from zoo.utils.latency import keras_latency_ms
 
 MARKER = ".zoo-demo"
@@ -99,13 +100,13 @@ class Stages:
 
     def __init__(self, out):
         self.path = pathlib.Path(out) / "stages.json"
-        self.done = json.loads(self.path.read_text()) if self.path.is_file() else {}
+        self.done = (read_json_object(self.path, "pass --force to redo the demo")
+                     if self.path.is_file() else {})
 
     def finished(self, name):
         return name in self.done
 
     def record(self, name, seconds, **info):
-
         self.done[name] = {"seconds": round(seconds, 1), **info}
         with atomic_file(self.path, "w") as f:
             json.dump(self.done, f, indent=2)
@@ -115,7 +116,6 @@ class Stages:
 
 
 def _model_dir_ok(path):
-
     try:
         read_model_dir_meta(path)
         return (pathlib.Path(path) / "model.keras").is_file()
@@ -124,7 +124,6 @@ def _model_dir_ok(path):
 
 
 def _artifact_ok(path):
-
     try:
         mf.verify_manifest(path)
         report = json.loads((pathlib.Path(path) / "validation.json").read_text())
@@ -168,7 +167,6 @@ def stage_convert(out, config):
 
 
 def stage_teacher(out, config):
-
     run = out / "teacher"
     ft = FinetuneConfig(epochs=config.teacher_epochs, batch_size=config.batch_size,
                         sequence_length=config.sequence_length,
@@ -182,7 +180,6 @@ def stage_teacher(out, config):
 
 
 def stage_distill(out, config):
-
     results = {}
     for layers in config.students:
         run = out / f"student{layers}"
@@ -222,7 +219,6 @@ def _exports(out, config):
 
 
 def stage_export(out, config, android_assets=None):
-
     calibration, texts, labels, _ = calibration_and_validation("bbc")
     L = config.sequence_length
     loaded = {}
@@ -377,7 +373,6 @@ def _table(rows):
 
 
 def _plots(out, rows):
-
     matplotlib.use("Agg")
 
     markers = {"keras": "o", "saved_model": "s", "float32": "^", "float16": "v",
@@ -434,7 +429,6 @@ def _plots(out, rows):
 
 
 def stage_report(out, config, args_info):
-
     measured = json.loads((out / "measurements.json").read_text())
     rows = measured["rows"]
     headline = _headline(rows, config)

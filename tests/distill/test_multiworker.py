@@ -32,7 +32,7 @@ TOPICS = {"sport": WORDS[:5], "weather": WORDS[5:10], "politics": WORDS[10:15]}
 BATCH = 14  # global: 7 per worker
 EPOCHS = 2
 LEARNING_RATE = 1e-2  # validation loss falls in epoch 2: OUT/model is the final student
-TIMEOUT = 100  # seconds, per group of processes
+TIMEOUT = 300  # seconds, per group of processes (a hang guard; 2 workers take ~30 s)
 
 # One worker (TF_CONFIG from the environment) or one process: distill() with
 # the CLI's settings below; SIGKILLs itself at the end of epoch KILL_AFTER

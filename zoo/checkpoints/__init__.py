@@ -3,19 +3,31 @@ TF Model Garden, and the project's own model directory."""
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 from zoo.checkpoints.errors import CheckpointMismatchError
-from zoo.checkpoints.garden import load_garden_encoder, read_garden_tensors
-from zoo.checkpoints.hf import find_hf_dir, load_hf_encoder, load_hf_weights, save_hf
+from zoo.checkpoints.garden import (
+    config_from_garden,
+    load_garden_encoder,
+    read_garden_tensors,
+)
+from zoo.checkpoints.hf import (
+    config_from_hf,
+    find_hf_dir,
+    load_hf_encoder,
+    load_hf_weights,
+    save_hf,
+)
 from zoo.checkpoints.model_dir import (
     is_model_dir,
     load_model_dir,
+    read_model_dir_meta,
     save_model_dir,
 )
 from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_encoder, save_tf1
+from zoo.configs import EncoderConfig
 from zoo.text.tokenizer import WordPieceTokenizer
+from zoo.utils.jsonfile import read_json_object
 
 SUPPORTED = (
     "a zoo model directory (zoo_model.json, model.keras, vocab.txt); "
@@ -43,7 +55,6 @@ def detect_format(path) -> str:
 
 
 def _is_garden_checkpoint(path) -> bool:
-
     try:
         read_garden_tensors(path)
     except (FileNotFoundError, ValueError):
@@ -70,8 +81,28 @@ def _hf_lowercase(path):
     for base in (pathlib.Path(path), pathlib.Path(path) / "0_Transformer"):
         cfg = base / "tokenizer_config.json"
         if cfg.is_file():
-            return bool(json.loads(cfg.read_text()).get("do_lower_case", True))
+            return bool(read_json_object(cfg, "use the checkpoint's own tokenizer_config.json")
+                        .get("do_lower_case", True))
     return True
+
+
+def checkpoint_config(path) -> EncoderConfig:
+    """The encoder configuration of a checkpoint, read without loading its
+    weights (a zoo model directory's zoo_model.json, an HF config.json, a
+    google-research bert_config.json; a Garden checkpoint's tensor shapes)."""
+    fmt = detect_format(path)
+    if fmt == "zoo":
+        meta = read_model_dir_meta(path)
+        return EncoderConfig.from_dict(meta["encoder_config"])
+    if fmt == "hf":
+        found = find_hf_dir(path)
+        return config_from_hf(read_json_object(found / "config.json", "use the checkpoint's "
+                                               "own config.json"), found / "config.json")
+    if fmt == "tf1":
+        config_path, _ = find_tf1_checkpoint(path)
+        return config_from_hf(read_json_object(config_path, "use the release's own "
+                                               "bert_config.json"), config_path)
+    return config_from_garden(read_garden_tensors(path))
 
 
 def load_checkpoint(path, *, lowercase=None, allow_partial=False):
@@ -108,6 +139,7 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
 
 __all__ = [
     "CheckpointMismatchError",
+    "checkpoint_config",
     "detect_format",
     "load_checkpoint",
     "load_hf_encoder",

@@ -157,7 +157,6 @@ def _is_garden_object(source) -> bool:
 
 
 def _checkpoint_prefix(path) -> str:
-
     path = pathlib.Path(path)
     if path.is_dir():
         latest = tf.train.latest_checkpoint(str(path))

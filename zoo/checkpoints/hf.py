@@ -20,6 +20,7 @@ from zoo.checkpoints.names import hf_name, model_entries
 from zoo.configs import EncoderConfig
 from zoo.models.bert_encoder import build_encoder
 from zoo.utils.atomic import atomic_directory
+from zoo.utils.jsonfile import read_json_object
 
 # Buffers HF stores beside the weights; they are not parameters.
 _HF_BUFFERS = ("embeddings.position_ids", "bert.embeddings.position_ids")
@@ -108,7 +109,6 @@ def config_to_hf(config: EncoderConfig) -> dict:
 
 
 def read_hf_tensors(directory) -> NamedTensors:
-
     path = pathlib.Path(directory) / "model.safetensors"
     return NamedTensors(load_file(str(path)), path)
 
@@ -147,7 +147,8 @@ def load_hf_encoder(directory, *, allow_partial=False):
             "model.safetensors, or a 0_Transformer/ folder holding them)."
         )
     config = config_from_hf(
-        json.loads((found / "config.json").read_text()), found / "config.json"
+        read_json_object(found / "config.json", "use the checkpoint's own config.json"),
+        found / "config.json"
     )
     encoder = build_encoder(config)
     load_hf_weights(encoder, found, allow_partial=allow_partial)

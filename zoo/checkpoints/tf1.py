@@ -21,6 +21,7 @@ from zoo.checkpoints.hf import config_from_hf
 from zoo.checkpoints.names import model_entries
 from zoo.models.bert_encoder import build_encoder
 from zoo.utils.atomic import atomic_directory
+from zoo.utils.jsonfile import read_json_object
 
 # Training state found in released checkpoints; never model weights.
 _TRAINING_STATE_SUFFIXES = ("/adam_m", "/adam_v", "/Momentum")
@@ -48,7 +49,6 @@ def find_tf1_checkpoint(path):
 
 
 def read_tf1_tensors(prefix) -> NamedTensors:
-
     reader = tf.train.load_checkpoint(str(prefix))
     names = [
         n
@@ -74,7 +74,8 @@ def load_tf1_encoder(path, *, allow_partial=False):
             "and bert_model.ckpt.index/.data-* in one directory)."
         )
     config_path, prefix = found
-    config = config_from_hf(json.loads(config_path.read_text()), config_path)
+    config = config_from_hf(
+        read_json_object(config_path, "use the release's own bert_config.json"), config_path)
     encoder = build_encoder(config)
     load_tf1_weights(encoder, prefix, allow_partial=allow_partial)
     return encoder

@@ -16,6 +16,7 @@ import sys
 
 from zoo.cli import convert, demo, distill, evaluate, export, finetune, presets, pretrain
 from zoo.cli.runs import CliError, help_examples
+from zoo.models import NotATaskModelError
 
 # In `zoo --help` order.
 COMMANDS = (presets, convert, demo, pretrain, finetune, evaluate, distill, export)
@@ -53,6 +54,8 @@ def main(argv=None):
     except CliError as e:
         print(f"zoo {args.command}: error: {e}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, ValueError, ImportError) as e:
+    except (OSError, ValueError, ImportError, NotATaskModelError) as e:
+        # Bad input, a missing or damaged file, a missing package: each
+        # message names what and where; a traceback would only hide it.
         print(f"zoo {args.command}: error: {e}", file=sys.stderr)
         return 2

@@ -16,7 +16,6 @@ from zoo.cli.runs import CliError, help_examples, write_run_info
 
 
 def run(args):
-
     out = pathlib.Path(args.out)
     fmt = detect_format(args.src)
     if out.exists() and any(out.iterdir()) and not args.force:

@@ -16,14 +16,22 @@ import pathlib
 from zoo.cli.runs import (
     FORCE_HELP,
     CliError,
+    add_verbose,
     help_examples,
+    keras_verbosity,
     report_finished,
     training_output,
     write_run_info,
 )
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.distill import multiworker
-from zoo.distill.pipeline import MODES, STRATEGIES, DistillConfig, distill
+from zoo.distill.pipeline import (
+    MODES,
+    STRATEGIES,
+    DistillConfig,
+    check_distill_inputs,
+    distill,
+)
 
 
 def _layer_map(text):
@@ -36,13 +44,10 @@ def _layer_map(text):
 
 
 def run(args):
-
     out = pathlib.Path(args.out)
     # Under --strategy multiworker every worker runs this command on a shared
     # --out: only the chief writes args.json and removes old outputs.
     chief = args.strategy != "multiworker" or multiworker.is_chief_process()
-    if args.student_layers < 1:
-        raise CliError(f"--student-layers must be >= 1; received {args.student_layers}.")
     config = DistillConfig(
         student_layers=args.student_layers, layer_map=args.layer_map, style=args.style,
         mode=args.mode, epochs=args.epochs, batch_size=args.batch_size,
@@ -55,6 +60,9 @@ def run(args):
         steps_per_epoch=args.steps_per_epoch, seed=args.seed, run_eagerly=args.run_eagerly,
         cache_teacher=args.cache_teacher,
         evaluate=not args.no_evaluate)
+    # Every input is checked before --out is touched (a bad run leaves
+    # nothing behind that would refuse the corrected command).
+    check_distill_inputs(args.teacher, args.data, config)
     # Every worker decides the same way (so none waits for a chief that has
     # refused or finished); only the chief removes anything.
     if training_output(out, args, args.force, remove=chief) == "finished":
@@ -63,7 +71,8 @@ def run(args):
     if chief:
         write_run_info(out, args)
     try:
-        summary = distill(args.teacher, args.data, out, config, verbose=args.verbose)
+        summary = distill(args.teacher, args.data, out, config,
+                          verbose=keras_verbosity(args.verbose))
     except (ValueError, TypeError, FileNotFoundError) as e:
         raise CliError(str(e)) from e
     print(json.dumps(summary, indent=2, default=str))
@@ -140,6 +149,6 @@ def register(subparsers):
                    help="no tf.function (debugging; faster for tiny models)")
     p.add_argument("--no-evaluate", action="store_true",
                    help="skip the test-split metrics of teacher and student")
-    p.add_argument("--verbose", type=int, default=2, choices=(0, 1, 2))
+    add_verbose(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=run)

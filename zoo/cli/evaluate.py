@@ -15,7 +15,6 @@ from zoo.train.finetune import FinetuneConfig, evaluate_model
 
 
 def run(args):
-
     model, tokenizer, meta = load_model_dir(args.model)
     task = task_of(model)
     data = task_data.load_task_data(args.data, task)

@@ -195,6 +195,9 @@ def run_export(args):
             f"--format saved_model takes one sequence length (its text signatures pad to it); "
             f"received {lengths}. serve_ids accepts any length up to the encoder's maximum."
         )
+    if args.out.exists() and not args.out.is_dir():
+        raise ValueError(f"--out {args.out} is a file; give a directory (the artifact for "
+                         "tflite, TF Serving's base directory for saved_model/tpu).")
     if (
         args.format == "tflite"
         and args.out.exists()

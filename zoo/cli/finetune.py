@@ -8,17 +8,18 @@ import pathlib
 
 from zoo.cli.runs import (
     FORCE_HELP,
+    add_verbose,
     help_examples,
+    keras_verbosity,
     report_finished,
     training_output,
     write_run_info,
 )
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
-from zoo.train.finetune import FinetuneConfig, finetune
+from zoo.train.finetune import FinetuneConfig, check_inputs, finetune
 
 
 def _finetune_config(args):
-
     return FinetuneConfig(
         epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
         learning_rate=args.learning_rate, warmup_fraction=args.warmup_fraction,
@@ -30,13 +31,18 @@ def _finetune_config(args):
 
 
 def run(args):
-
     config = _finetune_config(args)
+    # Every input is checked before --out is touched: a bad run leaves
+    # nothing behind that would refuse the corrected command.
+    data = check_inputs(args.model, args.data, args.task, config)
     if training_output(args.out, args, args.force) == "finished":
         return report_finished(args.out)
     pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
     write_run_info(args.out, args)
-    result = finetune(args.model, args.data, args.task, args.out, config)
+    print(f"data: {data.source}; {', '.join(f'{k} {len(v)}' for k, v in data.splits.items())}; "
+          f"split rule: {data.split_rule}")
+    result = finetune(args.model, args.data, args.task, args.out, config, data=data,
+                      verbose=keras_verbosity(args.verbose))
     print(json.dumps(result, indent=2))
     print(f"best model: {pathlib.Path(args.out) / 'model'}")
     return 0
@@ -99,5 +105,6 @@ def register(subparsers):
     p.add_argument("--max-answer-length", type=int, default=30)
     p.add_argument("--steps-per-epoch", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
+    add_verbose(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=run)

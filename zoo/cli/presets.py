@@ -9,7 +9,6 @@ from zoo.configs import PRESETS
 
 
 def run(args):
-
     print(f"{'preset':<18} {'family':<10} {'L':>3} {'H':>5} {'A':>3} {'FF':>5} {'parameters':>13}")
     for name, c in PRESETS.items():
         print(

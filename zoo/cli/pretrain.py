@@ -7,31 +7,34 @@ import pathlib
 
 from zoo.cli.runs import (
     FORCE_HELP,
+    add_verbose,
     help_examples,
+    keras_verbosity,
     report_finished,
     training_output,
     write_run_info,
 )
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
-from zoo.train.pretrain import PretrainConfig, corpus_documents, pretrain
+from zoo.train.pretrain import PretrainConfig, check_pretrain_inputs, pretrain
 
 
 def run(args):
-
-    if training_output(args.out, args, args.force) == "finished":
-        return report_finished(args.out)
-    documents = corpus_documents(args.data)
     config = PretrainConfig(
         epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
         max_predictions=args.max_predictions, learning_rate=args.learning_rate,
         nsp=not args.no_nsp, whole_word=args.whole_word, seed=args.seed,
         steps_per_epoch=args.steps_per_epoch,
     )
+    # Every input is checked before --out is touched.
+    documents = check_pretrain_inputs(args.config, args.data, config)
+    if training_output(args.out, args, args.force) == "finished":
+        return report_finished(args.out)
     pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
     write_run_info(args.out, args)
     print(f"pre-training on {len(documents):,} documents "
           f"({sum(len(d) for d in documents):,} sentences)")
-    result = pretrain(args.config, documents, args.out, config)
+    result = pretrain(args.config, documents, args.out, config,
+                      verbose=keras_verbosity(args.verbose))
     before, after = result["step_0"], result["trained"]
     for key in after:
         print(f"{key}: {before[key]:.3f} at step 0 -> {after[key]:.3f} after {result['steps']} steps")
@@ -77,5 +80,6 @@ def register(subparsers):
     p.add_argument("--no-nsp", action="store_true", help="MLM only (DistilBERT recipe)")
     p.add_argument("--whole-word", action="store_true", help="whole-word masking")
     p.add_argument("--seed", type=int, default=0)
+    add_verbose(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=run)

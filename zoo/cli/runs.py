@@ -12,6 +12,7 @@ import textwrap
 import time
 
 from zoo.utils.atomic import atomic_file
+from zoo.utils.jsonfile import read_json_object
 from zoo.utils.provenance import git_revision, versions
 
 
@@ -63,6 +64,9 @@ def training_output(out, args, force, *, remove=True):
     deletes nothing, and a --out without args.json (the chief writes it, and
     may not have yet) counts as the chief's run to resume."""
     out = pathlib.Path(out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out} is a file; give a directory (new, or this command's "
+                       "earlier --out).")
     if not out.exists() or not any(out.iterdir()):
         return "new"
     if force:
@@ -81,7 +85,8 @@ def training_output(out, args, force, *, remove=True):
                            "start over there, or choose another --out.")
         raise CliError(f"--out {out} is not empty and was not written by this command; "
                        "choose another directory or pass --force.")
-    saved = json.loads((out / "args.json").read_text()).get("arguments", {})
+    saved = read_json_object(out / "args.json", "pass --force to start over").get(
+        "arguments", {})
     now = plain_arguments(args)
     changed = sorted(k for k in set(saved) | set(now)
                      if k not in _RESUME_FREE_ARGUMENTS and saved.get(k) != now.get(k))
@@ -99,10 +104,26 @@ def training_output(out, args, force, *, remove=True):
 def report_finished(out):
     """Print a finished run's metrics instead of training it again."""
     out = pathlib.Path(out)
-    print(json.dumps(json.loads((out / "metrics.json").read_text()), indent=2))
+    print(json.dumps(read_json_object(out / "metrics.json", "pass --force to train again"),
+                     indent=2))
     print(f"{out} holds this run, finished (metrics above, model in {out / 'model'}); "
           "nothing to do. Pass --force to train again.")
     return 0
+
+
+VERBOSE_HELP = ("Keras progress: 0 silent, 1 a progress bar, 2 one line per epoch (default: 1 "
+                "on a terminal, 2 otherwise)")
+
+
+def add_verbose(parser):
+    """The same --verbose for every training command."""
+    parser.add_argument("--verbose", type=int, default=None, choices=(0, 1, 2),
+                        help=VERBOSE_HELP)
+
+
+def keras_verbosity(value):
+    """--verbose, or 1 on a terminal and 2 in a log file."""
+    return value if value is not None else (1 if sys.stdout.isatty() else 2)
 
 
 def help_examples(text):

@@ -159,7 +159,6 @@ class Distiller(keras.Model):
 
     @staticmethod
     def _token_level_outputs(model):
-
         if isinstance(model, TokenClassifier):
             return {"logits": "padding"}
         if isinstance(model, MaskedLM):

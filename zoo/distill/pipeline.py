@@ -26,6 +26,8 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.checkpoints import load_model_dir, save_model_dir
+from zoo.checkpoints.model_dir import read_model_dir_meta
+from zoo.configs import EncoderConfig
 from zoo.distill import multiworker
 from zoo.distill.distiller import Distiller
 from zoo.distill.student_init import make_student
@@ -34,7 +36,7 @@ from zoo.models.encoder_task import dtype_policy_scope
 from zoo.models.task import task_of
 from zoo.text.pretraining import pretraining_dataset
 from zoo.train import data as task_data
-from zoo.train.callbacks import BestModelDirectory, EpochCounter
+from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile
 from zoo.train.finetune import FinetuneConfig, build_datasets, evaluate_model
 from zoo.train.optimization import make_adamw
 from zoo.train.pretrain import corpus_documents
@@ -73,7 +75,6 @@ class DistillConfig:
 
 
 def _strategy(name):
-
     if name == "mirrored":
         return tf.distribute.MirroredStrategy()
     if name == "multiworker":
@@ -110,6 +111,50 @@ def _general_teacher(model):
     return teacher
 
 
+def check_distill_inputs(teacher_dir, data, config):
+    """Check a run's inputs before anything is written: the teacher is a zoo
+    model directory of the right kind, the student depth and layer map fit
+    it, the sequence length is within its maximum, and the data reads."""
+    if config.mode not in MODES:
+        raise ValueError(f"--mode {config.mode!r}: expected one of {', '.join(MODES)}.")
+    if config.strategy not in STRATEGIES:
+        raise ValueError(f"--strategy {config.strategy!r}: expected one of "
+                         f"{', '.join(STRATEGIES)}.")
+    try:
+        meta = read_model_dir_meta(teacher_dir)
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"--teacher: {e}") from None
+    teacher = EncoderConfig.from_dict(meta["encoder_config"])
+    kinds = ({"Classifier", "TokenClassifier", "QuestionAnswerer"} if config.mode == "task"
+             else {"MaskedLM", "Pretrainer"})
+    if meta.get("model_class") not in kinds:
+        raise ValueError(
+            f"--teacher {teacher_dir} holds a {meta.get('model_class')}; --mode {config.mode} "
+            f"distils a {' or '.join(sorted(kinds))} ("
+            + ("fine-tune one with `zoo finetune`" if config.mode == "task"
+               else "pre-train one with `zoo pretrain`") + ").")
+    if not 1 <= config.student_layers <= teacher.num_layers:
+        raise ValueError(
+            f"--student-layers {config.student_layers}: the teacher has {teacher.num_layers} "
+            f"layers; give 1..{teacher.num_layers} (fewer than the teacher's is the point).")
+    if config.layer_map is not None and (
+            len(config.layer_map) != config.student_layers
+            or any(not 0 <= i < teacher.num_layers for i in config.layer_map)):
+        raise ValueError(
+            f"--layer-map {','.join(map(str, config.layer_map))}: give one teacher layer "
+            f"(0..{teacher.num_layers - 1}) per student layer ({config.student_layers}).")
+    if config.sequence_length > teacher.max_sequence_length:
+        raise ValueError(
+            f"--sequence-length {config.sequence_length}: the teacher takes at most "
+            f"{teacher.max_sequence_length} tokens (its max_sequence_length).")
+    if config.mode == "task":
+        task = {"Classifier": "classify", "TokenClassifier": "tag",
+                "QuestionAnswerer": "qa"}[meta["model_class"]]
+        task_data.load_task_data(data, task)
+    elif not corpus_documents(data):
+        raise ValueError(f"--data {data}: no documents (no text) found.")
+
+
 def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
     """Distil the zoo model at `teacher_dir` into a `config.student_layers`
     student on `data`; returns a summary dict (also OUT/metrics.json).
@@ -129,8 +174,6 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
 
 
 def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
-
-
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(config.seed)
@@ -150,7 +193,6 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
                  "distill_config": dataclasses.asdict(config)}
         val, task, test_examples, labels = None, None, None, None
         if config.mode == "task":
-
             task = task_of(teacher)
             loaded = task_data.load_task_data(data, task)
             labels = getattr(teacher, "labels", None) or loaded.labels
@@ -158,10 +200,9 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             ft = FinetuneConfig(batch_size=config.batch_size,
                                 sequence_length=config.sequence_length, seed=config.seed)
             train, val = build_datasets(loaded, tokenizer, ft, epoch_variable)
-            test_examples = loaded.splits.get("test") or loaded.splits.get("validation")
+            test_examples = loaded.splits.get("test") or loaded.splits["validation"]
             extra.update(task=task, finetune_config=dataclasses.asdict(ft))
         else:
-
             teacher = _general_teacher(teacher)
             train = pretraining_dataset(
                 corpus_documents(data), tokenizer, sequence_length=config.sequence_length,
@@ -201,21 +242,25 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
 
 
     backup = out / "backup" / multiworker.worker_name(strategy) if multi else out / "backup"
+    history = HistoryFile(out / "history.json") if chief else None
     callbacks = [
         EpochCounter(epoch_variable),
+        # The best student and the history are written before the epoch's
+        # backup: a kill between them re-runs the epoch, losing nothing.
+        *([BestModelDirectory(out / "model", tokenizer, extra,
+                               select=lambda distiller: distiller.student),
+           history] if chief else []),
         keras.callbacks.BackupAndRestore(str(backup), save_freq="epoch",
                                          delete_checkpoint=True),
-        *([BestModelDirectory(out / "model", tokenizer, extra,
-                               select=lambda distiller: distiller.student)] if chief else []),
         keras.callbacks.TerminateOnNaN(),
         *([multiworker.EpochSync(strategy)] if multi else []),
         *callbacks,
     ]
     started = time.time()
-    history = distiller.fit(train.repeat() if config.steps_per_epoch else train,
-                            validation_data=val, epochs=config.epochs,
-                            steps_per_epoch=steps if config.steps_per_epoch else None,
-                            callbacks=callbacks, shuffle=False, verbose=verbose)
+    distiller.fit(train.repeat() if config.steps_per_epoch else train,
+                  validation_data=val, epochs=config.epochs,
+                  steps_per_epoch=steps if config.steps_per_epoch else None,
+                  callbacks=callbacks, shuffle=False, verbose=verbose)
     seconds = time.time() - started
     if multi:
         try:
@@ -231,16 +276,12 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
                 "train_seconds": round(seconds, 1)}
     if not (out / "model" / "zoo_model.json").is_file():
         save_model_dir(student, out / "model", tokenizer, extra=extra)
-    with atomic_file(out / "history.json", "w") as f:
-        json.dump({"history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
-                   "seconds": seconds}, f, indent=2)
-
+    history.write()
     summary = {"mode": config.mode, "student_layers": config.student_layers,
                "teacher_parameters": int(teacher.count_params()),
                "student_parameters": int(student.count_params()),
-               "train_seconds": round(seconds, 1)}
+               "train_seconds": history.summary()["seconds"]}
     if config.evaluate and task is not None and test_examples:
-
         best, best_tokenizer, _ = load_model_dir(out / "model")
         if multi:
             # The chief alone: a teacher outside the strategy (its predict

@@ -67,7 +67,6 @@ def _copy(source_layer, target_layer):
 
 
 def _split(teacher):
-
     if isinstance(teacher, BertEncoder):
         return teacher, None
     encoder = getattr(teacher, "encoder", None)

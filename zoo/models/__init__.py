@@ -10,6 +10,12 @@ from zoo.models.bert_encoder import (
 from zoo.models.classifier import Classifier
 from zoo.models.distil_bert_encoder import DistilBertEncoder
 from zoo.models.encoder_task import dtype_policy_scope, with_dtype_policy
+from zoo.models.input_contract import (
+    InvalidInputError,
+    check_ids,
+    ids_assertions,
+    input_contract,
+)
 from zoo.models.masked_lm import MaskedLM, MaskedLMHead
 from zoo.models.pretrainer import NextSentencePredictor, Pretrainer
 from zoo.models.question_answerer import QuestionAnswerer
@@ -25,6 +31,7 @@ __all__ = [
     "BertEncoder",
     "Classifier",
     "DistilBertEncoder",
+    "InvalidInputError",
     "MaskedLM",
     "MaskedLMHead",
     "NextSentencePredictor",
@@ -33,8 +40,11 @@ __all__ = [
     "QuestionAnswerer",
     "TokenClassifier",
     "build_encoder",
+    "check_ids",
     "check_task",
     "dtype_policy_scope",
+    "ids_assertions",
+    "input_contract",
     "padding_mean",
     "task_of",
     "with_dtype_policy",

@@ -16,7 +16,6 @@ def encoder_inputs():
 
 
 def check_encoder(encoder, who):
-
     if not isinstance(encoder, BertEncoder):
         raise TypeError(
             f"{who}: `encoder` must be a zoo BertEncoder or DistilBertEncoder; "

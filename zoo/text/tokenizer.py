@@ -45,7 +45,9 @@ have no TFLite kernels. Phone artifacts take token ids; the app tokenizes.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pathlib
 
 import keras
 import numpy as np
@@ -74,15 +76,42 @@ def _describe(value):
     return f"a {type(value).__name__} ({value!r:.50})"
 
 
+def read_vocabulary(path) -> list:
+    """The tokens of a vocab.txt (one per line, id = line number)."""
+    try:
+        text = pathlib.Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte {e.start}); a vocab.txt is UTF-8, one token per "
+            "line. Use the checkpoint's own vocab.txt.") from None
+    # Split on "\n" only: str.splitlines would also split at U+2028, U+0085,
+    # ... which can occur in tokens.
+    tokens = text.split("\n")
+    if tokens and tokens[-1] == "":
+        tokens.pop()
+    return [t.rstrip("\r") for t in tokens]
+
+
+def vocabulary_text(tokens) -> str:
+    """The vocab.txt text of `tokens`: one per line, a final newline."""
+    tokens = list(tokens)
+    bad = [i for i, t in enumerate(tokens) if "\n" in t or "\r" in t]
+    if bad:
+        raise ValueError(
+            f"Vocabulary tokens {bad[:5]} contain a line break; vocab.txt holds one token per "
+            "line, so such a vocabulary cannot be written. Fix the vocabulary."
+        )
+    return "\n".join(tokens) + "\n"
+
+
+def vocabulary_sha256(tokens) -> str:
+    """sha256 of the vocabulary as vocab.txt stores it (`vocabulary_text`)."""
+    return hashlib.sha256(vocabulary_text(tokens).encode("utf-8")).hexdigest()
+
+
 def _load_vocabulary(vocabulary):
     if isinstance(vocabulary, (str, os.PathLike)):
-        with open(vocabulary, encoding="utf-8") as f:
-            # One token per line. Split on "\n" only: str.splitlines would
-            # also split at U+2028, U+0085, ... which can occur in tokens.
-            tokens = f.read().split("\n")
-        if tokens and tokens[-1] == "":
-            tokens.pop()
-        return [t.rstrip("\r") for t in tokens], f"file {os.fspath(vocabulary)!r}"
+        return read_vocabulary(vocabulary), f"file {os.fspath(vocabulary)!r}"
     if isinstance(vocabulary, (list, tuple)) and all(
         isinstance(t, str) for t in vocabulary
     ):
@@ -91,6 +120,21 @@ def _load_vocabulary(vocabulary):
         "`vocabulary` must be the path of a vocab.txt file (one token per line) or a list of "
         f"str tokens; received {_describe(vocabulary)}."
     )
+
+
+def check_text(text, name="text"):
+    """Raise ValueError unless `text` can be encoded as UTF-8: a Python str
+    may hold a lone surrogate (e.g. from `bytes.decode(errors="surrogateescape")`),
+    which is not Unicode text and which TensorFlow refuses with a generic error."""
+    if isinstance(text, str):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"`{name}` holds {text[e.start]!r} (U+{ord(text[e.start]):04X}) at character "
+                f"{e.start}, a lone surrogate that is not valid Unicode text. Decode the input "
+                "with errors='replace' (or fix its encoding) before tokenizing."
+            ) from None
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -148,10 +192,17 @@ class WordPieceTokenizer(keras.layers.Layer):
                 f"`max_chars_per_word` must be a positive int; received {max_chars_per_word!r}."
             )
         self._vocabulary = tokens
-        # First occurrence wins if a vocabulary repeats a token.
         self._token_to_id = {}
         for i, t in enumerate(tokens):
-            self._token_to_id.setdefault(t, i)
+            first = self._token_to_id.setdefault(t, i)
+            if first != i:
+                # tensorflow-text's WordPiece table refuses repeats; ids after
+                # a repeat would also shift against the model's embedding.
+                raise ValueError(
+                    f"The vocabulary ({source}) lists {t!r} twice, as ids {first} and {i} "
+                    f"(lines {first + 1} and {i + 1}); each token must appear once. It is "
+                    "not the vocabulary the model was trained with: use the checkpoint's "
+                    "own vocab.txt.")
         self.lowercase = bool(lowercase)
         self.strip_accents = strip_accents
         self.max_chars_per_word = max_chars_per_word
@@ -229,6 +280,7 @@ class WordPieceTokenizer(keras.layers.Layer):
     def _as_strings(text, name):
         """Return `(1-D tf.string tensor, was_scalar)` or raise naming `name`."""
         if isinstance(text, (str, bytes)):
+            check_text(text, name)
             return tf.constant([text]), True
         if isinstance(text, (list, tuple)):
             if not all(isinstance(t, (str, bytes)) for t in text):
@@ -236,6 +288,8 @@ class WordPieceTokenizer(keras.layers.Layer):
                     f"`{name}` must hold text (str); received {_describe(text)}. "
                     "Pass the strings themselves; token ids go to the encoder, not the tokenizer."
                 )
+            for i, t in enumerate(text):
+                check_text(t, f"{name}[{i}]")
             return tf.constant(list(text), dtype=tf.string), False
         if isinstance(text, np.ndarray) and text.dtype.kind in "USO":
             if text.dtype.kind == "O" and not all(
@@ -244,6 +298,8 @@ class WordPieceTokenizer(keras.layers.Layer):
                 raise TypeError(
                     f"`{name}` must hold text (str); received a numpy object array with non-str items."
                 )
+            for i, t in enumerate(text.flat):
+                check_text(t, f"{name}[{i}]")
             text = tf.constant(
                 text.astype(str) if text.dtype.kind == "U" else text, dtype=tf.string
             )

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import pathlib
+import time
 
 import keras
 import numpy as np
 
 from zoo.checkpoints.model_dir import MANIFEST, save_model_dir
+from zoo.utils.atomic import atomic_file
+from zoo.utils.jsonfile import read_json_object
 
 
 class EpochCounter(keras.callbacks.Callback):
@@ -51,7 +54,7 @@ class BestModelDirectory(keras.callbacks.Callback):
         self.best, self.best_epoch = np.inf, 0
         manifest = self.directory / MANIFEST
         if manifest.is_file():
-            best = json.loads(manifest.read_text()).get("best", {})
+            best = read_json_object(manifest, "re-create the model directory").get("best") or {}
             value = best.get("value")
             self.best = np.inf if value is None else float(value)
             self.best_epoch = int(best.get("epoch", 0))
@@ -76,3 +79,49 @@ class BestModelDirectory(keras.callbacks.Callback):
             if self.verbose:
                 print(f"\nEpoch {epoch + 1}: early stopping ({self.monitor} best "
                       f"{self.best:.4f} at epoch {self.best_epoch}, patience {self.patience})")
+
+
+class HistoryFile(keras.callbacks.Callback):
+    """OUT/history.json, written after every epoch and merged by epoch number
+    with what an interrupted run wrote: a resumed run keeps the epochs before
+    the kill (Keras's `History` holds only this process's epochs) and the
+    training time adds up over both.
+
+        {"epochs": [1, 2, 3], "history": {"loss": [...], "val_loss": [...]},
+         "epoch_seconds": [...], "seconds": total}
+    """
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = pathlib.Path(path)
+        self.rows = {}  # epoch (1-based) -> {"logs": {...}, "seconds": s}
+        if self.path.is_file():
+            old = read_json_object(self.path, "remove it (or pass --force) to start over")
+            for i, epoch in enumerate(old.get("epochs", [])):
+                logs = {k: v[i] for k, v in old.get("history", {}).items() if i < len(v)}
+                seconds = old.get("epoch_seconds", [])
+                self.rows[int(epoch)] = {"logs": logs,
+                                         "seconds": seconds[i] if i < len(seconds) else None}
+        self._started = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._started = time.time()
+
+    def on_epoch_end(self, epoch, logs=None):
+        seconds = None if self._started is None else time.time() - self._started
+        self.rows[epoch + 1] = {"logs": {k: float(v) for k, v in (logs or {}).items()},
+                                "seconds": seconds}
+        self.write()
+
+    def summary(self) -> dict:
+        epochs = sorted(self.rows)
+        keys = sorted({k for row in self.rows.values() for k in row["logs"]})
+        seconds = [self.rows[e]["seconds"] for e in epochs]
+        return {"epochs": epochs,
+                "history": {k: [self.rows[e]["logs"].get(k) for e in epochs] for k in keys},
+                "epoch_seconds": [None if s is None else round(s, 2) for s in seconds],
+                "seconds": round(sum(s for s in seconds if s is not None), 1)}
+
+    def write(self):
+        with atomic_file(self.path, "w") as f:
+            json.dump(self.summary(), f, indent=2)

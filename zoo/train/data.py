@@ -65,6 +65,18 @@ def load_task_data(path, task):
         if explicit is not None:
             splits = {name: read(p) for name, p in explicit.items()}
             rule = f"explicit files: {', '.join(f'{k}={v.name}' for k, v in explicit.items())}"
+            if not splits.get("validation") and splits.get("test"):
+                # Selecting the best epoch or stopping early on the test split
+                # would leak it into the reported score: carve validation out
+                # of train instead.
+                train = splits["train"]
+                splits["validation"] = [e for i, e in enumerate(train) if i % 10 == 1]
+                splits["train"] = [e for i, e in enumerate(train) if i % 10 != 1]
+                rule += ("; no validation split given: train examples i%10==1 carved out as "
+                         "validation (model selection, early stopping); test only scored")
+            elif not splits.get("test"):
+                rule += ("; no test split given: the reported metrics are on the validation "
+                         "split, which also selected the best epoch")
         else:
             examples = read(path)
             if task == "classify":
@@ -76,9 +88,11 @@ def load_task_data(path, task):
             splits = split_examples(examples)
             rule = "de-duplicated, then i%5==0 test, i%10==1 validation, rest train"
         source = str(path)
-    for name in ("train",):
+    for name in ("train", "validation"):
         if not splits.get(name):
-            raise ValueError(f"--data {path}: the {name} split is empty.")
+            raise ValueError(
+                f"--data {path}: the {name} split is empty ({sum(map(len, splits.values()))} "
+                "examples in all); give more examples, or train/validation/test files.")
     labels = None
     if task == "classify":
         labels = sorted({e.label for e in splits["train"]})

@@ -21,25 +21,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
-import time
 import warnings
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from zoo.checkpoints import load_checkpoint, load_model_dir
+from zoo.checkpoints import checkpoint_config, load_checkpoint, load_model_dir
 from zoo.models import (
     DEFAULT_SEQUENCE_LENGTH,
     Classifier,
     QuestionAnswerer,
     TokenClassifier,
+    check_task,
 )
 from zoo.models.encoder_task import dtype_policy_scope, with_dtype_policy
 from zoo.text import features as feats
 from zoo.train import data as task_data
 from zoo.train import metrics as task_metrics
-from zoo.train.callbacks import BestModelDirectory, EpochCounter
+from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile
 from zoo.train.optimization import make_adamw
 from zoo.utils.atomic import atomic_file
 
@@ -103,7 +103,9 @@ def build_datasets(data, tokenizer, config, epoch_variable):
     common = dict(seed=config.seed, epoch_variable=epoch_variable)
     L, B = config.sequence_length, config.batch_size
     splits = data.splits
-    validation = splits.get("validation") or splits.get("test")
+    # load_task_data always gives a validation split (carved out of train when
+    # the data has train and test only): the test split never selects.
+    validation = splits["validation"]
     if data.task == "classify":
         windows = dict(max_windows=config.max_windows, doc_stride=config.doc_stride)
         train = task_data.classification_dataset(splits["train"], data.labels, tokenizer, L, B,
@@ -122,7 +124,23 @@ def build_datasets(data, tokenizer, config, epoch_variable):
             task_data.qa_dataset(val_f, B))
 
 
-def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(), verbose=1):
+def check_inputs(model_path, data_path, task, config):
+    """Everything a run needs, checked before anything is written (so a
+    corrected command is not refused as "another run's --out"): the task,
+    the checkpoint's configuration and the sequence length against its
+    maximum, and the data (splits, labels). Returns the `TaskData`."""
+    check_task(task)
+    encoder = checkpoint_config(model_path)
+    if config.sequence_length > encoder.max_sequence_length:
+        raise ValueError(
+            f"--sequence-length {config.sequence_length}: {model_path} takes at most "
+            f"{encoder.max_sequence_length} tokens (its max_sequence_length); give a length "
+            "up to that (long texts: --max-windows).")
+    return task_data.load_task_data(data_path, task)
+
+
+def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(), verbose=1,
+             data=None):
     """Fine-tune the encoder at `model_path` (any checkpoint `zoo.load_checkpoint`
     reads) on `data_path` for `task`; returns the test metrics dict.
 
@@ -132,17 +150,19 @@ def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(),
 
     `config.mixed_precision` applies to this run only: Keras's global dtype
     policy is restored on return, so later models in the process are built
-    as before."""
+    as before. `data` is what `check_inputs` returned, when the caller
+    checked first."""
     config = config or FinetuneConfig()
+    if data is None:
+        data = check_inputs(model_path, data_path, task, config)
     with dtype_policy_scope(config.mixed_precision):
-        return _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose)
+        return _finetune(model_path, data, task, out_dir, config, callbacks, verbose)
 
 
-def _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose):
+def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(config.seed)
-    data = task_data.load_task_data(data_path, task)
     encoder, tokenizer = load_checkpoint(model_path)
     if config.mixed_precision:
         # A zoo model directory records float32 for its layers, which would
@@ -179,19 +199,20 @@ def _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose):
         "sequence_length": config.sequence_length,
         "finetune_config": dataclasses.asdict(config),
     }
+    history = HistoryFile(out / "history.json")
     callbacks = [
         EpochCounter(epoch_variable),
         # The best model is written before the epoch's backup: a kill between
         # the two re-runs the epoch instead of losing a best model.
         BestModelDirectory(out / "model", tokenizer, extra, patience=config.patience,
                            verbose=verbose),
+        history,
         keras.callbacks.BackupAndRestore(str(out / "backup"), save_freq="epoch",
                                          delete_checkpoint=True),
         keras.callbacks.TerminateOnNaN(),
         *callbacks,
     ]
-    started = time.time()
-    history = model.fit(
+    model.fit(
         train.repeat() if config.steps_per_epoch else train,
         validation_data=val,
         epochs=config.epochs,
@@ -199,11 +220,8 @@ def _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose):
         callbacks=callbacks, shuffle=False,
         verbose=verbose,
     )
-    train_seconds = time.time() - started
-    with atomic_file(out / "history.json", "w") as f:
-        json.dump({"history": _plain(history.history), "epochs": history.epoch,
-                   "seconds": train_seconds}, f, indent=2)
-
+    history.write()  # also when a resumed run had no epoch left to train
+    train_seconds = history.summary()["seconds"]
 
     if not (out / "model" / "zoo_model.json").is_file():
         raise RuntimeError(
@@ -211,17 +229,13 @@ def _finetune(model_path, data_path, task, out_dir, config, callbacks, verbose):
             "was never finite. Lower --learning-rate or check the data."
         )
     best, best_tokenizer, _ = load_model_dir(out / "model")
-    test = data.splits.get("test") or data.splits.get("validation")
+    test = data.splits.get("test") or data.splits["validation"]
     result = evaluate_model(best, best_tokenizer, task, test, data.labels, config)
     result.update({"train_seconds": round(train_seconds, 1), "split_rule": data.split_rule,
                    "num_train": len(data.splits["train"]), "num_test": len(test)})
     with atomic_file(out / "metrics.json", "w") as f:
         json.dump(result, f, indent=2)
     return result
-
-
-def _plain(history):
-    return {k: [float(v) for v in values] for k, values in history.items()}
 
 
 def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):

@@ -20,7 +20,12 @@ import time
 import keras
 import numpy as np
 
-from zoo.checkpoints import detect_format, load_checkpoint, save_model_dir
+from zoo.checkpoints import (
+    checkpoint_config,
+    detect_format,
+    load_checkpoint,
+    save_model_dir,
+)
 from zoo.checkpoints.errors import CheckpointMismatchError
 from zoo.checkpoints.hf import find_hf_dir, load_hf_weights
 from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_weights
@@ -30,6 +35,7 @@ from zoo.models.bert_encoder import build_encoder
 from zoo.text.corpora import austen_documents, minilm_checkpoint_dir, wordnet_glosses
 from zoo.text.pretraining import pretraining_dataset, read_documents, split_sentences
 from zoo.text.tokenizer import WordPieceTokenizer
+from zoo.train.callbacks import HistoryFile
 from zoo.train.optimization import make_adamw
 from zoo.utils.atomic import atomic_file
 
@@ -77,6 +83,28 @@ def corpus_documents(data):
         for gloss, lex in wordnet_glosses():
             by_file.setdefault(lex, []).append(gloss)
         documents += [g[i : i + 20] for g in by_file.values() for i in range(0, len(g), 20)]
+    return documents
+
+
+def check_pretrain_inputs(config_or_path, data, config):
+    """Check a run's inputs before anything is written; return the corpus's
+    documents. `config_or_path` is a preset name or a checkpoint."""
+    if str(config_or_path) in PRESETS:
+        encoder = PRESETS[str(config_or_path)]
+    else:
+        try:
+            encoder = checkpoint_config(config_or_path)
+        except FileNotFoundError as e:
+            raise FileNotFoundError(
+                f"--config {config_or_path}: not a preset ({', '.join(PRESETS)}) and not a "
+                f"checkpoint ({e})") from None
+    if config.sequence_length > encoder.max_sequence_length:
+        raise ValueError(
+            f"--sequence-length {config.sequence_length}: the model takes at most "
+            f"{encoder.max_sequence_length} tokens (its max_sequence_length).")
+    documents = corpus_documents(data)
+    if not documents:
+        raise ValueError(f"--data {data}: no documents (no text) found.")
     return documents
 
 
@@ -150,7 +178,6 @@ def pipeline_throughput(dataset, batches=30):
 
 
 def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
-
     config = config or PretrainConfig()
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -183,12 +210,14 @@ def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
     before = _accuracy(model, probe, config.eval_batches, config.nsp)
     examples_per_second_pipeline = pipeline_throughput(train)
     started = time.time()
-    history = model.fit(
+    history = HistoryFile(out / "history.json")
+    trained = model.fit(
         train.repeat(),
         epochs=config.epochs,
         steps_per_epoch=steps,
         shuffle=False,  # the dataset shuffles itself
         callbacks=[
+            history,
             keras.callbacks.BackupAndRestore(str(out / "backup"), save_freq="epoch",
                                              delete_checkpoint=True),
             keras.callbacks.TerminateOnNaN(),
@@ -196,7 +225,9 @@ def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
         verbose=verbose,
     )
     seconds = time.time() - started
-    examples_per_second_train = steps * config.batch_size * len(history.epoch) / max(seconds, 1e-9)
+    history.write()
+    # This process's epochs over this process's time (a resumed run trains fewer).
+    examples_per_second_train = steps * config.batch_size * len(trained.epoch) / max(seconds, 1e-9)
     after = _accuracy(model, probe, config.eval_batches, config.nsp)
     save_model_dir(model, out / "model", tokenizer,
                    extra={"task": "pretrain", "pretrain_config": dataclasses.asdict(config)})
@@ -204,14 +235,12 @@ def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
         "step_0": before,
         "trained": after,
         "chance_nsp": 0.5 if config.nsp else None,
-        "steps": steps * len(history.epoch),
-        "train_seconds": round(seconds, 1),
+        "steps": steps * len(history.summary()["epochs"]),
+        "train_seconds": history.summary()["seconds"],
         "pipeline_examples_per_second": round(examples_per_second_pipeline, 1),
         "train_examples_per_second": round(examples_per_second_train, 1),
         "num_parameters": int(model.count_params()),
     }
-    with atomic_file(out / "history.json", "w") as f:
-        json.dump({k: [float(v) for v in vs] for k, vs in history.history.items()}, f, indent=2)
     with atomic_file(out / "metrics.json", "w") as f:
         json.dump(result, f, indent=2)
     return result

@@ -1,34 +1,88 @@
 """Atomic writes: build under a temporary name, then rename into place, so a
-crash never leaves a half-written file or directory where a reader looks."""
+crash never leaves a half-written file or directory where a reader looks.
+
+Temporary names carry the writer's process id (`.NAME.tmp-PID-xxxx`), so the
+next write to the same place removes what a killed writer left behind
+(`remove_stale`): a SIGKILL runs no cleanup code.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import pathlib
+import re
 import shutil
 import tempfile
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale(directory, prefix) -> list:
+    """Remove entries of `directory` named `{prefix}{pid}-...` whose process
+    is gone; return their paths. Entries of live processes stay."""
+    directory = pathlib.Path(directory)
+    removed = []
+    if not directory.is_dir():
+        return removed
+    pattern = re.compile(re.escape(prefix) + r"(\d+)-")
+    for entry in directory.iterdir():
+        match = pattern.match(entry.name)
+        if not match or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                entry.unlink()
+        removed.append(entry)
+    return removed
+
+
+def temporary_prefix(destination, kind="tmp") -> str:
+    """`.NAME.KIND-PID-`: the name prefix of this process's temporaries."""
+    return f".{pathlib.Path(destination).name}.{kind}-{os.getpid()}-"
+
+
+def _clean_beside(destination):
+    name = pathlib.Path(destination).name
+    for kind in ("tmp", "old"):
+        remove_stale(pathlib.Path(destination).parent, f".{name}.{kind}-")
 
 
 @contextlib.contextmanager
 def atomic_directory(destination, *, overwrite=True):
     """Yield a fresh temporary directory beside `destination`; on success it
     replaces `destination` (the old one, if any, is removed only after the new
-    one is complete). On error the temporary directory is deleted."""
+    one is complete). On error the temporary directory is deleted; after a
+    kill, the next `atomic_directory` for the same destination deletes it."""
     destination = pathlib.Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
+    if destination.exists() and not destination.is_dir():
+        raise NotADirectoryError(
+            f"{destination} is a file; give a directory path (new, or one to replace).")
     if destination.exists() and not overwrite:
         raise FileExistsError(
             f"{destination} already exists; remove it or pass overwrite=True / --force."
         )
+    _clean_beside(destination)
     tmp = pathlib.Path(
-        tempfile.mkdtemp(prefix=f".{destination.name}.tmp-", dir=destination.parent)
+        tempfile.mkdtemp(prefix=temporary_prefix(destination), dir=destination.parent)
     )
     try:
         yield tmp
         if destination.exists():
-            old = destination.with_name(f".{destination.name}.old-{os.getpid()}")
-            os.replace(destination, old)
+            old = pathlib.Path(tempfile.mkdtemp(prefix=temporary_prefix(destination, "old"),
+                                                dir=destination.parent))
+            os.replace(destination, old / "replaced")
             os.replace(tmp, destination)
             shutil.rmtree(old, ignore_errors=True)
         else:
@@ -44,7 +98,8 @@ def atomic_file(destination, mode="wb"):
     `destination` when the block succeeds (fsynced first)."""
     destination = pathlib.Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{destination.name}.tmp-", dir=destination.parent)
+    remove_stale(destination.parent, f".{destination.name}.tmp-")
+    fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(destination), dir=destination.parent)
     try:
         with os.fdopen(fd, mode) as handle:
             yield handle

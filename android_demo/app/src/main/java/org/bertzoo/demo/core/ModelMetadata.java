@@ -41,6 +41,11 @@ public final class ModelMetadata {
   /** Size of the model's token embedding; -1 when the metadata does not say. */
   public final int vocabularySize;
 
+  /**
+   * Segment ids the model accepts are 0 to numSegments - 1: metadata.json's input_contract, or
+   * else the encoder config (a DistilBERT-style encoder, num_segments 0, ignores segments and
+   * accepts the tokenizer's 0 and 1).
+   */
   public final int numSegments;
   public final String logitsOutput;
   /** sha256 of vocab.txt's text as exported, or null. */
@@ -139,8 +144,15 @@ public final class ModelMetadata {
     int numSegments = o.optInt("num_segments", -1);
     JSONObject source = o.optJSONObject("source_model");
     JSONObject config = source == null ? null : source.optJSONObject("encoder_config");
-    if (numSegments < 0) {
+    JSONObject contract = o.optJSONObject("input_contract");
+    JSONObject segmentRule = contract == null ? null : contract.optJSONObject("segment_ids");
+    if (segmentRule != null) {
+      numSegments = segmentRule.getInt("max") + 1;
+    } else if (numSegments < 0) {
       numSegments = config == null ? 2 : config.optInt("num_segments", 2);
+      if (numSegments == 0) {
+        numSegments = 2;
+      }
     }
     String vocabularySha256 = o.has("vocabulary_sha256") ? o.getString("vocabulary_sha256") : null;
     String logits = o.optString("logits_output", "logits");

@@ -39,6 +39,17 @@ class ModelMetadataTest {
   }
 
   @Test
+  void segmentRangeComesFromTheInputContract() {
+    // A DistilBERT-style student records num_segments 0 and ignores segments: 0 and 1 pass.
+    ModelMetadata distil = ModelMetadata.parse(
+        EXPORTED.replace("{\"num_segments\": 2}", "{\"num_segments\": 0}"));
+    assertEquals(2, distil.numSegments);
+    ModelMetadata contract = ModelMetadata.parse(EXPORTED.replace("\"source_model\"",
+        "\"input_contract\": {\"segment_ids\": {\"min\": 0, \"max\": 0}}, \"source_model\""));
+    assertEquals(1, contract.numSegments);
+  }
+
+  @Test
   void lengthsAloneFollowTheNamingRule() {
     ModelMetadata m = ModelMetadata.parse("{\"task\": \"classify\", \"labels\": [\"a\"], \"sequence_lengths\": [32]}");
     assertEquals("serving_L32", m.signatures.get(0).key);

@@ -1,0 +1,110 @@
+"""A counted corpus of hostile-but-ordinary inputs, one `Case` each.
+
+Each case says what it feeds and what must happen: an `error` case must
+raise one of the project's user-facing errors whose message contains every
+string in `names` (the field or file, so a user knows what to fix); an
+`answer` case must return, and `check(result)` must hold. Running a case
+gives one of four outcomes:
+
+    clear error      the expected kind of error, naming what it must name
+    correct answer   returned, and the check holds
+    crash            any other exception (a traceback, an internal error),
+                     or an error whose message does not name the field/file
+    silent wrong     returned where an error was due, or a wrong answer
+
+`run_area` runs an area's cases and records the counts; the suite prints
+them per area at the end (tests/reliability/conftest.py) and every area's
+test fails on any crash or silent wrong result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+OUTCOMES = ("clear error", "correct answer", "crash", "silent wrong")
+COUNTS: dict[str, dict[str, int]] = {}
+PROBLEMS: dict[str, list[str]] = {}
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    run: Callable[[], Any]
+    expect: str = "error"  # "error" or "answer"
+    names: tuple = ()  # strings the error message must contain
+    check: Callable[[Any], bool] | None = None
+    errors: tuple = (ValueError, TypeError, FileNotFoundError, OSError)
+
+
+def error(name, run, *names, errors=None):
+    case = Case(name, run, "error", tuple(names))
+    if errors is not None:
+        case.errors = errors
+    return case
+
+
+def answer(name, run, check):
+    return Case(name, run, "answer", (), check)
+
+
+def error_or_same(name, run, check, *names, errors=None):
+    """Damage the loader may not see (a byte no reader uses): a clear error
+    naming `names`, or an answer `check` proves unchanged. Anything else is
+    a crash or silently wrong."""
+    case = Case(name, run, "either", tuple(names), check)
+    if errors is not None:
+        case.errors = errors
+    return case
+
+
+def outcome(case):
+    """(outcome, detail) of running `case`."""
+    try:
+        result = case.run()
+    except case.errors as e:
+        if case.expect == "answer":
+            return "crash", f"raised {type(e).__name__}: {str(e)[:300]}"
+        message = str(e)
+        missing = [n for n in case.names if n not in message]
+        if missing:
+            return "crash", (f"{type(e).__name__} without {missing} in its message: "
+                             f"{message[:300]}")
+        return "clear error", message[:200]
+    except Exception as e:  # noqa: BLE001 - any other exception is the finding
+        return "crash", f"{type(e).__name__}: {str(e)[:300]}\n{traceback.format_exc()[-800:]}"
+    if case.expect == "error":
+        return "silent wrong", f"returned {str(result)[:200]} instead of an error"
+    # "answer", or "either" that returned: the answer must be right.
+    try:
+        ok = case.check(result)
+    except Exception as e:  # noqa: BLE001
+        return "crash", f"the check raised {type(e).__name__}: {e}"
+    return ("correct answer", "") if ok else ("silent wrong", f"wrong answer: {str(result)[:300]}")
+
+
+def run_area(area, cases):
+    """Run every case; record counts; return the list of problems."""
+    counts = COUNTS.setdefault(area, dict.fromkeys(OUTCOMES, 0))
+    problems = PROBLEMS.setdefault(area, [])
+    seen = set()
+    for case in cases:
+        if case.name in seen:
+            raise AssertionError(f"{area}: case name {case.name!r} twice")
+        seen.add(case.name)
+        result, detail = outcome(case)
+        counts[result] += 1
+        if result in ("crash", "silent wrong"):
+            problems.append(f"{case.name}: {result}: {detail}")
+    return problems
+
+
+def summary_lines():
+    header = f"{'area':<28} {'cases':>6} " + " ".join(f"{o:>15}" for o in OUTCOMES)
+    lines = [header, "-" * len(header)]
+    for area, counts in COUNTS.items():
+        lines.append(f"{area:<28} {sum(counts.values()):>6} "
+                     + " ".join(f"{counts[o]:>15}" for o in OUTCOMES))
+    return lines
