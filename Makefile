@@ -1,6 +1,7 @@
 # The README's two commands are `make demo` and `make test`; both set up first.
 #   make setup   create/reuse .venv/, install the project editable with all
 #                extras, and install the real assets (scripts/install_assets.sh)
+#   make mediapipe-venv  .venv-mediapipe/ with MediaPipe Tasks (tests only)
 #   make test    setup, ruff, the house check, then the test suite except `full`
 #                tests (what CI runs)
 #   make demo    setup, then the main job on the real default checkpoint
@@ -10,14 +11,26 @@
 
 PYTHON ?= python3
 VENV ?= .venv
+# MediaPipe Tasks, for the test that runs the phone file through its
+# TextClassifier: its own venv, since mediapipe needs absl-py 2 and the
+# garden extra's tensorflow-model-optimization pins absl-py 1 (BUILD_NOTES).
+MPVENV ?= .venv-mediapipe
 PY := $(VENV)/bin/python
 ASSETS ?= .assets
 STAMP := $(VENV)/.zoo-setup-stamp
 PYTEST_ARGS ?= --durations=25
 
-.PHONY: setup test test-full demo lint clean android-test
+.PHONY: setup test test-full demo lint clean android-test mediapipe-venv
 
 setup: $(STAMP)
+
+mediapipe-venv: $(MPVENV)/.zoo-mediapipe-stamp
+
+$(MPVENV)/.zoo-mediapipe-stamp:
+	test -x $(MPVENV)/bin/python || $(PYTHON) -m venv $(MPVENV)
+	$(MPVENV)/bin/python -m pip install --quiet --upgrade "pip>=24"
+	$(MPVENV)/bin/python -m pip install --quiet "mediapipe==1.2.2"
+	touch $@
 
 # Re-run setup when the dependency list or the asset installer changes.
 $(STAMP): pyproject.toml scripts/install_assets.sh
@@ -28,14 +41,14 @@ $(STAMP): pyproject.toml scripts/install_assets.sh
 	$(PY) -m pip check || echo "pip check reported conflicts (see BUILD_NOTES.md)"
 	touch $@
 
-test: setup
+test: setup mediapipe-venv
 	$(PY) -m ruff check zoo export tests bench scripts
 	$(PY) scripts/import_graph.py
 	$(PY) -m pytest $(PYTEST_ARGS)
 	$(MAKE) android-test
 
 # Checks too long for CI (marked `full`, deselected by default in pyproject).
-test-full: setup
+test-full: setup mediapipe-venv
 	$(PY) -m pytest -m full $(PYTEST_ARGS)
 
 # The Android app's pure-Java core on the JVM, the real .tflite through
@@ -53,4 +66,4 @@ lint: setup
 	$(PY) -m ruff format --check zoo export tests
 
 clean:
-	rm -rf $(VENV) $(ASSETS) .pytest_cache
+	rm -rf $(VENV) $(MPVENV) $(ASSETS) .pytest_cache

@@ -125,7 +125,8 @@ def load_signature(artifact_dir, signature=None, file=MODEL_FILE, num_threads=1)
     length = info["sequence_lengths"][names.index(signature)]
     runner = CheckedSignature(interpreter, signature, length, info.get("input", "ids"),
                               meta["input_contract"])
-    logits = runner.raw.get_output_details().get("logits")
+    details = runner.raw.get_output_details()
+    logits = details.get("logits", details.get("probabilities"))
     if logits is not None and meta["labels"] is not None \
             and int(logits["shape"][-1]) != len(meta["labels"]):
         raise mf.MetadataError(

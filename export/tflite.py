@@ -9,6 +9,10 @@ writes `out/`:
     model.tflite       signatures serving_L64, serving_L128, ... : inputs token_ids,
                        segment_ids, padding_mask int32 [1, L]; outputs logits (+ probabilities
                        for classifiers; start_logits/end_logits for QA), float32
+    mediapipe.tflite   (uncased classifiers) the primary length's subgraph of model.tflite
+                       with its probabilities output, TFLite Model Metadata (BERT tokenizer,
+                       labels) and vocab.txt + labels.txt inside: MediaPipe Tasks'
+                       TextClassifier runs it as it is (export/mediapipe.py)
     model_text.tflite  (text_in=True) signature serving_text_L{L}: text [1] string -> the same
                        outputs + token_ids; needs tensorflow-text's TFLite ops at run time
     vocab.txt, metadata.json, manifest.json, validation.json
@@ -31,9 +35,15 @@ How, and why this way (DESIGN.md):
   feed inputs by name through the signature runner, since LiteRT lists
   signature inputs sorted alphabetically, not in model order.
 - Modes: float32; float16 (weights, float32 compute); dynamic_int8 (int8
-  weights, float activations); int8 (full-integer with a representative set of
-  >= 100 real texts through the project tokenizer; id inputs and outputs stay
-  int32/float32). 16x8 fails on int32 inputs and is not offered.
+  weights, float activations); int8 (int8 weights AND activations in every
+  dense layer and the embedding table, calibrated on >= 100 real texts;
+  LayerNorm, softmax, GELU and the attention matmuls stay float: XNNPACK has
+  no int8 kernels for them, and quantizing them split the graph into 25
+  partitions run mostly by single-threaded reference kernels, 1.6x slower
+  than dynamic_int8; id inputs and outputs stay int32/float32); int4 (int4
+  dense weights with dynamic activations and an int8 embedding table, by
+  ai-edge-quantizer on the float32 file: the smallest and fastest file).
+  16x8 fails on int32 inputs and is not offered.
 
 The text-in file tokenizes with tensorflow-text's `FastBertTokenizer`
 (`lower_case_nfd_strip_accents`) and packs with dense ops (`combine_segments`
@@ -60,8 +70,11 @@ import shutil
 import keras
 import tensorflow as tf
 import tensorflow_text as tft
+from ai_edge_quantizer import qtyping
+from ai_edge_quantizer import quantizer as aeq
 
 from export import manifest as mf
+from export import mediapipe
 from export.runtime import MODEL_FILE
 from export.validate import validate_new_artifact
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
@@ -74,7 +87,14 @@ try:
 except ImportError:  # the converter ships the same generated schema
     from tensorflow.lite.python import schema_py_generated
 
-QUANTIZATION_MODES = ("float32", "float16", "dynamic_int8", "int8")
+QUANTIZATION_MODES = ("float32", "float16", "dynamic_int8", "int8", "int4")
+# Modes calibrated on representative texts.
+CALIBRATED_MODES = ("int8", "int4")
+# Ops kept float in int8 mode (names as the converter's debugger takes them):
+# XNNPACK has no int8 kernel for them, or they compute the LayerNorm/softmax
+# statistics that int8 would round away.
+INT8_FLOAT_OPS = ("SOFTMAX", "GELU", "BATCH_MATMUL", "SQUARED_DIFFERENCE", "RSQRT", "MEAN",
+                  "ADD", "MUL", "SUB", "DIV", "MAXIMUM", "SELECT_V2", "SUM")
 MIN_REPRESENTATIVE_TEXTS = 100
 TEXT_MODEL_FILE = "model_text.tflite"
 TEXT_OP_RESOLVER = (
@@ -210,9 +230,11 @@ def convert(
     `allow_custom_ops` admits tensorflow-text's registered TFLite kernels (the
     text-in file); a Flex op is refused either way.
     """
-    if quantize not in QUANTIZATION_MODES:
+    if quantize not in QUANTIZATION_MODES or quantize == "int4":
         raise ValueError(
-            f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."
+            f"quantize={quantize!r}: the converter takes one of "
+            f"{', '.join(m for m in QUANTIZATION_MODES if m != 'int4')} (int4 is applied to "
+            "the float32 file by `quantize_int4`)."
         )
     converter = tf.lite.TFLiteConverter.from_saved_model(
         str(saved_model_dir), signature_keys=list(signature_keys)
@@ -229,11 +251,18 @@ def convert(
             raise ValueError("quantize='int8' needs representative texts for calibration.")
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.representative_dataset = representative
-        # Every op in int8; inputs stay int32 ids and outputs float32, so the
-        # app's contract does not change with the mode.
-        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     try:
-        content = converter.convert()
+        if quantize == "int8":
+            # Dense layers and the embedding in int8 (weights and activations),
+            # INT8_FLOAT_OPS in float (module docstring); inputs stay int32 ids
+            # and outputs float32, so the app's contract does not change.
+            debugger = tf.lite.experimental.QuantizationDebugger(
+                converter=converter,
+                debug_options=tf.lite.experimental.QuantizationDebugOptions(
+                    denylisted_ops=list(INT8_FLOAT_OPS)))
+            content = debugger.get_nondebug_quantized_model()
+        else:
+            content = converter.convert()
     except Exception as e:  # ConverterError: its text lists the offending ops
         message = str(e)
         hint = ""
@@ -264,6 +293,35 @@ def convert(
             f"The converted model holds custom ops {ops['custom']} with no built-in kernel."
         )
     return content
+
+
+def quantize_int4(content, calibration):
+    """int4 mode from a float32 `.tflite` (`content`), by ai-edge-quantizer:
+    int4 weights (per channel) in every dense layer with float activations
+    quantized on the fly (XNNPACK's dynamic int4 kernels), and the token
+    embedding table in int8. `calibration`: `{signature: [feed dicts]}` of
+    real texts (the embedding's output range). Bytes of the new file."""
+    ops = qtyping.TFLOperationName
+    q = aeq.Quantizer(bytearray(content))
+    q.add_dynamic_config(".*", ops.FULLY_CONNECTED, 4)
+    q.update_quantization_recipe(".*", ops.GATHER, qtyping.OpQuantizationConfig(
+        activation_tensor_config=qtyping.TensorQuantizationConfig(
+            num_bits=8, symmetric=False, granularity=qtyping.QuantGranularity.TENSORWISE),
+        weight_tensor_config=qtyping.TensorQuantizationConfig(
+            num_bits=8, symmetric=True, granularity=qtyping.QuantGranularity.CHANNELWISE),
+        compute_precision=qtyping.ComputePrecision.INTEGER, explicit_dequantize=False))
+    ranges = q.calibrate(calibration, num_threads=2) if q.need_calibration else None
+    return bytes(q.quantize(ranges, enable_progress_report=False).quantized_model)
+
+
+def calibration_feeds(tokenizer, texts, sequence_lengths):
+    """`{signature: [one-text feeds]}` for ai-edge-quantizer's calibration."""
+    feeds = {}
+    for length in sequence_lengths:
+        ids = tokenize_texts(tokenizer, texts, length)
+        feeds[signature_name(length)] = [{k: v[i : i + 1] for k, v in ids.items()}
+                                         for i in range(len(texts))]
+    return feeds
 
 
 # --- reading a .tflite back ----------------------------------------------------------------
@@ -368,9 +426,9 @@ def export_tflite(
         model: a zoo `Classifier`, `TokenClassifier` or `QuestionAnswerer`.
         tokenizer: the project `WordPieceTokenizer` it was trained with.
         out_dir: the artifact directory (replaced atomically when complete).
-        quantize: "float32", "float16", "dynamic_int8" or "int8".
+        quantize: "float32", "float16", "dynamic_int8", "int8" or "int4".
         sequence_lengths: one `serving_L{L}` signature per length, in one file.
-        representative_texts: >= 100 real texts for "int8" calibration.
+        representative_texts: >= 100 real texts for "int8"/"int4" calibration.
         validation_texts: >= 200 real texts; every file is re-loaded in LiteRT
             and compared with the Keras model (`validate_artifact`). None:
             load-and-run check on probe sentences only.
@@ -392,13 +450,13 @@ def export_tflite(
         )
     lengths = mf.check_sequence_lengths(sequence_lengths, model)
     representative = None
-    if quantize == "int8":
+    if quantize in CALIBRATED_MODES:
         texts = [] if representative_texts is None else list(representative_texts)
         if len(texts) < MIN_REPRESENTATIVE_TEXTS or not all(
             isinstance(t, (str, tuple, list)) for t in texts
         ):
             raise ValueError(
-                f"quantize='int8' calibrates activation ranges on real text: pass at least "
+                f"quantize={quantize!r} calibrates activation ranges on real text: pass at least "
                 f"{MIN_REPRESENTATIVE_TEXTS} str (or (text, text_b) pairs) in representative_texts "
                 f"(received {len(texts)}). "
                 "Too few or synthetic texts give ranges that clip real inputs."
@@ -422,18 +480,33 @@ def export_tflite(
         work = tmp / ".work"
         write_phone_saved_model(model, lengths, work / "phone")
         signatures = [signature_name(n) for n in lengths]
-        content = convert(work / "phone", signatures, quantize, representative)
+        if quantize == "int4":
+            content = quantize_int4(convert(work / "phone", signatures, "float32"),
+                                    calibration_feeds(tokenizer, texts, lengths))
+        else:
+            content = convert(work / "phone", signatures, quantize, representative)
         files = {
             MODEL_FILE: (
                 content,
                 _file_info(content, signatures, lengths, "ids", "LiteRT built-in ops only"),
             )
         }
+        if task == "classify" and tokenizer.lowercase:
+            # The same weights, cut to the primary length's subgraph: the file
+            # MediaPipe Tasks' TextClassifier runs as it is (export/mediapipe.py).
+            labels = mf.label_names(model)
+            mp = mediapipe.mediapipe_classifier(content, signatures[0], tokenizer.vocabulary,
+                                                labels, lowercase=tokenizer.lowercase)
+            info = _file_info(mp, signatures[:1], lengths[:1], "ids",
+                              "LiteRT built-in ops only; MediaPipe Tasks TextClassifier")
+            info["outputs"] = [mediapipe.OUTPUT]
+            info["associated_files"] = [mediapipe.VOCABULARY_FILE, mediapipe.LABELS_FILE]
+            files[mediapipe.FILE] = (mp, info)
         if text_in:
             write_text_saved_model(model, tokenizer, lengths[0], work / "text")
             # Full-int8 calibration would need string inputs; the text-in
             # file takes int8 weights instead (recorded as its mode).
-            text_mode = "dynamic_int8" if quantize == "int8" else quantize
+            text_mode = "dynamic_int8" if quantize in CALIBRATED_MODES else quantize
             text_signature = [signature_name(lengths[0], text=True)]
             text_content = convert(
                 work / "text", text_signature, text_mode, allow_custom_ops=True

@@ -55,6 +55,8 @@ THRESHOLDS = {
     # Full-integer activations are the mode whose accuracy collapses quietly
     # (tensorflow#89904): below 97% agreement it is flagged.
     "int8": {"label_agreement": 0.97},
+    # int4 weights: the same bar as full int8.
+    "int4": {"label_agreement": 0.97},
     "saved_model": {"max_abs_diff": 1e-4, "label_agreement": 1.0, "token_ids_match": 1.0},
     "tpu_float32": {"max_abs_diff": 1e-4, "label_agreement": 1.0},
     "tpu_bfloat16": {"label_agreement": 0.99},
@@ -178,12 +180,27 @@ def _cosine(a, b):
     return np.where(den > 0, num / np.maximum(den, 1e-30), 1.0)
 
 
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _class_scores(artifact, reference=None):
+    """A classifier's scores to compare: logits, or, for a file that keeps
+    only `probabilities` (the MediaPipe file), probabilities against the
+    reference's softmax."""
+    if "logits" in artifact:
+        return artifact["logits"], None if reference is None else reference["logits"]
+    return artifact["probabilities"], None if reference is None else _softmax(
+        np.asarray(reference["logits"], np.float64)).astype(np.float32)
+
+
 def compare(task, artifact, reference, ids, *, labels=None, label_names=None, sep_id=None):
     """Metrics of `artifact` outputs against `reference` outputs (both `[N, ...]`)."""
     metrics = {"num_texts": int(len(ids["token_ids"]))}
     mask = ids["padding_mask"].astype(bool)
     if task == "classify":
-        a, r = artifact["logits"], reference["logits"]
+        a, r = _class_scores(artifact, reference)
         diff = np.abs(a - r)
         agree = a.argmax(-1) == r.argmax(-1)
         cos = _cosine(a, r)
@@ -213,7 +230,7 @@ def compare(task, artifact, reference, ids, *, labels=None, label_names=None, se
         known = np.array([label in index for label in labels])
         if known.any():
             target = np.array([index.get(label, -1) for label in labels])
-            acc_a = float((artifact["logits"].argmax(-1) == target)[known].mean())
+            acc_a = float((_class_scores(artifact)[0].argmax(-1) == target)[known].mean())
             acc_r = float((reference["logits"].argmax(-1) == target)[known].mean())
             metrics.update(
                 accuracy_keras=acc_r, accuracy_artifact=acc_a, accuracy_delta=acc_a - acc_r
@@ -229,7 +246,7 @@ def artifact_only_metrics(task, artifact, labels, label_names):
         known = target >= 0
         if known.any():
             metrics["accuracy_artifact"] = float(
-                (artifact["logits"].argmax(-1) == target)[known].mean()
+                (_class_scores(artifact)[0].argmax(-1) == target)[known].mean()
             )
     return metrics
 
@@ -421,16 +438,17 @@ def validate_artifact(
             "latency": run["latency"],
         }
         outputs = run["outputs"]
-        if task in ("classify", "tag") and "logits" in outputs \
-                and outputs["logits"].shape[-1] != len(meta["labels"]):
+        scores = outputs.get("logits", outputs.get("probabilities"))
+        if task in ("classify", "tag") and scores is not None \
+                and scores.shape[-1] != len(meta["labels"]):
             raise mf.MetadataError(
                 f"{artifact_dir / mf.METADATA}: `labels` names {len(meta['labels'])} classes "
-                f"but {run['file']}:{run['signature']} outputs {outputs['logits'].shape[-1]}; "
+                f"but {run['file']}:{run['signature']} outputs {scores.shape[-1]}; "
                 "re-export the artifact.")
-        if task == "classify" and "logits" in outputs:
+        if task == "classify" and scores is not None:
             # Per-text predicted class indices: lets a caller compare two
             # artifacts (e.g. a student with its teacher) on the same texts.
-            result["predictions"] = outputs["logits"].argmax(-1).astype(int).tolist()
+            result["predictions"] = scores.argmax(-1).astype(int).tolist()
         run_labels = None if labels is None else labels[: len(run["ids"]["token_ids"])]
         if run["input"] in ("text", "text_pair") and "token_ids" in outputs:
             # The artifact tokenized in-graph: how often its ids are the host's.

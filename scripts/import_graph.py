@@ -52,6 +52,7 @@ ROOMS = {
     "zoo": 4,  # `import zoo`: the public API, above the library it re-exports
     "zoo.tasks": 4,
     "zoo.demo": 4,
+    "zoo.predict": 4,
     "bench": 4,
     "zoo.cli": 5,
     "zoo.__main__": 6,  # `python -m zoo`

@@ -2,15 +2,19 @@
 
     1 convert   the real all-MiniLM-L6-v2 checkpoint -> OUT/minilm
     2 teacher   fine-tune it on BBC News             -> OUT/teacher
-    3 distill   3-layer student from layers 0,2,4    -> OUT/student3 (+ OUT/student2)
-    4 export    SavedModel (TF Serving layout) of teacher and student, the
-                student as .tflite in float32/float16/dynamic_int8/int8 (and
-                the teacher in float32, the reference for the phone figures),
-                each re-loaded and validated in its runtime on the BBC test
-                split before it is published; Android assets
-    5 measure   size, batch-1 latency (sequence 128), accuracy and agreement
-                with the teacher of every model and artifact
-    6 report    OUT/report.md, OUT/report.json, OUT/tradeoffs.png,
+    3 distill   2-layer student from layers 0,3      -> OUT/student2 (--students 3,2: more)
+    4 prune     the phone student keeps the word pieces BBC's training split
+                needs                                 -> OUT/student2_pruned
+    5 export    SavedModel (TF Serving layout) of teacher and student, the
+                pruned student as .tflite in float32/float16/dynamic_int8/
+                int8/int4 (each with its MediaPipe file; and the teacher in
+                float32, the reference for the phone figures), each re-loaded
+                and validated in its runtime on the BBC test split before it
+                is published; Android assets
+    6 measure   size, batch-1 latency (sequence 128; every .tflite timed in
+                one interleaved run), accuracy and agreement with the
+                teacher of every model and artifact
+    7 report    OUT/report.md, OUT/report.json, OUT/tradeoffs.png,
                 OUT/training_curves.png
 
 Every stage records itself in OUT/stages.json when it finishes; a re-run
@@ -33,13 +37,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from export import manifest as mf
+from export.runtime import load_signature
 from export.saved_model import export_saved_model
-from export.tflite import export_tflite
+from export.tflite import CALIBRATED_MODES, export_tflite
 from export.validate import format_report, keras_outputs
 from zoo.checkpoints import load_checkpoint, save_model_dir
 from zoo.checkpoints.model_dir import load_model_dir, read_model_dir_meta
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.distill.pipeline import DistillConfig, distill
+from zoo.distill.prune import prune_model_dir
 from zoo.distill.student_init import default_layer_map
 from zoo.models.bert_encoder import padding_mean
 from zoo.text.corpora import minilm_checkpoint_dir
@@ -49,11 +55,13 @@ from zoo.train.curves import StepCurve
 from zoo.train.finetune import FinetuneConfig, finetune
 from zoo.utils.atomic import atomic_file
 from zoo.utils.jsonfile import read_json_object
-from zoo.utils.latency import keras_latency_ms
+from zoo.utils.latency import interleaved_latency_ms, keras_latency_ms
 
 MARKER = ".zoo-demo"
-STAGES = ("convert", "teacher", "distill", "export", "measure", "report")
-TFLITE_MODES = ("float32", "float16", "dynamic_int8", "int8")
+STAGES = ("convert", "teacher", "distill", "prune", "export", "measure", "report")
+TFLITE_MODES = ("float32", "float16", "dynamic_int8", "int8", "int4")
+# The quantized phone files the headline compares with the float32 teacher.
+PHONE_MODES = ("dynamic_int8", "int8", "int4")
 SIMILARITY_SENTENCES = [
     "A man is playing a guitar.",
     "Someone is strumming a guitar.",
@@ -76,7 +84,10 @@ class DemoConfig:
     teacher_learning_rate: float = 1e-4
     distill_epochs: int = 2
     distill_learning_rate: float = 1e-4
-    students: tuple = (3,)
+    # The first student is the phone model: pruned, every .tflite mode. Two
+    # layers keep 99.5% of the teacher's accuracy on BBC (BUILD_NOTES) at a
+    # third of its compute.
+    students: tuple = (2,)
     steps_per_epoch: int | None = None
     tflite_modes: tuple = TFLITE_MODES
     seed: int = 0
@@ -84,7 +95,7 @@ class DemoConfig:
     @classmethod
     def fast(cls):
         return cls(sequence_length=64, teacher_epochs=1, distill_epochs=1,
-                   steps_per_epoch=10, students=(3,))
+                   steps_per_epoch=10, students=(2,))
 
 
 class DemoError(Exception):
@@ -200,6 +211,24 @@ def stage_distill(out, config):
     return results
 
 
+def _phone(config):
+    return f"student{config.students[0]}"
+
+
+def stage_prune(out, config):
+    name = _phone(config)
+    report = prune_model_dir(out / name / "model", "bbc", out / f"{name}_pruned")
+    _log(f"      {name}: vocabulary {report['vocabulary_before']:,} -> "
+         f"{report['vocabulary_after']:,} word pieces, parameters "
+         f"{report['parameters_before']:,} -> {report['parameters_after']:,}; test accuracy "
+         f"{report['before']['accuracy']:.4f} -> {report['after']['accuracy']:.4f}; "
+         f"{report['test_texts_tokenized_differently']} of {report['test_texts']} test "
+         "articles tokenize differently")
+    return {k: v for k, v in report.items() if k not in ("before", "after")} | {
+        "accuracy_before": report["before"]["accuracy"],
+        "accuracy_after": report["after"]["accuracy"]}
+
+
 def _exports(out, config):
     """(name, kind, model dir, mode, artifact path) of every artifact."""
     exports = out / "exports"
@@ -211,10 +240,14 @@ def _exports(out, config):
              ("teacher", "tflite", out / "teacher" / "model", "float32",
               exports / "teacher_float32")]
     for layers in config.students:
-        modes = config.tflite_modes if layers == config.students[0] else ("dynamic_int8",)
-        for mode in modes:
-            items.append((f"student{layers}", "tflite", out / f"student{layers}" / "model",
-                          mode, exports / f"student{layers}_{mode}"))
+        name = f"student{layers}"
+        if name == _phone(config):  # the phone student: pruned, every mode
+            for mode in config.tflite_modes:
+                items.append((name, "tflite", out / f"{name}_pruned", mode,
+                              exports / f"{name}_{mode}"))
+        else:
+            items.append((name, "tflite", out / name / "model", "dynamic_int8",
+                          exports / f"{name}_dynamic_int8"))
     return items
 
 
@@ -241,11 +274,12 @@ def stage_export(out, config, android_assets=None):
                                version=int(path.name), sequence_length=L, overwrite=True,
                                **common)
         else:
-            # Full-integer int8 is the mode that can lose accuracy: it is
+            # int8 and int4 are the modes that can lose accuracy: a miss is
             # recorded (and flagged in the report) rather than refused.
             export_tflite(model, tokenizer, path, quantize=mode, sequence_lengths=(L,),
-                          representative_texts=calibration if mode == "int8" else None,
-                          allow_degraded=(mode == "int8"), **common)
+                          representative_texts=calibration if mode in CALIBRATED_MODES
+                          else None,
+                          allow_degraded=mode in CALIBRATED_MODES, **common)
         report = json.loads((path / "validation.json").read_text())
         report["artifact"] = str(path)
         _log(format_report(report))
@@ -256,8 +290,10 @@ def stage_export(out, config, android_assets=None):
 
 
 def _android_assets(out, config, folder):
-    """The phone model the app ships: the first student, dynamic int8."""
-    source = out / "exports" / f"student{config.students[0]}_dynamic_int8"
+    """The phone model the app ships: the pruned phone student, dynamic int8
+    (the app's LiteRT Interpreter path is verified on the JVM with such a
+    file; its mediapipe.tflite is for MediaPipe Tasks apps)."""
+    source = out / "exports" / f"{_phone(config)}_dynamic_int8"
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("model.tflite", "vocab.txt", "metadata.json"):
         tmp = folder / f".{name}.tmp"
@@ -280,9 +316,10 @@ def stage_measure(out, config):
     L = config.sequence_length
     rows = []
     teacher_pred = None
-    names = ["teacher"] + [f"student{k}" for k in config.students]
-    for name in names:
-        model_dir = out / name / "model"
+    keras_rows = [("teacher", out / "teacher" / "model")] + [
+        (f"student{k}", out / f"student{k}" / "model") for k in config.students] + [
+        (_phone(config), out / f"{_phone(config)}_pruned")]
+    for name, model_dir in keras_rows:
         model, tokenizer, _ = load_model_dir(model_dir)
         index = {n: i for i, n in enumerate(model.labels)}
         gold = np.array([index[y] for y in labels])
@@ -293,6 +330,7 @@ def stage_measure(out, config):
             "model": name, "format": "keras", "quantization": "float32",
             "layers": int(model.encoder.num_layers),
             "parameters": int(model.count_params()),
+            "vocabulary": int(model.encoder.vocabulary_size),
             "size_mb": (model_dir / "model.keras").stat().st_size / 1e6,
             "latency_ms": keras_latency_ms(model, L),
             "latency_runtime": "TensorFlow (tf.function, default threads)",
@@ -302,8 +340,9 @@ def stage_measure(out, config):
         })
         _log(f"      {name} keras: accuracy {rows[-1]['accuracy']:.4f}, "
              f"{rows[-1]['latency_ms']:.1f} ms")
-    layers = {r["model"]: (r["layers"], r["parameters"]) for r in rows}
-    for name, kind, _, mode, path in _exports(out, config):
+    source = {pathlib.Path(r["path"]): r for r in rows}
+    phone = {}  # LiteRT runners of every .tflite, timed together below
+    for name, kind, model_dir, mode, path in _exports(out, config):
         report = json.loads((path / "validation.json").read_text())
         main = _main_result(report, L)
         pred = np.array(main["predictions"])
@@ -311,9 +350,11 @@ def stage_measure(out, config):
         # The sizes the validator measured and recorded for this artifact.
         sizes = report["file_sizes"]
         size = sizes["saved_model (pb + variables)" if kind == "saved_model" else "model.tflite"]
+        origin = source[pathlib.Path(model_dir)]
         rows.append({
             "model": name, "format": kind, "quantization": mode or "float32",
-            "layers": layers[name][0], "parameters": layers[name][1],
+            "layers": origin["layers"], "parameters": origin["parameters"],
+            "vocabulary": origin["vocabulary"],
             "size_mb": size / 1e6,
             "latency_ms": (main.get("latency") or {}).get("p50_ms"),
             "latency_runtime": report["runtime"],
@@ -326,8 +367,19 @@ def stage_measure(out, config):
             "ops": sorted({op for ops in (report.get("ops") or {}).values() for op in ops}),
             "path": str(path),
         })
+        if kind == "tflite":
+            runner = load_signature(path)
+            one = {k: v[:1] for k, v in tokenize_texts(load_model_dir(model_dir)[1], texts[:1],
+                                                        runner.sequence_length).items()}
+            phone[len(rows) - 1] = (lambda runner=runner, one=one: runner.raw(**one))
         _log(f"      {name} {kind} {mode or ''}: accuracy {rows[-1]['accuracy']:.4f}, "
-             f"{rows[-1]['size_mb']:.1f} MB, {rows[-1]['latency_ms']} ms")
+             f"{rows[-1]['size_mb']:.1f} MB")
+    # Every .tflite in one interleaved run at 1 thread: the phone figures
+    # compare files measured under the same load.
+    for i, ms in interleaved_latency_ms(phone, rounds=40).items():
+        rows[i]["latency_ms"] = ms
+        rows[i]["latency_runtime"] = ("LiteRT Interpreter, 1 thread, every .tflite timed in "
+                                      "one interleaved run")
 
     with atomic_file(out / "measurements.json", "w") as f:
         json.dump({"texts": len(texts), "sequence_length": L, "rows": rows}, f, indent=2)
@@ -341,12 +393,12 @@ def _headline(rows, config):
     teacher = by.get(("teacher", "tflite", "float32"))
     teacher_keras = by[("teacher", "keras", "float32")]
     out = {}
-    for mode in ("dynamic_int8", "int8"):
-        student = by.get((f"student{config.students[0]}", "tflite", mode))
+    for mode in PHONE_MODES:
+        student = by.get((_phone(config), "tflite", mode))
         if not (teacher and student):
             continue
         out[mode] = {
-            "student": f"student{config.students[0]} {mode} .tflite",
+            "student": f"{_phone(config)} {mode} .tflite, {student['vocabulary']:,} word pieces",
             "teacher": "teacher float32 .tflite",
             "size_ratio": teacher["size_mb"] / student["size_mb"],
             "speedup": teacher["latency_ms"] / student["latency_ms"],
@@ -355,6 +407,12 @@ def _headline(rows, config):
             "student_accuracy": student["accuracy"],
             "agreement_with_teacher": student["agreement_with_teacher"],
         }
+    # The best phone model: the smallest file within 99% of the teacher's
+    # accuracy (then the fastest).
+    good = [(h["size_ratio"], h["speedup"], mode) for mode, h in out.items()
+            if h["accuracy_ratio"] >= 0.99]
+    if good:
+        out["best"] = dict(out[max(good)[2]], mode=max(good)[2])
     return out
 
 
@@ -365,8 +423,11 @@ def _table(rows):
     for r in rows:
         fmt = r["format"] if r["format"] != "tflite" else f"tflite {r['quantization']}"
         latency = "-" if r["latency_ms"] is None else f"{r['latency_ms']:.1f}"
+        vocabulary = "" if r.get("vocabulary", 30522) == 30522 else (
+            f", {r['vocabulary']:,} pieces")
         lines.append(
-            f"| {r['model']} ({r['layers']} layers) | {fmt} | {r['size_mb']:.1f} | {latency} | "
+            f"| {r['model']} ({r['layers']} layers{vocabulary}) | {fmt} | {r['size_mb']:.1f} | "
+            f"{latency} | "
             f"{r['accuracy']:.4f} | {r['agreement_with_teacher']:.4f} | "
             f"{r.get('validation', '-')} |")
     return "\n".join(lines)
@@ -376,7 +437,7 @@ def _plots(out, rows):
     matplotlib.use("Agg")
 
     markers = {"keras": "o", "saved_model": "s", "float32": "^", "float16": "v",
-               "dynamic_int8": "D", "int8": "X"}
+               "dynamic_int8": "D", "int8": "X", "int4": "P"}
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.2))
     for ax, key, xlabel in ((axes[0], "latency_ms", "batch-1 latency, ms (log scale)"),
                             (axes[1], "size_mb", "size, MB (log scale)")):
@@ -444,17 +505,31 @@ def stage_report(out, config, args_info):
         f"Teacher: all-MiniLM-L6-v2 fine-tuned on BBC News; students distilled from it. "
         f"Accuracy on the {measured['texts']} articles of the fixed BBC News test split at "
         f"sequence length {measured['sequence_length']}; latency is the median batch-1 time "
-        "(LiteRT interpreter with 1 thread for .tflite, the TF1 session loader for SavedModel, "
-        "TensorFlow for Keras).", "", _table(rows), "",
+        "(LiteRT interpreter with 1 thread for .tflite, every file timed in one interleaved "
+        "run; the TF1 session loader for SavedModel; TensorFlow for Keras).", "",
+        _table(rows), "",
     ]
     summary = "\n".join(
-        f"- **{h['student']}** vs {h['teacher']}: {h['size_ratio']:.1f}x smaller, "
+        f"- {'Best phone model: ' if key == 'best' else ''}**{h['student']}** vs "
+        f"{h['teacher']}: {h['size_ratio']:.1f}x smaller, "
         f"{h['speedup']:.1f}x faster, accuracy {h['student_accuracy']:.4f} vs "
         f"{h['teacher_accuracy']:.4f} ({100 * h['accuracy_ratio']:.1f}% of the teacher's), "
         f"agreement with the teacher {h['agreement_with_teacher']:.4f}."
-        for h in headline.values())
+        for key, h in sorted(headline.items(), key=lambda kv: kv[0] != "best"))
     if summary:
         lines += ["Headline:", "", summary, ""]
+    pruned = stages.get("prune", {}).get("result")
+    if pruned:
+        lines += [f"Vocabulary pruning ({_phone(config)}, `zoo prune`): "
+                  f"{pruned['vocabulary_before']:,} -> {pruned['vocabulary_after']:,} word "
+                  f"pieces, {pruned['parameters_before']:,} -> "
+                  f"{pruned['parameters_after']:,} parameters, test accuracy "
+                  f"{pruned['accuracy_before']:.4f} -> {pruned['accuracy_after']:.4f}; "
+                  f"{pruned['test_texts_tokenized_differently']} of {pruned['test_texts']} "
+                  "test articles tokenize differently (a word that used a piece the training "
+                  "articles never produced splits into shorter pieces). Every .tflite "
+                  "artifact also holds `mediapipe.tflite`, the file MediaPipe Tasks' "
+                  "TextClassifier runs as it is.", ""]
     lines += ["![accuracy against latency and size](tradeoffs.png)", "",
               "![training curves](training_curves.png)", "",
               "Stage times (s): " + ", ".join(f"{k} {v['seconds']}" for k, v in stages.items()
@@ -498,6 +573,7 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
         "distill": lambda: all(_model_dir_ok(out / f"student{k}" / "model")
                               and (out / f"student{k}" / "metrics.json").is_file()
                               for k in config.students),
+        "prune": lambda: _model_dir_ok(out / f"{_phone(config)}_pruned"),
         "export": lambda: all(_artifact_ok(p) for *_, p in _exports(out, config)),
         "measure": lambda: (out / "measurements.json").is_file(),
         "report": lambda: (out / "report.json").is_file(),
@@ -512,12 +588,14 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
         "convert": lambda: stage_convert(out, config),
         "teacher": lambda: stage_teacher(out, config),
         "distill": lambda: stage_distill(out, config),
+        "prune": lambda: stage_prune(out, config),
         "export": lambda: stage_export(out, config, android_assets),
         "measure": lambda: stage_measure(out, config),
         "report": lambda: stage_report(out, config, args_info or {}),
     }
     dirs = {"convert": ["minilm"], "teacher": ["teacher"],
-            "distill": [f"student{k}" for k in config.students], "export": ["exports"]}
+            "distill": [f"student{k}" for k in config.students],
+            "prune": [f"{_phone(config)}_pruned"], "export": ["exports"]}
     redo = force
     started = time.time()
     for i, name in enumerate(STAGES, 1):

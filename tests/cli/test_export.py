@@ -48,7 +48,7 @@ def test_parse_errors_and_user_errors(tmp_path, capsys):
     assert main(base + ["--format", "saved_model", "--sequence-lengths", "64,128"]) == 2
     assert "takes one sequence length" in capsys.readouterr().err
     assert main(base + ["--format", "tflite"]) == 2
-    assert "not a zoo model directory" in capsys.readouterr().err
+    assert "no such directory" in capsys.readouterr().err
     assert main(["validate", str(tmp_path / "none"), "--data", "bbc"]) == 2
     assert "no such directory" in capsys.readouterr().err
 

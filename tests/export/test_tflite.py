@@ -29,6 +29,7 @@ def artifact(tmp_path_factory, tiny_classifier, tiny_tokenizer, tiny_texts, tiny
 def test_artifact_files_metadata_and_validation(artifact, tiny_tokenizer):
     assert sorted(p.name for p in artifact.iterdir()) == [
         "manifest.json",
+        "mediapipe.tflite",
         "metadata.json",
         "model.tflite",
         "model_text.tflite",
@@ -53,6 +54,7 @@ def test_artifact_files_metadata_and_validation(artifact, tiny_tokenizer):
     assert report["passed"] and not report["degraded"] and report["num_texts"] == 200
     rows = {(r["file"], r["signature"]): r for r in report["results"]}
     assert set(rows) == {
+        ("mediapipe.tflite", "serving_L16"),
         ("model.tflite", "serving_L16"),
         ("model.tflite", "serving_L32"),
         ("model_text.tflite", "serving_text_L16"),
@@ -292,3 +294,51 @@ def test_token_classifier_exports_per_token_logits(tmp_path, tiny_tokenizer, tin
     )
     runner = runtime.load_interpreter(out).get_signature_runner("serving_L16")
     assert runner.get_output_details()["logits"]["shape"].tolist() == [1, 16, 4]
+
+
+def _operand_types(content, op_name):
+    """{(input 0 type, input 1 type)} of every `op_name` in the primary
+    subgraph, as schema TensorType names (FULLY_CONNECTED: activation, weight)."""
+    schema = tflite.schema_py_generated
+    model = schema.Model.GetRootAs(content, 0)
+    types = {v: k for k, v in vars(schema.TensorType).items() if not k.startswith("_")}
+    codes = [max(model.OperatorCodes(i).BuiltinCode(), model.OperatorCodes(i).DeprecatedBuiltinCode())
+             for i in range(model.OperatorCodesLength())]
+    graph = model.Subgraphs(0)
+    wanted = getattr(schema.BuiltinOperator, op_name)
+    found = set()
+    for j in range(graph.OperatorsLength()):
+        op = graph.Operators(j)
+        if codes[op.OpcodeIndex()] == wanted:
+            found.add(tuple(types[graph.Tensors(op.Inputs(k)).Type()]
+                            for k in range(min(2, op.InputsLength()))))
+    return found
+
+
+@pytest.mark.parametrize("mode", ["int8", "int4"])
+def test_calibrated_modes_quantize_what_they_claim(mode, tmp_path, tiny_classifier,
+                                                   tiny_tokenizer, tiny_texts):
+    """int8: dense layers run int8 x int8 while LayerNorm/softmax/GELU stay
+    float (INT8_FLOAT_OPS); int4: int4 dense weights with float activations
+    (dynamic). Both stay within quantization noise of the Keras model."""
+    out = tflite.export_tflite(tiny_classifier, tiny_tokenizer, tmp_path / mode,
+                               quantize=mode, sequence_lengths=(16,),
+                               representative_texts=tiny_texts)
+    content = (out / "model.tflite").read_bytes()
+    dense = _operand_types(content, "FULLY_CONNECTED")
+    ops = tflite.op_list(content)["builtin"]
+    if mode == "int8":
+        assert dense == {("INT8", "INT8")}
+        assert "SOFTMAX" in ops and "QUANTIZE" in ops and "DEQUANTIZE" in ops
+        assert _operand_types(content, "SOFTMAX") == {("FLOAT32",)}
+        assert _operand_types(content, "GELU") == {("FLOAT32",)}
+    else:
+        assert dense == {("FLOAT32", "INT4")}
+    assert mf.read_metadata(out)["quantization"] == mode
+    run = runtime.load_signature(out, "serving_L16")
+    ids = tflite.tokenize_texts(tiny_tokenizer, tiny_texts[:20], 16)
+    keras_logits = np.asarray(tiny_classifier(ids, training=False)["logits"])
+    got = np.concatenate([run(**{k: v[i:i + 1] for k, v in ids.items()})["logits"]
+                          for i in range(20)])
+    scale = float(np.abs(keras_logits).max())
+    assert np.abs(got - keras_logits).max() <= 0.1 * scale, (got[:3], keras_logits[:3])

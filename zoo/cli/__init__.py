@@ -5,6 +5,7 @@
     zoo convert SRC --out DIR                any checkpoint -> zoo model directory
     zoo pretrain / finetune / evaluate       training through model.fit
     zoo distill                              teacher -> student
+    zoo prune                                keep the word pieces a task needs
     zoo export / validate                    SavedModel and TFLite artifacts, proven
     zoo demo                                 the main job on the real default
 """
@@ -14,12 +15,22 @@ from __future__ import annotations
 import argparse
 import sys
 
-from zoo.cli import convert, demo, distill, evaluate, export, finetune, presets, pretrain
+from zoo.cli import (
+    convert,
+    demo,
+    distill,
+    evaluate,
+    export,
+    finetune,
+    presets,
+    pretrain,
+    prune,
+)
 from zoo.cli.runs import CliError, help_examples
 from zoo.models import NotATaskModelError
 
 # In `zoo --help` order.
-COMMANDS = (presets, convert, demo, pretrain, finetune, evaluate, distill, export)
+COMMANDS = (presets, convert, demo, pretrain, finetune, evaluate, distill, prune, export)
 
 
 def build_parser():

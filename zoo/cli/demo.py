@@ -49,12 +49,14 @@ def register(subparsers):
         help="the main job: fine-tune, distil, export and measure the real default",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="On the real all-MiniLM-L6-v2 checkpoint and BBC News (installed by "
-        "`make setup`): convert it, fine-tune it as the teacher, distil a 3-layer student "
-        "(teacher layers 0,2,4), export teacher and student as text-in SavedModels (TF "
-        "Serving layout) and the student as .tflite in float32, float16, dynamic_int8 and "
-        "int8, validate every artifact in its runtime on the BBC test split, measure size, "
-        "batch-1 latency and accuracy, and write OUT/report.md, report.json and PNG plots. "
-        "About 20 minutes on 2 CPU cores (--fast: a few minutes, capped training). A "
+        "`make setup`): convert it, fine-tune it as the teacher, distil a 2-layer student "
+        "(teacher layers 0,3), prune its vocabulary to the word pieces BBC's training "
+        "articles need, export teacher and student as text-in SavedModels (TF Serving "
+        "layout) and the pruned student as .tflite in float32, float16, dynamic_int8, int8 "
+        "and int4 (each with a MediaPipe Tasks file), validate every artifact in its runtime "
+        "on the BBC test split, measure size, batch-1 latency and accuracy, and write "
+        "OUT/report.md, report.json and PNG plots. "
+        "Under an hour on 2 CPU cores (--fast: a few minutes, capped training). A "
         "re-run skips stages whose outputs exist and verify; --force redoes them; a killed "
         "training stage resumes at its last epoch.",
         epilog=help_examples(
@@ -71,8 +73,8 @@ def register(subparsers):
     p.add_argument("--fast", action="store_true",
                    help="CI-sized: sequence 64, one capped epoch per training stage")
     p.add_argument("--students", type=_students, default=None,
-                   help="student depths, e.g. 3 or 3,2 (default 3); the first one gets "
-                   "every .tflite mode")
+                   help="student depths, e.g. 2 or 3,2 (default 2); the first one is "
+                   "pruned and gets every .tflite mode")
     p.add_argument("--android-assets", type=pathlib.Path, default=None,
                    help="folder for the phone model, vocab.txt and metadata.json (default: "
                    "android_demo/app/src/main/assets when it exists, not with --fast; "

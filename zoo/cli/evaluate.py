@@ -8,10 +8,9 @@ import pathlib
 
 from zoo.checkpoints import load_model_dir
 from zoo.cli.runs import CliError, help_examples
-from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.models import task_of
 from zoo.train import data as task_data
-from zoo.train.finetune import FinetuneConfig, evaluate_model
+from zoo.train.finetune import evaluate_model, evaluation_config
 
 
 def run(args):
@@ -22,14 +21,7 @@ def run(args):
     if not examples:
         raise CliError(f"--split {args.split}: the data has no such split "
                        f"(it has {sorted(k for k, v in data.splits.items() if v)}).")
-    saved = meta.get("finetune_config") or {}
-    config = FinetuneConfig(
-        sequence_length=args.sequence_length or meta.get("sequence_length", DEFAULT_SEQUENCE_LENGTH),
-        doc_stride=saved.get("doc_stride", 128),
-        max_answer_length=saved.get("max_answer_length", 30),
-        max_windows=(saved.get("max_windows", 1) if args.max_windows is None
-                     else args.max_windows),
-    )
+    config = evaluation_config(meta, args.sequence_length, args.max_windows)
     result = evaluate_model(model, tokenizer, task, examples, meta.get("labels"), config)
     result["split"] = args.split
     if args.json:

@@ -21,7 +21,7 @@ import time
 
 from export import manifest as mf
 from export.saved_model import export_saved_model, export_tpu_saved_model
-from export.tflite import QUANTIZATION_MODES, export_tflite
+from export.tflite import CALIBRATED_MODES, QUANTIZATION_MODES, export_tflite
 from export.validate import (
     ExportValidationError,
     format_report,
@@ -100,7 +100,10 @@ def register(subparsers):
         "--quantize",
         choices=QUANTIZATION_MODES,
         default="float32",
-        help="tflite only: weights/activations precision (default float32)",
+        help="tflite only: float32 (default); float16 weights; dynamic_int8 (int8 weights); "
+        "int8 (int8 weights and activations in the dense layers, for NPUs/DSPs; "
+        "calibrated on --data's calibration texts); int4 (int4 dense weights, int8 "
+        "embedding: the smallest and fastest file; calibrated likewise)",
     )
     p.add_argument(
         "--sequence-lengths",
@@ -226,7 +229,7 @@ def run_export(args):
                 args.out,
                 quantize=args.quantize,
                 sequence_lengths=lengths,
-                representative_texts=calibration if args.quantize == "int8" else None,
+                representative_texts=calibration if args.quantize in CALIBRATED_MODES else None,
                 validation_texts=texts,
                 text_in=args.text_in,
                 **common,

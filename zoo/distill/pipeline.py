@@ -235,7 +235,11 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             raise ValueError("--cache-teacher runs on one process; drop it with "
                              "--strategy multiworker (each worker would cache its own copy).")
         train = distiller.cache_teacher(train, shuffle_seed=config.seed)
-    elif not config.steps_per_epoch:
+    if config.steps_per_epoch:
+        # A capped epoch is the first `steps` batches of that epoch's own
+        # pass: the same batches whether or not the run was resumed.
+        train = train.take(steps)
+    if not config.cache_teacher:
         # A known length: progress totals, and no extra empty step per epoch
         # (which Keras counts into the epoch's mean loss).
         train = train.apply(tf.data.experimental.assert_cardinality(steps))
@@ -257,9 +261,7 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
         *callbacks,
     ]
     started = time.time()
-    distiller.fit(train.repeat() if config.steps_per_epoch else train,
-                  validation_data=val, epochs=config.epochs,
-                  steps_per_epoch=steps if config.steps_per_epoch else None,
+    distiller.fit(train, validation_data=val, epochs=config.epochs,
                   callbacks=callbacks, shuffle=False, verbose=verbose)
     seconds = time.time() - started
     if multi:

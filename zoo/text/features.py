@@ -189,15 +189,11 @@ def qa_features(examples, tokenizer, sequence_length=384, doc_stride=128, max_qu
     )
 
 
-def decode_answers(features, start_logits, end_logits, examples, n_best=20,
-                   max_answer_length=30, null_threshold=0.0, allow_null=False):
-    """Best answer text per example id, from every window's logits.
-
-    A span must start and end inside the context, end at or after its start
-    and cover at most `max_answer_length` pieces. With `allow_null` (SQuAD
-    2.0) the answer is "" when the best [CLS] score beats the best span by
-    more than `null_threshold`.
-    """
+def best_spans(features, start_logits, end_logits, n_best=20, max_answer_length=30):
+    """Per example index: the best span over its windows and the best null
+    ([CLS]) score: `{index: (score, first word, last word, feature, start
+    piece, end piece)}` and `{index: null score}`. A span must start and end inside the context, end
+    at or after its start and cover at most `max_answer_length` pieces."""
     best = {}
     null = {}
     for f in range(len(features.example_index)):
@@ -215,14 +211,23 @@ def decode_answers(features, start_logits, end_logits, examples, n_best=20,
                     continue
                 score = float(s[i] + e[j])
                 if index not in best or score > best[index][0]:
-                    best[index] = (score, mapping[i], mapping[j])
+                    best[index] = (score, mapping[i], mapping[j], f, int(i), int(j))
+    return best, null
+
+
+def decode_answers(features, start_logits, end_logits, examples, n_best=20,
+                   max_answer_length=30, null_threshold=0.0, allow_null=False):
+    """Best answer text per example id, from every window's logits
+    (`best_spans`). With `allow_null` (SQuAD 2.0) the answer is "" when the
+    best [CLS] score beats the best span by more than `null_threshold`."""
+    best, null = best_spans(features, start_logits, end_logits, n_best, max_answer_length)
     answers = {}
     for index, example in enumerate(examples):
         words = features.context_words[index]
         if index not in best:
             answers[example.qid] = ""
             continue
-        score, first, last = best[index]
+        score, first, last = best[index][:3]
         if allow_null and null[index] - score > null_threshold:
             answers[example.qid] = ""
         else:

@@ -15,14 +15,31 @@ from zoo.utils.jsonfile import read_json_object
 
 
 class EpochCounter(keras.callbacks.Callback):
-    """Publishes the current epoch to the input pipeline (for its shuffle)."""
+    """Publishes the current epoch to the input pipeline (for its shuffle),
+    and starts every random generator of the model (dropout) at a state
+    that depends only on its seed and the epoch: BackupAndRestore does not
+    save generator states, so without this a resumed epoch would draw other
+    dropout masks than the uninterrupted run."""
 
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
+        self._seeds = None
+
+    def _generators(self):
+        for layer in self.model._flatten_layers():  # noqa: SLF001 - Keras's layer walk
+            yield from getattr(layer, "_seed_generators", ())
+
+    def on_train_begin(self, logs=None):
+        # The seeds as built (from keras.utils.set_random_seed), before any
+        # step moved the counters.
+        self._seeds = [(g, int(g.state.numpy()[0])) for g in self._generators()]
 
     def on_epoch_begin(self, epoch, logs=None):
         self.variable.assign(epoch)
+        for generator, seed in self._seeds or ():
+            state = np.array([(seed + 1_000_003 * epoch) % 2**31, 0])
+            generator.state.assign(state.astype(generator.state.dtype))
 
 
 class BestModelDirectory(keras.callbacks.Callback):

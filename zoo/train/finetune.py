@@ -176,11 +176,15 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
     if steps is None:
         steps = sum(1 for _ in train)
     if config.steps_per_epoch:
+        # A capped epoch is the first `steps` batches of that epoch's own
+        # shuffle, a fresh pass each epoch: an epoch trains on the same
+        # batches whether or not the run was resumed (a repeated stream
+        # would continue where the killed process stopped reading).
         steps = min(steps, config.steps_per_epoch)
-    else:
-        # A known length gives Keras's progress bar its total and spares the
-        # "input ran out of data" warning at the end of the first epoch.
-        train = train.apply(tf.data.experimental.assert_cardinality(steps))
+        train = train.take(steps)
+    # A known length gives Keras's progress bar its total and spares the
+    # "input ran out of data" warning at the end of the first epoch.
+    train = train.apply(tf.data.experimental.assert_cardinality(steps))
     losses, metrics = _losses(task)
     model.compile(
         optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
@@ -213,10 +217,9 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         *callbacks,
     ]
     model.fit(
-        train.repeat() if config.steps_per_epoch else train,
+        train,
         validation_data=val,
         epochs=config.epochs,
-        steps_per_epoch=steps if config.steps_per_epoch else None,
         callbacks=callbacks, shuffle=False,
         verbose=verbose,
     )
@@ -236,6 +239,22 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
     with atomic_file(out / "metrics.json", "w") as f:
         json.dump(result, f, indent=2)
     return result
+
+
+def evaluation_config(meta, sequence_length=None, max_windows=None):
+    """How a model directory is evaluated: the length, windows and QA
+    settings it was fine-tuned with (zoo_model.json), unless overridden."""
+    saved = meta.get("finetune_config") or {}
+    longest = (meta.get("encoder_config") or {}).get("max_sequence_length")
+    default = meta.get("sequence_length", DEFAULT_SEQUENCE_LENGTH)
+    return FinetuneConfig(
+        # A model directory that records no length gets the default, up to
+        # the model's own maximum.
+        sequence_length=sequence_length or (min(default, longest) if longest else default),
+        doc_stride=saved.get("doc_stride", 128),
+        max_answer_length=saved.get("max_answer_length", 30),
+        max_windows=saved.get("max_windows", 1) if max_windows is None else max_windows,
+    )
 
 
 def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):

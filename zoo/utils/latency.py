@@ -27,3 +27,20 @@ def keras_latency_ms(model, length, runs=20):
         np.asarray(out["logits"])
         times.append(time.perf_counter() - t0)
     return 1000 * float(np.median(times))
+
+
+def interleaved_latency_ms(calls, rounds=30, warmup=5):
+    """Median time (ms) of each zero-argument callable in `calls` ({key: fn}),
+    measured in rounds that call every one once in turn, so load from other
+    processes falls on all of them alike; ratios between keys are the
+    figures to read."""
+    for fn in calls.values():
+        for _ in range(warmup):
+            fn()
+    times = {key: [] for key in calls}
+    for _ in range(rounds):
+        for key, fn in calls.items():
+            t0 = time.perf_counter()
+            fn()
+            times[key].append(time.perf_counter() - t0)
+    return {key: 1000 * float(np.median(t)) for key, t in times.items()}

@@ -1,0 +1,272 @@
+"""The MediaPipe-ready phone file: `mediapipe.tflite` beside `model.tflite`,
+which MediaPipe Tasks' `TextClassifier` (Android `com.google.mediapipe:tasks-text`,
+Python `mediapipe`) runs as it is, tokenizer included.
+
+What MediaPipe's loader reads (its C++ sources: metadata_extractor,
+bert_preprocessor_calculator, text_model_utils, zip_utils; each rule was
+checked with a file MediaPipe 1.2.2 refused or ran):
+
+- ONE subgraph: a file with several (our several-length `model.tflite`) is
+  refused, so this file holds the primary length's subgraph only, cut from
+  `model.tflite` with its weights untouched (no second conversion);
+- TFLite Model Metadata: a `Model.metadata` entry "TFLITE_METADATA" whose
+  buffer holds a `ModelMetadata` flatbuffer (identifier "M001") with, for
+  subgraph 0, one tensor entry per input IN THE SUBGRAPH'S INPUT ORDER,
+  named "ids", "mask" and "segment_ids" (matched by these names, not by the
+  model's tensor names), a BertTokenizer input process unit whose vocabulary
+  is an associated file, and one entry per output, each with the label file
+  as TENSOR_AXIS_LABELS (one classification head per output: this file
+  keeps the `probabilities` output only);
+- the associated files (vocab.txt, labels.txt) as an uncompressed ZIP
+  appended to the flatbuffer (MediaPipe opens the file as a zip and refuses
+  compressed entries; the TFLite flatbuffer ignores trailing bytes).
+
+The metadata schema (mediapipe/tasks/metadata/metadata_schema.fbs) has no
+lower-casing field: MediaPipe lower-cases ASCII letters only and never
+strips accents, so a cased model cannot be described and is refused here;
+on uncased models its word pieces equal ours on real text (BUILD_NOTES).
+
+The ~8 metadata tables are written with the `flatbuffers` builder by field
+slot (a union takes two slots: its type byte, then the value); the model
+flatbuffer is read and written with the LiteRT schema's object API. No
+MediaPipe, tflite-support or generated metadata module is needed.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import flatbuffers
+import numpy as np
+
+try:
+    from ai_edge_litert import schema_py_generated as tfl
+except ImportError:  # the converter ships the same generated schema
+    from tensorflow.lite.python import schema_py_generated as tfl
+
+FILE = "mediapipe.tflite"
+VOCABULARY_FILE = "vocab.txt"
+LABELS_FILE = "labels.txt"
+OUTPUT = "probabilities"
+MODEL_IDENTIFIER = b"TFL3"
+METADATA_IDENTIFIER = b"M001"
+METADATA_NAME = "TFLITE_METADATA"
+# The features this metadata uses (input process units, the BERT tokenizer)
+# came with metadata parser 1.1.0; MediaPipe 1.2 reads up to 1.5.0.
+MIN_PARSER_VERSION = "1.1.0"
+# Our input names -> the names MediaPipe's BERT preprocessor looks for.
+MEDIAPIPE_INPUTS = {"token_ids": "ids", "segment_ids": "segment_ids", "padding_mask": "mask"}
+_DESCRIPTIONS = {
+    "ids": "Word-piece ids of the text, [CLS] first.",
+    "mask": "1 for real tokens, 0 for padding.",
+    "segment_ids": "0 for the first text, 1 for the second of a pair.",
+}
+# metadata_schema.fbs enum and union values.
+_FILE_TYPE = {"TENSOR_AXIS_LABELS": 2, "VOCABULARY": 5}
+_FEATURE_PROPERTIES = 1  # union ContentProperties
+_BERT_TOKENIZER_OPTIONS = 4  # union ProcessUnitOptions
+
+
+class MediaPipeExportError(ValueError):
+    """The model cannot be described for MediaPipe's text classifier."""
+
+
+class _Builder:
+    """ModelMetadata tables, children before parents (flatbuffers builds bottom-up)."""
+
+    def __init__(self):
+        self.b = flatbuffers.Builder(1024)
+
+    def string(self, text):
+        return None if text is None else self.b.CreateString(text)
+
+    def vector(self, offsets):
+        self.b.StartVector(4, len(offsets), 4)
+        for offset in reversed(offsets):
+            self.b.PrependUOffsetTRelative(offset)
+        return self.b.EndVector()
+
+    def table(self, slots, fields):
+        """`fields`: (slot, kind, value) with kind "offset", "int8" or "uint8"."""
+        self.b.StartObject(slots)
+        for slot, kind, value in fields:
+            if value is None:
+                continue
+            if kind == "offset":
+                self.b.PrependUOffsetTRelativeSlot(slot, value, 0)
+            elif kind == "int8":
+                self.b.PrependInt8Slot(slot, value, 0)
+            else:
+                self.b.PrependUint8Slot(slot, value, 0)
+        return self.b.EndObject()
+
+    def associated_file(self, name, kind, description):
+        # table AssociatedFile { name, description, type:byte, locale, version }
+        name, description = self.string(name), self.string(description)
+        return self.table(5, [(0, "offset", name), (1, "offset", description),
+                              (2, "int8", _FILE_TYPE[kind])])
+
+    def tensor(self, name, description, files=(), stats=None):
+        # table TensorMetadata { name, description, dimension_names, content,
+        #                        process_units, stats, associated_files }
+        name, description = self.string(name), self.string(description)
+        self.b.StartObject(0)  # table FeatureProperties {}
+        properties = self.b.EndObject()
+        # table Content { content_properties (union: type, value), range }
+        content = self.table(3, [(0, "uint8", _FEATURE_PROPERTIES), (1, "offset", properties)])
+        stats_offset = None
+        if stats is not None:  # table Stats { max:[float], min:[float] }
+            high = self.b.CreateNumpyVector(np.asarray([stats[1]], "<f4"))
+            low = self.b.CreateNumpyVector(np.asarray([stats[0]], "<f4"))
+            stats_offset = self.table(2, [(0, "offset", high), (1, "offset", low)])
+        files = self.vector(list(files)) if files else None
+        return self.table(7, [(0, "offset", name), (1, "offset", description),
+                              (3, "offset", content), (5, "offset", stats_offset),
+                              (6, "offset", files)])
+
+    def bert_tokenizer(self):
+        # table BertTokenizerOptions { vocab_file:[AssociatedFile] }
+        # table ProcessUnit { options (union ProcessUnitOptions: type, value) }
+        vocabulary = self.associated_file(VOCABULARY_FILE, "VOCABULARY",
+                                          "WordPiece vocabulary, one token per line.")
+        options = self.table(1, [(0, "offset", self.vector([vocabulary]))])
+        return self.table(2, [(0, "uint8", _BERT_TOKENIZER_OPTIONS), (1, "offset", options)])
+
+
+def model_metadata(input_names, *, name, description, version):
+    """ModelMetadata bytes of a BERT text classifier with one `probabilities`
+    output; `input_names` are MediaPipe's names in the subgraph's input order."""
+    m = _Builder()
+    inputs = [m.tensor(n, _DESCRIPTIONS[n]) for n in input_names]
+    labels = m.associated_file(LABELS_FILE, "TENSOR_AXIS_LABELS", "One label per class.")
+    output = m.tensor(OUTPUT, "Probability of each label.", files=[labels], stats=(0.0, 1.0))
+    units = [m.bert_tokenizer()]
+    inputs, outputs, units = m.vector(inputs), m.vector([output]), m.vector(units)
+    # table SubGraphMetadata { name, description, input_tensor_metadata,
+    #   output_tensor_metadata, associated_files, input_process_units, ... (10 slots) }
+    subgraph = m.table(10, [(2, "offset", inputs), (3, "offset", outputs),
+                            (5, "offset", units)])
+    strings = [m.string(s) for s in (name, description, version, MIN_PARSER_VERSION)]
+    subgraphs = m.vector([subgraph])
+    # table ModelMetadata { name, description, version, subgraph_metadata, author,
+    #                       license, associated_files, min_parser_version }
+    root = m.table(8, [(0, "offset", strings[0]), (1, "offset", strings[1]),
+                       (2, "offset", strings[2]), (3, "offset", subgraphs),
+                       (7, "offset", strings[3])])
+    m.b.Finish(root, file_identifier=METADATA_IDENTIFIER)
+    return bytes(m.b.Output())
+
+
+def _text(value):
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class _AlignedBuffer(tfl.BufferT):
+    """A BufferT packed with its data 16-byte aligned, as the converter writes
+    weights (`data:[ubyte] (force_align: 16)`; the generated Pack aligns to 1)."""
+
+    @classmethod
+    def of(cls, buffer):
+        new = cls()
+        new.data, new.offset, new.size = buffer.data, buffer.offset, buffer.size
+        return new
+
+    def Pack(self, builder):  # noqa: N802 - the generated API's name
+        data = None
+        if self.data is not None:
+            payload = np.asarray(self.data, dtype=np.uint8).tobytes()
+            builder.StartVector(1, len(payload), 16)
+            builder.head -= len(payload)
+            builder.Bytes[builder.head : builder.head + len(payload)] = payload
+            data = builder.EndVector()
+        tfl.BufferStart(builder)
+        if data is not None:
+            tfl.BufferAddData(builder, data)
+        tfl.BufferAddOffset(builder, self.offset)
+        tfl.BufferAddSize(builder, self.size)
+        return tfl.BufferEnd(builder)
+
+
+def _one_signature(content, signature):
+    """The model with `signature`'s subgraph as its only one, and only the
+    `probabilities` output; buffers of the dropped subgraphs are emptied."""
+    model = tfl.ModelT.InitFromPackedBuf(bytearray(content), 0)
+    for buffer in model.buffers or []:
+        if (buffer.offset or 0) > 1:
+            # Stored after the flatbuffer (ai-edge-quantizer writes weights this
+            # way): bring the bytes back inline, where the packed file holds them.
+            buffer.data = np.frombuffer(content, np.uint8, buffer.size, buffer.offset)
+            buffer.offset, buffer.size = 0, 0
+    signatures = {_text(s.signatureKey): s for s in model.signatureDefs or []}
+    if signature not in signatures:
+        raise MediaPipeExportError(f"no signature {signature!r}; the file has "
+                                   f"{sorted(signatures)}.")
+    sig = signatures[signature]
+    graph = model.subgraphs[sig.subgraphIndex]
+    outputs = {_text(t.name): t for t in sig.outputs}
+    if OUTPUT not in outputs:
+        raise MediaPipeExportError(f"signature {signature!r} has no {OUTPUT!r} output "
+                                   f"({sorted(outputs)}); MediaPipe needs a classifier's.")
+    sig.outputs = [outputs[OUTPUT]]
+    graph.outputs = [outputs[OUTPUT].tensorIndex]
+    model.subgraphs = [graph]
+    sig.subgraphIndex = 0
+    model.signatureDefs = [sig]
+    used = {t.buffer for t in graph.tensors}
+    for i, buffer in enumerate(model.buffers):
+        if i and i not in used:
+            buffer.data = None
+    return model, sig
+
+
+def mediapipe_classifier(content, signature, vocabulary, labels, *, lowercase,
+                         name="bert-zoo text classifier", version="1"):
+    """Bytes of a MediaPipe TextClassifier file from a converted `.tflite`
+    (`content`): `signature`'s subgraph, its `probabilities` output,
+    TFLite Model Metadata, and vocab.txt + labels.txt appended as a zip."""
+    if not lowercase:
+        raise MediaPipeExportError(
+            "MediaPipe's BERT tokenizer lower-cases every text and its metadata cannot say "
+            "otherwise, so a cased model would see other word pieces than in training; "
+            "only uncased (lowercase=True) models get a MediaPipe file.")
+    empty = [i for i, t in enumerate(vocabulary) if not t.strip()]
+    if empty:
+        raise MediaPipeExportError(
+            f"vocabulary lines {empty[:5]} are empty or blank; MediaPipe skips such lines, "
+            "which would shift every later id.")
+    model, sig = _one_signature(content, signature)
+    graph = model.subgraphs[0]
+    names = {t.tensorIndex: _text(t.name) for t in sig.inputs}
+    inputs = []
+    for index in graph.inputs:
+        tensor = graph.tensors[index]
+        if tensor.type != tfl.TensorType.INT32 or len(tensor.shape) != 2 or tensor.shape[0] != 1:
+            raise MediaPipeExportError(f"input {names[index]!r} is not int32 [1, L].")
+        inputs.append(MEDIAPIPE_INPUTS[names[index]])
+    if sorted(inputs) != sorted(MEDIAPIPE_INPUTS.values()):
+        raise MediaPipeExportError(f"MediaPipe's BERT path needs token_ids, segment_ids and "
+                                   f"padding_mask; the signature takes {sorted(names.values())}.")
+    output = graph.tensors[graph.outputs[0]]
+    if output.type != tfl.TensorType.FLOAT32 or list(output.shape) != [1, len(labels)]:
+        raise MediaPipeExportError(f"the {OUTPUT!r} output is not float32 [1, {len(labels)}].")
+    metadata = model_metadata(inputs, name=name, version=version,
+                              description=f"Classifies a text into {len(labels)} labels.")
+    buffer = tfl.BufferT()
+    buffer.data = np.frombuffer(metadata, dtype=np.uint8)
+    model.buffers.append(buffer)
+    entry = tfl.MetadataT()
+    entry.name = METADATA_NAME
+    entry.buffer = len(model.buffers) - 1
+    model.metadata = [m for m in model.metadata or [] if _text(m.name) != METADATA_NAME]
+    model.metadata.append(entry)
+    model.buffers = [_AlignedBuffer.of(b) for b in model.buffers]
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=MODEL_IDENTIFIER)
+    out = io.BytesIO(bytes(builder.Output()))
+    out.seek(0, io.SEEK_END)
+    with zipfile.ZipFile(out, mode="a", compression=zipfile.ZIP_STORED) as archive:
+        for file, lines in ((VOCABULARY_FILE, vocabulary), (LABELS_FILE, labels)):
+            archive.writestr(zipfile.ZipInfo(file, date_time=(1980, 1, 1, 0, 0, 0)),
+                             ("\n".join(lines) + "\n").encode("utf-8"))
+    return out.getvalue()

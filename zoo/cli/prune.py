@@ -1,0 +1,65 @@
+"""`zoo prune`: keep only the word pieces a fine-tuned model's task needs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+from zoo.cli.runs import CliError, help_examples, write_run_info
+from zoo.distill.prune import prune_model_dir
+
+
+def run(args):
+    out = pathlib.Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
+        raise CliError(f"--out {out} exists and is not empty; pass --force to replace it.")
+    report = prune_model_dir(args.model, args.data, out, evaluate=not args.no_evaluate)
+    write_run_info(out, args)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(f"vocabulary {report['vocabulary_before']:,} -> {report['vocabulary_after']:,} "
+          f"word pieces; parameters {report['parameters_before']:,} -> "
+          f"{report['parameters_after']:,}")
+    print(f"{report['test_split']} texts tokenized differently: "
+          f"{report['test_texts_tokenized_differently']} of {report['test_texts']}")
+    for when in ("before", "after"):
+        if when in report:
+            metrics = {k: v for k, v in report[when].items() if isinstance(v, float)}
+            print(f"{report['test_split']} {when}: "
+                  + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+    print(f"pruned model: {out}")
+    return 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "prune",
+        help="keep only the word pieces a fine-tuned model's data needs (smaller embedding)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Prune the vocabulary of a fine-tuned zoo model directory to the word "
+        "pieces its training data uses, plus the special tokens and every single character "
+        "(and its ## form), so new words still split into pieces. The token embedding's rows "
+        "are gathered, vocab.txt is rewritten and ids renumbered; the training texts "
+        "tokenize to the same pieces as before. Reports rows kept, parameters, how many test "
+        "texts tokenize differently, and test metrics before and after. --data is read as "
+        "`zoo finetune` reads it (its train split is the corpus).",
+        epilog=help_examples(
+            """
+            zoo prune --model runs/student/model --data bbc --out runs/student_pruned
+            zoo export --model runs/student_pruned --format tflite --quantize int4 \\
+                --data bbc --out exports/phone
+            """
+        ),
+    )
+    p.add_argument("--model", type=pathlib.Path, required=True,
+                   help="a fine-tuned zoo model directory")
+    p.add_argument("--data", required=True, help="the task's data (as zoo finetune)")
+    p.add_argument("--out", type=pathlib.Path, required=True,
+                   help="the pruned model directory to write")
+    p.add_argument("--no-evaluate", action="store_true",
+                   help="skip the test metrics before and after")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    p.set_defaults(func=run)
