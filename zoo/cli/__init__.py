@@ -7,6 +7,7 @@
     zoo distill                              teacher -> student
     zoo prune                                keep the word pieces a task needs
     zoo export / validate                    SavedModel and TFLite artifacts, proven
+    zoo predict                              answers on new text from any format
     zoo demo                                 the main job on the real default
 """
 
@@ -22,6 +23,7 @@ from zoo.cli import (
     evaluate,
     export,
     finetune,
+    predict,
     presets,
     pretrain,
     prune,
@@ -30,7 +32,8 @@ from zoo.cli.runs import CliError, help_examples
 from zoo.models import NotATaskModelError
 
 # In `zoo --help` order.
-COMMANDS = (presets, convert, demo, pretrain, finetune, evaluate, distill, prune, export)
+COMMANDS = (presets, convert, demo, pretrain, finetune, evaluate, distill, prune, export,
+            predict)
 
 
 def build_parser():

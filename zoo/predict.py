@@ -1,0 +1,298 @@
+"""Answers on raw text from any model the project makes: the library under
+`zoo predict`.
+
+    predictor = open_predictor("runs/bbc/model")     # or exports/phone, serving/bbc/1
+    predictor.predict([{"text": "Shares fell 3% in Tokyo."}])
+    # [{"label": "business", "scores": {"business": 0.97, ...}, "windows": 1}]
+
+`open_predictor` takes a zoo model directory (Keras), a `.tflite` artifact
+directory (LiteRT, its primary signature) or a text-in SavedModel (a TF
+Serving version directory, or the model directory above its versions: the
+newest). Every format runs the same host-side steps around its runtime:
+the project tokenizer on the model's own vocab.txt and casing; for
+classifiers the windows of `zoo finetune --max-windows` (every window's
+logits averaged); for taggers one tag per whitespace word (its first
+piece), joined into BIO entity spans; for QA (`text` the question,
+`text_b` the context) the best span over the context's windows. So one
+text gets one answer from all three formats, up to the numerical
+differences the exporter validated. The SavedModel runs `serve_ids`, the
+signature TF Serving clients that tokenize themselves call.
+
+Answers (one dict per input, JSON-ready):
+    classify  {"label", "scores": {label: probability} (top k), "windows"}
+    tag       {"entities": [{"label", "text", "start", "end", "score"}],
+               "tags": [tag per word]}
+    qa        {"answer", "start", "end", "score"}   ("" and -1 when no span)
+Character offsets index the input string (end exclusive).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import re
+
+import numpy as np
+import tensorflow as tf
+
+from export import manifest as mf
+from export.runtime import load_saved_model, load_signature
+from zoo.checkpoints import load_model_dir
+from zoo.checkpoints.model_dir import MANIFEST as MODEL_DIR_MANIFEST
+from zoo.models import task_of
+from zoo.text import features as feats
+from zoo.text.readers import QAExample, TaggedSentence
+from zoo.text.tokenizer import WordPieceTokenizer, check_text
+from zoo.train.finetune import evaluation_config
+from zoo.train.metrics import bio_entities
+
+FORMATS = ("model", "tflite", "saved_model")
+DEFAULT_DOC_STRIDE = 128
+DEFAULT_MAX_ANSWER_LENGTH = 30
+
+
+class PredictError(ValueError):
+    """A path or input `zoo predict` cannot use; the message says what to do."""
+
+
+@dataclasses.dataclass
+class Predictor:
+    """A model in one format with what its host-side steps need."""
+
+    format: str
+    path: pathlib.Path
+    task: str
+    labels: list | None
+    tokenizer: WordPieceTokenizer
+    sequence_length: int
+    run_ids: object  # inputs {name: [N, L] int32} -> {output: [N, ...]}
+    max_windows: int = 1
+    doc_stride: int = DEFAULT_DOC_STRIDE
+    max_answer_length: int = DEFAULT_MAX_ANSWER_LENGTH
+
+    def predict(self, records, top_k=None):
+        """Answers for `records` (dicts with "text" and optional "text_b",
+        or plain strings), in order."""
+        records = [check_record(r, i, self.task) for i, r in enumerate(records)]
+        if not records:
+            return []
+        if self.task == "classify":
+            return self._classify(records, top_k)
+        if self.task == "tag":
+            return self._tag(records)
+        return self._answer(records)
+
+    # --- classify ------------------------------------------------------------------------
+
+    def _classify(self, records, top_k):
+        pairs = any(r["text_b"] is not None for r in records)
+        if pairs or self.max_windows == 1:
+            # Pairs take the tokenizer's truncating packer (windows are for
+            # single long texts, as in `zoo finetune`).
+            texts = [r["text"] for r in records]
+            text_b = [r["text_b"] or "" for r in records] if pairs else None
+            ids = self.tokenizer(texts, text_b, sequence_length=self.sequence_length)
+            logits = self.run_ids({k: np.asarray(v) for k, v in ids.items()})["logits"]
+            windows = np.ones(len(records), int)
+        else:
+            w = feats.text_windows([r["text"] for r in records], self.tokenizer,
+                                   self.sequence_length, self.doc_stride, self.max_windows)
+            logits = feats.average_windows(self.run_ids(w.inputs)["logits"], w.example_index,
+                                           len(records))
+            windows = np.bincount(w.example_index, minlength=len(records))
+        probabilities = _softmax(np.asarray(logits, np.float64))
+        k = len(self.labels) if top_k is None else max(1, min(int(top_k), len(self.labels)))
+        answers = []
+        for row, n in zip(probabilities, windows):
+            order = np.argsort(-row, kind="stable")[:k]
+            answers.append({"label": self.labels[int(order[0])],
+                            "scores": {self.labels[int(i)]: round(float(row[i]), 6)
+                                       for i in order},
+                            "windows": int(n)})
+        return answers
+
+    # --- tag -----------------------------------------------------------------------------
+
+    def _tag(self, records):
+        spans = [word_spans(r["text"]) for r in records]
+        sentences = [TaggedSentence(tuple(r["text"][a:b] for a, b in s),
+                                    (self.labels[0],) * len(s))
+                     for r, s in zip(records, spans)]
+        tag_to_id = {t: i for i, t in enumerate(self.labels)}
+        inputs, _, word_index = feats.tagging_features(sentences, self.tokenizer, tag_to_id,
+                                                       self.sequence_length)
+        probabilities = _softmax(np.asarray(self.run_ids(inputs)["logits"], np.float64))
+        answers = []
+        for row, (record, span) in enumerate(zip(records, spans)):
+            tags = ["O"] * len(span)
+            score = [1.0] * len(span)
+            for pos in np.flatnonzero(word_index[row] >= 0):
+                best = int(np.argmax(probabilities[row, pos]))
+                tags[word_index[row, pos]] = self.labels[best]
+                score[word_index[row, pos]] = float(probabilities[row, pos, best])
+            entities = []
+            for kind, first, end in sorted(bio_entities(tags), key=lambda e: e[1]):
+                start, stop = span[first][0], span[end - 1][1]
+                entities.append({"label": kind, "text": record["text"][start:stop],
+                                 "start": start, "end": stop,
+                                 "score": round(float(np.mean(score[first:end])), 6)})
+            answers.append({"entities": entities, "tags": tags})
+        return answers
+
+    # --- qa ------------------------------------------------------------------------------
+
+    def _answer(self, records):
+        examples = [QAExample(str(i), r["text"], r["text_b"], ())
+                    for i, r in enumerate(records)]
+        features = feats.qa_features(examples, self.tokenizer, self.sequence_length,
+                                     self.doc_stride)
+        out = self.run_ids(features.inputs)
+        start_logits = np.asarray(out["start_logits"], np.float64)
+        end_logits = np.asarray(out["end_logits"], np.float64)
+        best, _ = feats.best_spans(features, start_logits, end_logits,
+                                   max_answer_length=self.max_answer_length)
+        answers = []
+        for index, record in enumerate(records):
+            if index not in best:
+                answers.append({"answer": "", "start": -1, "end": -1, "score": 0.0})
+                continue
+            _, first, last, f, i, j = best[index]
+            span = word_spans(record["text_b"])
+            start, stop = span[first][0], span[last][1]
+            score = _softmax(start_logits[f])[i] * _softmax(end_logits[f])[j]
+            answers.append({"answer": record["text_b"][start:stop], "start": start,
+                            "end": stop, "score": round(float(score), 6)})
+        return answers
+
+
+def _softmax(x):
+    x = np.asarray(x, np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def word_spans(text):
+    """`[(start, end)]` of the whitespace-separated words of `text` (the
+    words tagging and QA features are built from)."""
+    return [m.span() for m in re.finditer(r"[^\s]+", text)]
+
+
+def check_record(record, index, task):
+    """`{"text": str, "text_b": str | None}` from a string or a dict, or a
+    PredictError naming the input."""
+    if isinstance(record, str):
+        record = {"text": record}
+    if not isinstance(record, dict):
+        raise PredictError(f"input {index + 1}: expected a text or an object with \"text\"; "
+                           f"received {type(record).__name__}.")
+    text, text_b = record.get("text"), record.get("text_b")
+    if task == "qa":
+        text = record.get("question", text)
+        text_b = record.get("context", text_b)
+    if not isinstance(text, str) or not text.strip():
+        raise PredictError(f"input {index + 1}: \"text\" must be a non-empty string; "
+                           f"received {text!r}.")
+    if text_b is not None and not isinstance(text_b, str):
+        raise PredictError(f"input {index + 1}: \"text_b\" must be a string; "
+                           f"received {type(text_b).__name__}.")
+    if task == "qa" and not (text_b or "").strip():
+        raise PredictError(f"input {index + 1}: a QA model needs a question (text) and a "
+                           "context (text_b, or --text-b).")
+    if task == "tag" and text_b is not None:
+        raise PredictError(f"input {index + 1}: a tagger takes one text; drop text_b.")
+    check_text(text, "text")
+    if text_b is not None:
+        check_text(text_b, "text_b")
+    return {"text": text, "text_b": text_b}
+
+
+# --- opening the three formats ---------------------------------------------------------
+
+
+def detect_format(path) -> tuple[str, pathlib.Path]:
+    """`(format, directory)` of `path`; a TF Serving model directory
+    (numbered versions inside) resolves to its newest version."""
+    path = pathlib.Path(path)
+    if not path.exists():
+        raise PredictError(f"--model {path}: no such file or directory.")
+    if path.is_file():
+        if path.suffix == ".tflite":
+            raise PredictError(f"--model {path}: give the artifact directory that holds it "
+                               f"({path.parent}): its metadata.json names the labels and "
+                               "vocab.txt the tokenizer.")
+        raise PredictError(f"--model {path}: a file; give a directory (a zoo model directory, "
+                           "a .tflite artifact, or a SavedModel).")
+    if (path / MODEL_DIR_MANIFEST).is_file():
+        return "model", path
+    versions = sorted((int(p.name), p) for p in path.iterdir()
+                      if p.is_dir() and p.name.isdigit() and (p / mf.METADATA).is_file())
+    if not (path / mf.METADATA).is_file() and versions:
+        path = versions[-1][1]
+    if (path / mf.METADATA).is_file():
+        kind = mf.read_metadata(path)["kind"]
+        if kind in ("tflite", "saved_model"):
+            return kind, path
+        raise PredictError(f"--model {path}: a {kind} artifact (ids in, for TPU serving); "
+                           "predict from the text-in SavedModel or the model directory.")
+    raise PredictError(f"--model {path}: neither a zoo model directory ({MODEL_DIR_MANIFEST}) "
+                       f"nor an export artifact ({mf.METADATA}).")
+
+
+def open_predictor(path, *, sequence_length=None, max_windows=None, num_threads=1,
+                   batch_size=32):
+    """A `Predictor` for a zoo model directory, a `.tflite` artifact or a
+    text-in SavedModel. `sequence_length`: default, the length a model
+    directory was fine-tuned with, an artifact's primary length (a `.tflite`
+    takes any of its signatures' lengths). `max_windows`: windows per long
+    text for classifiers (default: as fine-tuned for a model directory, 1 for
+    an artifact, which classifies one window as the phone and TF Serving do)."""
+    kind, path = detect_format(path)
+    for name, value in (("--max-windows", max_windows), ("--sequence-length", sequence_length)):
+        if value is not None and (isinstance(value, bool) or int(value) < 1):
+            raise PredictError(f"{name} must be a positive integer; received {value}.")
+    if kind == "model":
+        model, tokenizer, meta = load_model_dir(path)
+        longest = model.encoder.max_sequence_length
+        if sequence_length is not None and not 3 <= sequence_length <= longest:
+            raise PredictError(f"--sequence-length {sequence_length}: this model takes 3 to "
+                               f"{longest} tokens.")
+        config = evaluation_config(meta, sequence_length, max_windows)
+        task = task_of(model)
+
+        def run_ids(inputs):
+            return model.predict(inputs, batch_size=batch_size, verbose=0)
+
+        return Predictor("model", path, task, meta.get("labels") or getattr(model, "labels", None),
+                         tokenizer, config.sequence_length, run_ids, config.max_windows,
+                         config.doc_stride, config.max_answer_length)
+    meta = mf.read_metadata(path)
+    tokenizer = WordPieceTokenizer(str(path / mf.VOCABULARY), lowercase=meta["lowercase"])
+    if kind == "tflite":
+        info = meta["files"]["model.tflite"]
+        lengths = [int(n) for n in info["sequence_lengths"]]
+        if sequence_length is not None and sequence_length not in lengths:
+            raise PredictError(f"--sequence-length {sequence_length}: {path}/model.tflite has "
+                               f"signatures for {lengths} tokens.")
+        name = info["signatures"][lengths.index(sequence_length or lengths[0])]
+        signature = load_signature(path, name, num_threads=num_threads)
+        length = signature.sequence_length
+
+        def run_ids(inputs):
+            rows = [signature(**{k: v[i : i + 1] for k, v in inputs.items()})
+                    for i in range(len(inputs["token_ids"]))]
+            return {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
+    else:
+        loaded, _ = load_saved_model(path)
+        serve = loaded.signatures["serve_ids"]
+        length = int(meta["sequence_lengths"][0])
+        if sequence_length not in (None, length):
+            raise PredictError(f"--sequence-length {sequence_length}: this SavedModel was "
+                               f"exported for {length} tokens.")
+
+        def run_ids(inputs):
+            n = len(inputs["token_ids"])
+            parts = [serve(**{k: tf.constant(v[i : i + batch_size], tf.int32)
+                              for k, v in inputs.items()}) for i in range(0, n, batch_size)]
+            return {k: np.concatenate([p[k].numpy() for p in parts]) for k in parts[0]}
+    return Predictor(kind, path, meta["task"], meta["labels"], tokenizer, length, run_ids,
+                     max_windows or 1)
