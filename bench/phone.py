@@ -20,8 +20,6 @@ import argparse
 import collections
 import json
 import pathlib
-import statistics
-import time
 
 import numpy as np
 from ai_edge_litert import interpreter as litert
@@ -30,6 +28,7 @@ from export import manifest as mf
 from export.runtime import load_signature
 from zoo.text.readers import read_data
 from zoo.text.tokenizer import WordPieceTokenizer, tokenize_texts
+from zoo.utils.latency import interleaved_latency_ms
 
 
 def delegation(path, num_threads=1):
@@ -78,21 +77,15 @@ def measure(artifacts, rounds, texts, labels):
                      "layers": meta["source_model"]["encoder_config"]["num_layers"],
                      "accuracy": float(np.mean([p == g for p, g in zip(predicted, labels)])),
                      "delegation": delegation(file), "one": {k: v[:1] for k, v in ids.items()}})
-    runners = {(i, t): load_signature(a, num_threads=t).raw
-               for i, a in enumerate(artifacts) for t in (1, 2)}
-    times = collections.defaultdict(list)
-    for key, runner in runners.items():  # warm-up: allocation, weight packing
-        for _ in range(5):
-            runner(**rows[key[0]]["one"])
-    for _ in range(rounds):
-        for key, runner in runners.items():
-            t0 = time.perf_counter()
-            runner(**rows[key[0]]["one"])
-            times[key].append(time.perf_counter() - t0)
-    for i, row in enumerate(rows):
-        row.pop("one")
+    calls = {}
+    for i, path in enumerate(artifacts):
         for t in (1, 2):
-            row[f"ms_{t}_thread"] = 1000 * statistics.median(times[(i, t)])
+            runner, one = load_signature(path, num_threads=t).raw, rows[i]["one"]
+            calls[(i, t)] = lambda runner=runner, one=one: runner(**one)
+    for (i, t), ms in interleaved_latency_ms(calls, rounds=rounds).items():
+        rows[i][f"ms_{t}_thread"] = ms
+    for row in rows:
+        row.pop("one")
     return rows
 
 

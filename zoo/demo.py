@@ -319,8 +319,10 @@ def stage_measure(out, config):
     keras_rows = [("teacher", out / "teacher" / "model")] + [
         (f"student{k}", out / f"student{k}" / "model") for k in config.students] + [
         (_phone(config), out / f"{_phone(config)}_pruned")]
+    tokenizers = {}  # model directory -> its tokenizer, for the .tflite timing below
     for name, model_dir in keras_rows:
         model, tokenizer, _ = load_model_dir(model_dir)
+        tokenizers[pathlib.Path(model_dir)] = tokenizer
         index = {n: i for i, n in enumerate(model.labels)}
         gold = np.array([index[y] for y in labels])
         pred = keras_outputs(model, tokenize_texts(tokenizer, texts, L))["logits"].argmax(-1)
@@ -369,8 +371,8 @@ def stage_measure(out, config):
         })
         if kind == "tflite":
             runner = load_signature(path)
-            one = {k: v[:1] for k, v in tokenize_texts(load_model_dir(model_dir)[1], texts[:1],
-                                                        runner.sequence_length).items()}
+            one = tokenize_texts(tokenizers[pathlib.Path(model_dir)], texts[:1],
+                                 runner.sequence_length)
             phone[len(rows) - 1] = (lambda runner=runner, one=one: runner.raw(**one))
         _log(f"      {name} {kind} {mode or ''}: accuracy {rows[-1]['accuracy']:.4f}, "
              f"{rows[-1]['size_mb']:.1f} MB")
