@@ -298,6 +298,21 @@ def check_vocabulary_file(meta, directory):
         raise MetadataError(f"{directory / METADATA}: {problem}. Re-export the artifact.")
 
 
+def model_tokenizer(model, tokenizer):
+    """The tokenizer to export `model` with: `tokenizer`, or, when it is None,
+    the one a text model (`zoo.TextClassifier`, ...) carries in its
+    preprocessor."""
+    if tokenizer is not None:
+        return tokenizer
+    preprocessor = getattr(model, "preprocessor", None)
+    if preprocessor is None:
+        raise ValueError(
+            f"tokenizer=None: a {type(model).__name__} carries no tokenizer; pass the "
+            "WordPieceTokenizer it was trained with (zoo.load_checkpoint returns it), or export "
+            "a text model (zoo.TextClassifier, TextTagger, TextQuestionAnswerer).")
+    return preprocessor.tokenizer
+
+
 def label_names(model) -> list[str] | None:
     """The model's label names, or "0".."n-1" when it has none; None for QA."""
     if task_of(model) == "qa":

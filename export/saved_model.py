@@ -388,7 +388,8 @@ def export_saved_model(
 
     Args:
         model: a zoo `Classifier`, `TokenClassifier` or `QuestionAnswerer`.
-        tokenizer: the project `WordPieceTokenizer` the model was trained with.
+        tokenizer: the project `WordPieceTokenizer` the model was trained with
+            (None: a text model's own).
         base_dir: TF Serving's model base (holds `NAME/`).
         name: the model name in models.config and the REST URL.
         version: integer version; None = 1 + the highest existing one.
@@ -404,6 +405,7 @@ def export_saved_model(
     Returns: the published version directory.
     """
     task_of(model)  # a clear TypeError for anything but a zoo task model
+    tokenizer = mf.model_tokenizer(model, tokenizer)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", str(name)):
         raise ValueError(
             f"name={name!r}: use letters, digits, '_', '.', '-' (it is a directory and a URL "
@@ -560,6 +562,7 @@ def export_tpu_saved_model(
     `mixed_bfloat16`; outputs stay float32.
     """
     task_of(model)  # a clear TypeError for anything but a zoo task model
+    tokenizer = mf.model_tokenizer(model, tokenizer)
     if compute_dtype not in ("float32", "bfloat16"):
         raise ValueError(
             f"compute_dtype must be 'float32' or 'bfloat16'; received {compute_dtype!r}."

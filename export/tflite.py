@@ -424,7 +424,8 @@ def export_tflite(
 
     Args:
         model: a zoo `Classifier`, `TokenClassifier` or `QuestionAnswerer`.
-        tokenizer: the project `WordPieceTokenizer` it was trained with.
+        tokenizer: the project `WordPieceTokenizer` it was trained with (None: a
+            text model's own).
         out_dir: the artifact directory (replaced atomically when complete).
         quantize: "float32", "float16", "dynamic_int8", "int8" or "int4".
         sequence_lengths: one `serving_L{L}` signature per length, in one file.
@@ -444,6 +445,7 @@ def export_tflite(
     """
 
     task = task_of(model)
+    tokenizer = mf.model_tokenizer(model, tokenizer)
     if quantize not in QUANTIZATION_MODES:
         raise ValueError(
             f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."

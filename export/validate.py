@@ -38,6 +38,7 @@ from export import manifest as mf
 from export.runtime import run_saved_model, run_tflite
 from zoo.checkpoints import load_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
+from zoo.utils.numeric import softmax
 
 MIN_VALIDATION_TEXTS = 200
 SECONDARY_TEXTS = 32
@@ -180,18 +181,13 @@ def _cosine(a, b):
     return np.where(den > 0, num / np.maximum(den, 1e-30), 1.0)
 
 
-def _softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
 def _class_scores(artifact, reference=None):
     """A classifier's scores to compare: logits, or, for a file that keeps
     only `probabilities` (the MediaPipe file), probabilities against the
     reference's softmax."""
     if "logits" in artifact:
         return artifact["logits"], None if reference is None else reference["logits"]
-    return artifact["probabilities"], None if reference is None else _softmax(
+    return artifact["probabilities"], None if reference is None else softmax(
         np.asarray(reference["logits"], np.float64)).astype(np.float32)
 
 

@@ -1,6 +1,10 @@
 """zoo: BERT-family encoders in Keras 3, with real checkpoints, training,
 distillation and edge export.
 
+    clf = zoo.TextClassifier.from_checkpoint(path, labels=["neg", "pos"])
+    clf.fit(texts, labels, epochs=2)
+    clf.predict(["What an amazing movie!"])     # probabilities
+
     encoder, tokenizer = zoo.load_checkpoint(path)
     batch = tokenizer(["first text", "second"], sequence_length=128)
     out = encoder(batch)
@@ -42,6 +46,9 @@ from zoo.models import (  # noqa: E402
     task_of,
     with_dtype_policy,
 )
+from zoo.tasks import TextClassifier, TextQuestionAnswerer, TextTagger  # noqa: E402
+from zoo.text.preprocessor import TextPreprocessor  # noqa: E402
+from zoo.text.tokenizer import WordPieceTokenizer  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -59,7 +66,12 @@ __all__ = [
     "NextSentencePredictor",
     "Pretrainer",
     "QuestionAnswerer",
+    "TextClassifier",
+    "TextPreprocessor",
+    "TextQuestionAnswerer",
+    "TextTagger",
     "TokenClassifier",
+    "WordPieceTokenizer",
     "build_encoder",
     "get_preset",
     "load_checkpoint",

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
-import re
 
 import numpy as np
 import tensorflow as tf
@@ -40,11 +39,10 @@ from export.runtime import load_saved_model, load_signature
 from zoo.checkpoints import load_model_dir
 from zoo.checkpoints.model_dir import MANIFEST as MODEL_DIR_MANIFEST
 from zoo.models import task_of
-from zoo.text import features as feats
-from zoo.text.readers import QAExample, TaggedSentence
+from zoo.tasks import decode
 from zoo.text.tokenizer import WordPieceTokenizer, check_text
 from zoo.train.finetune import evaluation_config
-from zoo.train.metrics import bio_entities
+from zoo.utils.numeric import softmax
 
 FORMATS = ("model", "tflite", "saved_model")
 DEFAULT_DOC_STRIDE = 128
@@ -86,21 +84,13 @@ class Predictor:
 
     def _classify(self, records, top_k):
         pairs = any(r["text_b"] is not None for r in records)
-        if pairs or self.max_windows == 1:
-            # Pairs take the tokenizer's truncating packer (windows are for
-            # single long texts, as in `zoo finetune`).
-            texts = [r["text"] for r in records]
-            text_b = [r["text_b"] or "" for r in records] if pairs else None
-            ids = self.tokenizer(texts, text_b, sequence_length=self.sequence_length)
-            logits = self.run_ids({k: np.asarray(v) for k, v in ids.items()})["logits"]
-            windows = np.ones(len(records), int)
-        else:
-            w = feats.text_windows([r["text"] for r in records], self.tokenizer,
-                                   self.sequence_length, self.doc_stride, self.max_windows)
-            logits = feats.average_windows(self.run_ids(w.inputs)["logits"], w.example_index,
-                                           len(records))
-            windows = np.bincount(w.example_index, minlength=len(records))
-        probabilities = _softmax(np.asarray(logits, np.float64))
+        # Pairs take the tokenizer's truncating packer (windows are for
+        # single long texts, as in `zoo finetune`).
+        logits, windows = decode.classify_logits(
+            [r["text"] for r in records], [r["text_b"] or "" for r in records] if pairs else None,
+            self.tokenizer, self.sequence_length, self.run_ids,
+            max_windows=self.max_windows, doc_stride=self.doc_stride)
+        probabilities = softmax(logits)
         k = len(self.labels) if top_k is None else max(1, min(int(top_k), len(self.labels)))
         answers = []
         for row, n in zip(probabilities, windows):
@@ -114,67 +104,19 @@ class Predictor:
     # --- tag -----------------------------------------------------------------------------
 
     def _tag(self, records):
-        spans = [word_spans(r["text"]) for r in records]
-        sentences = [TaggedSentence(tuple(r["text"][a:b] for a, b in s),
-                                    (self.labels[0],) * len(s))
-                     for r, s in zip(records, spans)]
-        tag_to_id = {t: i for i, t in enumerate(self.labels)}
-        inputs, _, word_index = feats.tagging_features(sentences, self.tokenizer, tag_to_id,
-                                                       self.sequence_length)
-        probabilities = _softmax(np.asarray(self.run_ids(inputs)["logits"], np.float64))
-        answers = []
-        for row, (record, span) in enumerate(zip(records, spans)):
-            tags = ["O"] * len(span)
-            score = [1.0] * len(span)
-            for pos in np.flatnonzero(word_index[row] >= 0):
-                best = int(np.argmax(probabilities[row, pos]))
-                tags[word_index[row, pos]] = self.labels[best]
-                score[word_index[row, pos]] = float(probabilities[row, pos, best])
-            entities = []
-            for kind, first, end in sorted(bio_entities(tags), key=lambda e: e[1]):
-                start, stop = span[first][0], span[end - 1][1]
-                entities.append({"label": kind, "text": record["text"][start:stop],
-                                 "start": start, "end": stop,
-                                 "score": round(float(np.mean(score[first:end])), 6)})
-            answers.append({"entities": entities, "tags": tags})
-        return answers
+        texts = [r["text"] for r in records]
+        words = decode.tag_words(texts, self.tokenizer, self.labels, self.sequence_length,
+                                 self.run_ids)
+        return [decode.entities(text, span, w, self.labels)
+                for text, (span, w) in zip(texts, words)]
 
     # --- qa ------------------------------------------------------------------------------
 
     def _answer(self, records):
-        examples = [QAExample(str(i), r["text"], r["text_b"], ())
-                    for i, r in enumerate(records)]
-        features = feats.qa_features(examples, self.tokenizer, self.sequence_length,
-                                     self.doc_stride)
-        out = self.run_ids(features.inputs)
-        start_logits = np.asarray(out["start_logits"], np.float64)
-        end_logits = np.asarray(out["end_logits"], np.float64)
-        best, _ = feats.best_spans(features, start_logits, end_logits,
+        return decode.answer_spans([r["text"] for r in records], [r["text_b"] for r in records],
+                                   self.tokenizer, self.sequence_length, self.run_ids,
+                                   doc_stride=self.doc_stride,
                                    max_answer_length=self.max_answer_length)
-        answers = []
-        for index, record in enumerate(records):
-            if index not in best:
-                answers.append({"answer": "", "start": -1, "end": -1, "score": 0.0})
-                continue
-            _, first, last, f, i, j = best[index]
-            span = word_spans(record["text_b"])
-            start, stop = span[first][0], span[last][1]
-            score = _softmax(start_logits[f])[i] * _softmax(end_logits[f])[j]
-            answers.append({"answer": record["text_b"][start:stop], "start": start,
-                            "end": stop, "score": round(float(score), 6)})
-        return answers
-
-
-def _softmax(x):
-    x = np.asarray(x, np.float64)
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def word_spans(text):
-    """`[(start, end)]` of the whitespace-separated words of `text` (the
-    words tagging and QA features are built from)."""
-    return [m.span() for m in re.finditer(r"[^\s]+", text)]
 
 
 def check_record(record, index, task):

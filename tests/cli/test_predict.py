@@ -19,7 +19,8 @@ from tests.export.conftest import (
 from zoo.checkpoints import save_model_dir
 from zoo.cli import main
 from zoo.models.bert_encoder import padding_mean
-from zoo.predict import open_predictor, word_spans
+from zoo.predict import open_predictor
+from zoo.tasks.decode import word_spans
 from zoo.text.tokenizer import WordPieceTokenizer
 
 LENGTH = 32

@@ -541,6 +541,12 @@ class WordPieceTokenizer(keras.layers.Layer):
         return config
 
 
+def as_strings(text, name="text"):
+    """`text` (a str, list, numpy array or tf.string tensor) as a 1-D
+    tf.string batch, or the tokenizer's error naming `name`."""
+    return WordPieceTokenizer._as_strings(text, name)[0]  # noqa: SLF001 - same module
+
+
 def split_pairs(texts):
     """`(first texts, second texts or None)` of a list of str or of pairs."""
     if texts and isinstance(texts[0], (tuple, list)):

@@ -114,7 +114,7 @@ def epoch_permutation(n, seed, epoch):
     return tf.argsort(keys)
 
 
-def _shuffled(tensors, batch_size, seed, epoch_variable, shuffle):
+def shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle):
     n = len(next(iter(tf.nest.flatten(tensors))))
     if not shuffle:
         return tf.data.Dataset.from_tensor_slices(tensors).batch(batch_size)
@@ -149,7 +149,7 @@ def classification_dataset(examples, labels, tokenizer, sequence_length, batch_s
     pairs = any(e.text_b for e in examples)
     if pairs:
         tensors["text_b"] = np.array([e.text_b or "" for e in examples], dtype=object)
-    ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
+    ds = shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def encode(batch):
         x = tokenizer(batch["text"], text_b=batch.get("text_b"), sequence_length=sequence_length)
@@ -170,7 +170,7 @@ def _windowed_classification(examples, index, tokenizer, sequence_length, batch_
     tensors = dict(windows.inputs)
     tensors["label"] = np.array([index[e.label] for e in examples], np.int32)[
         windows.example_index]
-    ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
+    ds = shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def split(b):
         x = {k: b[k] for k in INPUT_NAMES}
@@ -186,7 +186,7 @@ def tagging_dataset(sentences, labels, tokenizer, sequence_length, batch_size,
     tensors = dict(inputs)
     tensors["labels"] = np.maximum(tags, 0)
     tensors["weights"] = (tags >= 0).astype(np.float32)
-    ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
+    ds = shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def split(b):
         x = {k: b[k] for k in INPUT_NAMES}
@@ -199,7 +199,7 @@ def qa_dataset(features, batch_size, *, seed=0, epoch_variable=None, shuffle=Fal
     tensors = dict(features.inputs)
     tensors["start"] = features.start_positions
     tensors["end"] = features.end_positions
-    ds = _shuffled(tensors, batch_size, seed, epoch_variable, shuffle)
+    ds = shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def split(b):
         x = {k: b[k] for k in INPUT_NAMES}

@@ -91,7 +91,8 @@ def _task_head(encoder, task, labels, config):
     return QuestionAnswerer(encoder)
 
 
-def _losses(task):
+def task_losses(task):
+    """`(loss, metrics)` for `compile`: cross-entropy on logits, accuracy."""
     ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     if task == "qa":
         return {"start_logits": ce, "end_logits": ce}, {"start_logits": ["accuracy"]}
@@ -185,7 +186,7 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
     # A known length gives Keras's progress bar its total and spares the
     # "input ran out of data" warning at the end of the first epoch.
     train = train.apply(tf.data.experimental.assert_cardinality(steps))
-    losses, metrics = _losses(task)
+    losses, metrics = task_losses(task)
     model.compile(
         optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
                              config.warmup_fraction, config.weight_decay),
