@@ -1,5 +1,6 @@
 """Fixtures for the checkpoint parity tests: MiniLM as a bare encoder, a
-padded batch of real sentences, and the optional Model Garden package.
+padded batch of real sentences, 96 real BBC sentences, and the optional
+Model Garden package.
 
 `minilm_dir` comes from tests/conftest.py. A missing extra skips with the
 command that installs it, except in CI (env `CI` set), where it fails: CI
@@ -9,6 +10,7 @@ must not pass by skipping the parity tests.
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -81,6 +83,17 @@ def sentence_batch(minilm_dir) -> dict[str, np.ndarray]:
         "padding_mask": encoded["attention_mask"],
     }
     return {k: v.astype("int32") for k, v in batch.items()}
+
+
+@pytest.fixture(scope="session")
+def bbc_sentences(bbc_texts):
+    """96 real sentences from BBC bodies, spread from 3 to ~60 words."""
+    sentences = []
+    for text in bbc_texts[::7]:
+        sentences += [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+    sentences = sorted(set(sentences), key=lambda s: (len(s.split()), s))
+    picks = np.linspace(0, len(sentences) - 1, 96).astype(int)
+    return [sentences[i] for i in picks]
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ The ids come from HF's own tokenizer so this test pins the encoder's
 numerics alone; the tokenizer has its own parity test."""
 
 import json
-import re
 
 import numpy as np
 import pytest
@@ -14,17 +13,6 @@ from zoo.checkpoints import CheckpointMismatchError, load_hf_encoder, save_hf
 from zoo.checkpoints.hf import load_hf_weights, read_hf_tensors
 
 pytestmark = pytest.mark.assets
-
-
-@pytest.fixture(scope="module")
-def bbc_sentences(bbc_texts):
-    """96 real sentences from BBC bodies, spread from 3 to ~60 words."""
-    sentences = []
-    for text in bbc_texts[::7]:
-        sentences += [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
-    sentences = sorted(set(sentences), key=lambda s: (len(s.split()), s))
-    picks = np.linspace(0, len(sentences) - 1, 96).astype(int)
-    return [sentences[i] for i in picks]
 
 
 def _hf_batches(tokenizer, sentences, size=16):
@@ -94,7 +82,8 @@ def test_published_similarity_figures(minilm):
 
 def test_round_trip_is_bit_exact(minilm_dir, minilm, tmp_path):
     encoder, tokenizer = minilm
-    save_hf(encoder, tmp_path / "out", vocabulary=tokenizer.vocabulary)
+    save_hf(encoder, tmp_path / "out", vocabulary=tokenizer.vocabulary,
+            lowercase=tokenizer.lowercase)
     original = read_hf_tensors(minilm_dir)
     written = read_hf_tensors(tmp_path / "out")
     assert set(written) == set(original) - {"embeddings.position_ids"}
@@ -106,6 +95,8 @@ def test_round_trip_is_bit_exact(minilm_dir, minilm, tmp_path):
     for a, b in zip(encoder.get_weights(), again.get_weights()):
         np.testing.assert_array_equal(a, b)
     assert (tmp_path / "out" / "vocab.txt").read_text().split("\n")[:3] == tokenizer.vocabulary[:3]
+    assert json.loads((tmp_path / "out" / "tokenizer_config.json").read_text()) == {
+        "tokenizer_class": "BertTokenizer", "do_lower_case": True, "model_max_length": 512}
 
 
 def test_mismatch_lists_every_offending_tensor(minilm_dir, tmp_path):

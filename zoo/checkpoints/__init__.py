@@ -31,10 +31,10 @@ from zoo.utils.jsonfile import read_json_object
 
 SUPPORTED = (
     "a zoo model directory (zoo_model.json, model.keras, vocab.txt); "
-    "an HF BertModel directory (config.json, model.safetensors, vocab.txt), also "
-    "sentence-transformers layout; a google-research BERT release (bert_config.json, "
-    "bert_model.ckpt.index/.data-*, vocab.txt); a TF Model Garden BertEncoder "
-    "checkpoint (tf.train.Checkpoint files + vocab.txt)"
+    "an HF BertModel or DistilBertModel directory (config.json, model.safetensors, "
+    "vocab.txt), also sentence-transformers layout; a google-research BERT release "
+    "(bert_config.json, bert_model.ckpt.index/.data-*, vocab.txt); a TF Model Garden "
+    "BertEncoder checkpoint (tf.train.Checkpoint files + vocab.txt)"
 )
 
 

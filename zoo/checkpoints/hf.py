@@ -1,14 +1,19 @@
-"""HF transformers `BertModel` directories: config.json + model.safetensors.
+"""HF transformers `BertModel` and `DistilBertModel` directories:
+config.json + model.safetensors.
 
 Reads the plain BertModel layout (`embeddings.word_embeddings.weight`, ...),
 the sentence-transformers layout (the same files at the top of the
 directory, or in a `0_Transformer/` sub-folder) and BertForPreTraining files
 (`bert.` prefix plus `cls.predictions` / `cls.seq_relationship` heads).
+`model_type: "distilbert"` directories (DistilBertModel keys, or a
+DistilBertFor* file's `distilbert.` prefix) load into a `DistilBertEncoder`,
+and a distilbert-family encoder is written as DistilBertModel.
 Weights are read with `safetensors.numpy`: no torch needed.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import pathlib
 
@@ -16,16 +21,26 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
-from zoo.checkpoints.names import hf_name, model_entries
+from zoo.checkpoints.names import hf_distilbert_name, hf_name, model_entries
 from zoo.configs import EncoderConfig
 from zoo.models.bert_encoder import build_encoder
 from zoo.utils.atomic import atomic_directory
 from zoo.utils.jsonfile import read_json_object
 
 # Buffers HF stores beside the weights; they are not parameters.
-_HF_BUFFERS = ("embeddings.position_ids", "bert.embeddings.position_ids")
+_HF_BUFFERS = (
+    "embeddings.position_ids",
+    "bert.embeddings.position_ids",
+    "distilbert.embeddings.position_ids",
+)
 # HF spells exact GELU "gelu"; the tanh approximations would change outputs.
 _EXACT_GELU = ("gelu",)
+# Pre-training heads a bare encoder has no place for: BERT's, and
+# DistilBertForMaskedLM's (read and ignored, as for BERT).
+_BERT_HEADS = ("cls.",)
+_DISTILBERT_HEADS = ("vocab_transform.", "vocab_layer_norm.", "vocab_projector.")
+# HF's DistilBERT builds every LayerNorm with eps=1e-12; no config field sets it.
+DISTILBERT_LAYER_NORM_EPSILON = 1e-12
 
 
 def find_hf_dir(path) -> pathlib.Path | None:
@@ -39,34 +54,47 @@ def find_hf_dir(path) -> pathlib.Path | None:
     return None
 
 
-def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
-    """Translate HF / google-research BERT config keys into an EncoderConfig."""
-    model_type = hf.get("model_type", "bert")
-    if model_type != "bert":
-        raise ValueError(
-            f"{origin}: model_type={model_type!r}; only BERT-architecture checkpoints "
-            "(model_type 'bert', e.g. BERT, MiniLM, TinyBERT) load here."
-        )
-    activation = hf.get("hidden_act", "gelu")
+def _require(hf, keys, origin, what):
+    missing = [k for k in keys if k not in hf]
+    if missing:
+        raise ValueError(f"{origin}: missing key(s) {missing}; is this a {what} config?")
+
+
+def _check_activation(hf, key, origin):
+    activation = hf.get(key, "gelu")
     if activation not in _EXACT_GELU:
         raise ValueError(
-            f"{origin}: hidden_act={activation!r}; zoo encoders use exact (erf) GELU, "
+            f"{origin}: {key}={activation!r}; zoo encoders use exact (erf) GELU, "
             "which HF calls 'gelu'. A checkpoint trained with another activation "
             "would load but give different outputs."
         )
-    missing = [
-        k
-        for k in (
+
+
+def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
+    """Translate HF / google-research BERT config keys, or HF DistilBERT's
+    (`model_type: "distilbert"`), into an EncoderConfig."""
+    model_type = hf.get("model_type", "bert")
+    if model_type == "distilbert":
+        return _config_from_distilbert(hf, origin)
+    if model_type != "bert":
+        raise ValueError(
+            f"{origin}: model_type={model_type!r}; only BERT-architecture checkpoints "
+            "(model_type 'bert', e.g. BERT, MiniLM, TinyBERT) and DistilBERT "
+            "(model_type 'distilbert') load here."
+        )
+    _check_activation(hf, "hidden_act", origin)
+    _require(
+        hf,
+        (
             "vocab_size",
             "hidden_size",
             "num_hidden_layers",
             "num_attention_heads",
             "intermediate_size",
-        )
-        if k not in hf
-    ]
-    if missing:
-        raise ValueError(f"{origin}: missing key(s) {missing}; is this a BERT config?")
+        ),
+        origin,
+        "BERT",
+    )
     return EncoderConfig(
         vocabulary_size=hf["vocab_size"],
         num_layers=hf["num_hidden_layers"],
@@ -81,12 +109,36 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
     )
 
 
+def _config_from_distilbert(hf, origin):
+    # DistilBERT's `hidden_dim` is the feed-forward width (our
+    # intermediate_dim) and `dim` the model width (our hidden_dim).
+    _check_activation(hf, "activation", origin)
+    _require(hf, ("vocab_size", "dim", "n_layers", "n_heads", "hidden_dim"), origin,
+             "DistilBERT")
+    return EncoderConfig(
+        vocabulary_size=hf["vocab_size"],
+        num_layers=hf["n_layers"],
+        num_heads=hf["n_heads"],
+        hidden_dim=hf["dim"],
+        intermediate_dim=hf["hidden_dim"],
+        max_sequence_length=hf.get("max_position_embeddings", 512),
+        num_segments=0,
+        dropout=hf.get("dropout", 0.1),
+        layer_norm_epsilon=DISTILBERT_LAYER_NORM_EPSILON,
+        initializer_range=hf.get("initializer_range", 0.02),
+        family="distilbert",
+    )
+
+
 def config_to_hf(config: EncoderConfig) -> dict:
+    """config.json for HF's BertModel (bert family) or DistilBertModel
+    (distilbert family); ValueError for what the HF class cannot express."""
+    if config.family == "distilbert":
+        return _config_to_distilbert(config)
     if config.family != "bert":
         raise ValueError(
-            "HF BertModel format holds bert-family encoders; a "
-            f"{config.family} encoder (no segment embeddings/pooler) does not fit it. "
-            "Save it as a zoo model directory instead."
+            f"HF formats hold bert- and distilbert-family encoders; a {config.family} "
+            "encoder does not fit them. Save it as a zoo model directory instead."
         )
     return {
         "architectures": ["BertModel"],
@@ -108,43 +160,91 @@ def config_to_hf(config: EncoderConfig) -> dict:
     }
 
 
+def _config_to_distilbert(config: EncoderConfig) -> dict:
+    # Everything else of the student maps one to one: embedding LayerNorm,
+    # post-LN blocks, exact GELU ("gelu"), learned positions, no segments or
+    # pooler. The LayerNorm epsilon is fixed in HF's code, so a student built
+    # with another one would load there and silently compute something else.
+    if config.layer_norm_epsilon != DISTILBERT_LAYER_NORM_EPSILON:
+        raise ValueError(
+            f"EncoderConfig.layer_norm_epsilon={config.layer_norm_epsilon!r}: HF "
+            f"DistilBertModel builds every LayerNorm with eps={DISTILBERT_LAYER_NORM_EPSILON} "
+            "and has no config field to change it, so this student would load there "
+            "and give different outputs. Keep it as a zoo model directory (`zoo "
+            "convert SRC --to zoo`), or distil a student with layer_norm_epsilon=1e-12 "
+            "to write it as HF."
+        )
+    return {
+        "architectures": ["DistilBertModel"],
+        "model_type": "distilbert",
+        "vocab_size": config.vocabulary_size,
+        "dim": config.hidden_dim,
+        "n_layers": config.num_layers,
+        "n_heads": config.num_heads,
+        "hidden_dim": config.intermediate_dim,
+        "activation": "gelu",
+        "dropout": config.dropout,
+        "attention_dropout": config.dropout,
+        "max_position_embeddings": config.max_sequence_length,
+        "sinusoidal_pos_embds": False,
+        "initializer_range": config.initializer_range,
+        "pad_token_id": 0,
+    }
+
+
 def read_hf_tensors(directory) -> NamedTensors:
     path = pathlib.Path(directory) / "model.safetensors"
     return NamedTensors(load_file(str(path)), path)
 
 
-def _prefix_of(tensors) -> str:
-    return "bert." if "bert.embeddings.word_embeddings.weight" in tensors else ""
+def _hf_naming(model, tensors):
+    """(canonical name -> (HF key, transpose), head-tensor prefixes a bare
+    encoder leaves unread) for `model`'s encoder family and `tensors`' layout."""
+    encoder = getattr(model, "encoder", model)
+    if encoder.config.family == "distilbert":
+        prefix = (
+            "distilbert."
+            if "distilbert.embeddings.word_embeddings.weight" in tensors
+            else ""
+        )
+        return functools.partial(hf_distilbert_name, prefix=prefix), _DISTILBERT_HEADS
+    prefix = "bert." if "bert.embeddings.word_embeddings.weight" in tensors else ""
+    return functools.partial(hf_name, prefix=prefix), _BERT_HEADS
 
 
 def load_hf_weights(model, directory, *, allow_partial=False):
     """Load an HF safetensors file into an encoder or a zoo pre-training model.
 
-    Head tensors (`cls.*`) a bare encoder cannot hold are ignored; any other
-    tensor left over is reported, since it means the architectures differ.
+    The encoder's family picks the names: BertModel / BertForPreTraining
+    keys for bert-family models, DistilBertModel keys for distilbert-family
+    ones (which take no pre-training heads). Head tensors (`cls.*`,
+    DistilBertForMaskedLM's `vocab_*`) a bare encoder cannot hold are
+    ignored; any other tensor left over is reported, since it means the
+    architectures differ.
     """
     tensors = read_hf_tensors(directory)
-    prefix = _prefix_of(tensors)
+    name_of, heads = _hf_naming(model, tensors)
     pairs = []
     for entry in model_entries(model):
-        key, transpose = hf_name(entry.name, prefix)
+        key, transpose = name_of(entry.name)
         pairs.append((entry.variable, key, transpose != entry.transposed))
     consumed = {key for _, key, _ in pairs}
     unused = [
         k
         for k in tensors
-        if k not in consumed and k not in _HF_BUFFERS and not k.startswith("cls.")
+        if k not in consumed and k not in _HF_BUFFERS and not k.startswith(heads)
     ]
     return assign_tensors(pairs, tensors, unused=unused, allow_partial=allow_partial)
 
 
 def load_hf_encoder(directory, *, allow_partial=False):
-    """Build a `BertEncoder` from an HF directory and load its weights."""
+    """Build a `BertEncoder` (a `DistilBertEncoder` for model_type
+    "distilbert") from an HF directory and load its weights."""
     found = find_hf_dir(directory)
     if found is None:
         raise FileNotFoundError(
-            f"{directory}: no HF BertModel files here (expected config.json and "
-            "model.safetensors, or a 0_Transformer/ folder holding them)."
+            f"{directory}: no HF BertModel / DistilBertModel files here (expected "
+            "config.json and model.safetensors, or a 0_Transformer/ folder holding them)."
         )
     config = config_from_hf(
         read_json_object(found / "config.json", "use the checkpoint's own config.json"),
@@ -155,20 +255,47 @@ def load_hf_encoder(directory, *, allow_partial=False):
     return encoder
 
 
-def save_hf(model, directory, *, vocabulary=None):
-    """Write `config.json` + `model.safetensors` (+ `vocab.txt`) in HF's
-    BertModel layout (BertForPreTraining keys when `model` has heads)."""
+def _tokenizer_config(config: EncoderConfig, lowercase) -> dict:
+    # What AutoTokenizer needs beyond vocab.txt, and what `load_checkpoint`
+    # reads the casing from; without it a cased vocabulary comes back uncased.
+    return {
+        "tokenizer_class": (
+            "DistilBertTokenizer" if config.family == "distilbert" else "BertTokenizer"
+        ),
+        "do_lower_case": bool(lowercase),
+        "model_max_length": config.max_sequence_length,
+    }
 
 
+def save_hf(model, directory, *, vocabulary=None, lowercase=None):
+    """Write `config.json` + `model.safetensors` (+ `vocab.txt`, and
+    `tokenizer_config.json` when `lowercase` is given) in HF's layout.
+
+    A bert-family model is written as BertModel (BertForPreTraining keys when
+    `model` has heads), a distilbert-family encoder as DistilBertModel. What
+    the HF class cannot express (a LayerNorm epsilon DistilBERT does not
+    have, heads on a distilbert-family encoder) raises ValueError before
+    anything is written.
+    """
     encoder = getattr(model, "encoder", model)
     hf_config = config_to_hf(encoder.config)
     has_heads = model is not encoder
-    prefix = "bert." if has_heads else ""
-    if has_heads:
-        hf_config["architectures"] = ["BertForPreTraining"]
+    if encoder.config.family == "distilbert":
+        if has_heads:
+            raise ValueError(
+                "save_hf: a distilbert-family model is written as HF DistilBertModel, "
+                f"which holds the encoder alone; received a {type(model).__name__}. "
+                "Pass its `.encoder`, or save the whole model as a zoo model directory."
+            )
+        name_of = hf_distilbert_name
+    else:
+        prefix = "bert." if has_heads else ""
+        if has_heads:
+            hf_config["architectures"] = ["BertForPreTraining"]
+        name_of = functools.partial(hf_name, prefix=prefix)
     tensors = {}
     for entry in model_entries(model):
-        key, transpose = hf_name(entry.name, prefix)
+        key, transpose = name_of(entry.name)
         value = np.asarray(entry.variable.numpy())
         tensors[key] = np.ascontiguousarray(
             value.T if transpose != entry.transposed else value
@@ -178,4 +305,8 @@ def save_hf(model, directory, *, vocabulary=None):
         save_file(tensors, str(tmp / "model.safetensors"), metadata={"format": "pt"})
         if vocabulary is not None:
             (tmp / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+        if lowercase is not None:
+            (tmp / "tokenizer_config.json").write_text(
+                json.dumps(_tokenizer_config(encoder.config, lowercase), indent=2) + "\n"
+            )
     return pathlib.Path(directory)

@@ -124,3 +124,48 @@ def hf_name(name: str, prefix: str = "") -> tuple[str, bool]:
     if out[-1].endswith("_embeddings"):
         out.append("weight")
     return head + ".".join(out), transpose
+
+
+# --- HF transformers DistilBERT names --------------------------------------
+
+# Inside one layer: BertModel's module path -> DistilBertModel's. The maths of
+# each module is the same (post-LN block, exact GELU); only the names differ.
+_DISTILBERT_LAYER_MODULES = {
+    "attention.self.query": "attention.q_lin",
+    "attention.self.key": "attention.k_lin",
+    "attention.self.value": "attention.v_lin",
+    "attention.output.dense": "attention.out_lin",
+    "attention.output.LayerNorm": "sa_layer_norm",
+    "intermediate.dense": "ffn.lin1",
+    "output.dense": "ffn.lin2",
+    "output.LayerNorm": "output_layer_norm",
+}
+_DISTILBERT_EMBEDDINGS = (
+    "embeddings.word_embeddings.",
+    "embeddings.position_embeddings.",
+    "embeddings.LayerNorm.",
+)
+
+
+def hf_distilbert_name(name: str, prefix: str = "") -> tuple[str, bool]:
+    """Canonical name -> (HF DistilBERT state-dict key, transpose_from_canonical).
+
+    A rename of `hf_name`'s BertModel key: embeddings keep their names,
+    `encoder.layer.3.attention.self.query` becomes
+    `transformer.layer.3.attention.q_lin`, and so on. `prefix` is
+    "distilbert." for DistilBertFor* files and "" for DistilBertModel files.
+    DistilBERT has no segment embeddings, pooler or `cls/` heads: those
+    names raise ValueError.
+    """
+    key, transpose = hf_name(name)
+    if key.startswith("encoder.layer."):
+        _, _, index, rest = key.split(".", 3)
+        module, parameter = rest.rsplit(".", 1)
+        key = f"transformer.layer.{index}.{_DISTILBERT_LAYER_MODULES[module]}.{parameter}"
+    elif not key.startswith(_DISTILBERT_EMBEDDINGS):
+        raise ValueError(
+            f"{name}: HF DistilBERT has no tensor for it (DistilBertModel holds "
+            "token and position embeddings, their LayerNorm and the transformer "
+            "layers; no segment embeddings, pooler or pre-training heads)."
+        )
+    return prefix + key, transpose

@@ -30,7 +30,7 @@ def run(args):
         )
         write_run_info(out, args)
     elif args.to == "hf":
-        save_hf(encoder, out, vocabulary=tokenizer.vocabulary)
+        save_hf(encoder, out, vocabulary=tokenizer.vocabulary, lowercase=tokenizer.lowercase)
     else:
         save_tf1(encoder, out, vocabulary=tokenizer.vocabulary)
     print(
@@ -46,23 +46,27 @@ def register(subparsers):
         "convert",
         help="turn a checkpoint (HF, google-research TF1, zoo) into a model directory",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Read an HF BertModel directory (config.json + model.safetensors; "
-        "sentence-transformers layout too), a google-research BERT release "
-        "(bert_config.json + bert_model.ckpt.*) or a zoo model directory, and write it "
-        "as a zoo model directory (model.keras, vocab.txt, zoo_model.json), or as HF / "
-        "TF1 files with --to.",
+        description="Read an HF BertModel or DistilBertModel directory (config.json + "
+        "model.safetensors; sentence-transformers layout too), a google-research BERT "
+        "release (bert_config.json + bert_model.ckpt.*) or a zoo model directory, and "
+        "write it as a zoo model directory (model.keras, vocab.txt, zoo_model.json), or "
+        "as HF / TF1 files with --to. --to hf writes BERT encoders as BertModel and "
+        "DistilBERT-style students (zoo distill) as DistilBertModel, with vocab.txt and "
+        "tokenizer_config.json; --to tf1 takes BERT encoders only.",
         epilog=help_examples(
             """
             zoo convert ~/ckpt/uncased_L-12_H-768_A-12 --out models/bert_base
             zoo convert ~/hf/all-MiniLM-L6-v2 --out models/minilm
             zoo convert models/minilm --to tf1 --out /tmp/minilm_tf1
+            zoo convert runs/distil3/model --to hf --out /tmp/student_hf
             """
         ),
     )
     p.add_argument("src", type=pathlib.Path, help="checkpoint directory or TF1 prefix")
     p.add_argument("--out", type=pathlib.Path, required=True, help="output directory")
     p.add_argument(
-        "--to", choices=("zoo", "hf", "tf1"), default="zoo", help="output format (default zoo)"
+        "--to", choices=("zoo", "hf", "tf1"), default="zoo",
+        help="output format (default zoo); hf writes a student as DistilBertModel",
     )
     case = p.add_mutually_exclusive_group()
     case.add_argument(
