@@ -108,3 +108,32 @@ def test_export_and_validate_commands_end_to_end(tmp_path, capsys):
     assert report["results"][0]["metrics"]["cosine_min"] > 0.99
     assert len(list(out.glob("validation-*.json"))) == 1
     mf.verify_manifest(out)  # the saved report is outside the manifest
+
+
+def test_export_and_validate_take_a_train_test_folder_and_name_the_splits(tmp_path, capsys):
+    """The folder `zoo finetune` reads (train/ and test/, each of class
+    sub-folders): int8 calibrates on train, validation runs the test split."""
+    model_dir = tmp_path / "model"
+    save_model_dir(make_tiny(), model_dir, WordPieceTokenizer(VOCABULARY))
+    data = tmp_path / "data"
+    texts = sentences(330, seed=5)
+    for i, text in enumerate(texts):
+        split = "train" if i < 120 else "test"
+        folder = data / split / TINY_LABELS[i % 3]
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{i:03d}.txt").write_text(text)
+    out = tmp_path / "exports" / "tiny_int8"
+    argv = ["export", "--model", str(model_dir), "--format", "tflite", "--quantize", "int8",
+            "--sequence-lengths", "24", "--data", str(data), "--out", str(out),
+            "--allow-degraded"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert f"validating on the test split of {data} (210 texts)" in printed
+    assert f"calibrating on the train split of {data} (first 120 of 120 texts)" in printed
+    assert json.loads((out / "validation.json").read_text())["num_texts"] == 210
+    assert mf.read_metadata(out)["representative_texts"] == 120
+
+    assert main(["validate", str(out), "--data", str(data), "--allow-degraded"]) == 0
+    assert f"on the test split of {data} (210 texts)" in capsys.readouterr().out
+    report = json.loads(next(out.glob("validation-*.json")).read_text())
+    assert report["num_texts"] == 210 and report["data"].startswith("the test split")

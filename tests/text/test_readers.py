@@ -154,7 +154,7 @@ def test_read_data_folder_csv_jsonl(tmp_path):
         '{"text": "q?", "text_b": "ctx"}\n\n{"text": "r", "text_b": "s"}\n'
     )
     assert read_data(tmp_path / "d.jsonl") == ([("q?", "ctx"), ("r", "s")], None)
-    with pytest.raises(ValueError, match="needs a `text` column"):
+    with pytest.raises(ValueError, match=r"must name a `text` column.*found \['sentence'\]"):
         (tmp_path / "bad.csv").write_text("sentence\nx\n")
         read_data(tmp_path / "bad.csv")
     with pytest.raises(ValueError, match="unsupported file type"):

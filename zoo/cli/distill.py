@@ -14,6 +14,7 @@ import json
 import pathlib
 
 from zoo.cli.runs import (
+    DATA_HELP,
     FORCE_HELP,
     CliError,
     add_verbose,
@@ -89,8 +90,10 @@ def register(subparsers):
         "subset of its layers (DistilBERT's 0,2,4,7,9,11 for 12 -> 6; 0,2,4 for 6 -> 3), "
         "then train it with soft targets at temperature T (times T²), the hard loss and "
         "a hidden-state cosine term (DistilBERT's weights 5/2/1 by default). "
-        "--mode task reads --data like `zoo finetune` for the teacher's task; --mode "
-        "general distils a masked-LM teacher on raw text (files, or austen / wordnet). "
+        "--mode task reads --data as `zoo finetune` does for the teacher's task (trains "
+        "on its train split, validates on validation, scores teacher and student on "
+        "test); --mode general distils a masked-LM teacher on raw text (files, or "
+        "austen / wordnet). "
         "Writes OUT/model (a zoo model directory), OUT/metrics.json, OUT/history.json, "
         "OUT/args.json. A killed run resumes at its last finished epoch when re-run with "
         "the same arguments (a finished one prints its metrics; other arguments are "
@@ -108,7 +111,7 @@ def register(subparsers):
     )
     p.add_argument("--teacher", type=pathlib.Path, required=True,
                    help="teacher zoo model directory (zoo finetune / zoo pretrain output)")
-    p.add_argument("--data", required=True, help="task data (as zoo finetune) or raw text")
+    p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--student-layers", type=int, required=True)
     p.add_argument("--layer-map", type=_layer_map, default=None,
                    help="teacher layer per student layer, e.g. 0,2,4 (default: evenly spread)")

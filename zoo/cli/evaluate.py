@@ -7,7 +7,7 @@ import json
 import pathlib
 
 from zoo.checkpoints import load_model_dir
-from zoo.cli.runs import CliError, help_examples
+from zoo.cli.runs import DATA_HELP, CliError, help_examples
 from zoo.models import task_of
 from zoo.train import data as task_data
 from zoo.train.finetune import evaluate_model, evaluation_config
@@ -37,8 +37,9 @@ def register(subparsers):
         "evaluate",
         help="accuracy / macro-F1, entity F1 or EM/F1 of a fine-tuned model",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Evaluate a fine-tuned zoo model directory on the test split of "
-        "--data (same formats as `zoo finetune`).",
+        description="Evaluate a fine-tuned zoo model directory on the test split (or "
+        "--split) of --data, split as `zoo finetune` splits it: its own split, else "
+        "de-duplicated and split by index (i%5==0 test, i%10==1 validation).",
         epilog=help_examples(
             """
             zoo evaluate --model runs/bbc/model --data bbc
@@ -47,7 +48,7 @@ def register(subparsers):
         ),
     )
     p.add_argument("--model", type=pathlib.Path, required=True)
-    p.add_argument("--data", required=True)
+    p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--split", default="test", choices=("train", "validation", "test"))
     p.add_argument("--sequence-length", type=int, default=None,
                    help="default: the length the model was fine-tuned with")

@@ -5,6 +5,10 @@
     zoo export --model runs/bbc --format saved_model --data bbc --out serving
     zoo validate exports/bbc_dyn --data bbc
 
+--data is read by `zoo.text.readers` as every command reads it; which texts
+calibrate and which validate is `calibration_and_validation`'s rule (export)
+and `validation_data`'s (validate).
+
 `register(subparsers)` adds both to the `zoo` parser. Each command returns an
 exit status: 0 passed (or degraded and allowed), 1 failed validation; user
 errors raise ValueError / FileNotFoundError, which `zoo` prints (exit 2).
@@ -29,15 +33,11 @@ from export.validate import (
     write_report,
 )
 from zoo.checkpoints.model_dir import load_model_dir, read_model_dir_meta
-from zoo.cli.runs import help_examples
+from zoo.cli.runs import DATA_HELP, help_examples
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
-from zoo.text.readers import calibration_and_validation, read_data
+from zoo.models import task_of
+from zoo.text.readers import CALIBRATION_TEXTS, calibration_and_validation, validation_data
 
-DATA_HELP = (
-    "texts for calibration and validation: `bbc` (the project's fixed BBC News test split; "
-    "int8 calibrates on BBC train), a folder of class sub-folders of .txt files, or a "
-    ".csv/.jsonl file with `text` and `label` (and `text_b` for pairs)"
-)
 DEFAULT_LENGTHS = {"saved_model": [DEFAULT_SEQUENCE_LENGTH], "tflite": [DEFAULT_SEQUENCE_LENGTH],
                    "tpu": [128, 256, 512]}
 
@@ -61,13 +61,20 @@ def register(subparsers):
         help="export a zoo model as a validated SavedModel (TF Serving / TPU) or .tflite",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=textwrap.dedent(
-            """\
+            f"""\
             Export a zoo model directory and prove the artifact in the runtime that will
             serve it: the .tflite in LiteRT's interpreter, the SavedModel through the TF1
-            session loader (TF Serving's restore path) in a fresh process. Every --data
+            session loader (TF Serving's restore path) in a fresh process. Every validation
             text goes through the artifact and the Keras model; a miss of the per-mode
             thresholds fails the export (exit 1) and publishes nothing, unless
             --allow-degraded.
+
+            --data with its own split (bbc, a folder with train/ and test/ entries):
+            validation on the test split (validation/ or dev/ when there is no test),
+            int8/int4 calibration on the first {CALIBRATION_TEXTS} texts of the train split.
+            A single file or folder: the last {CALIBRATION_TEXTS} texts calibrate and the rest
+            validate, or all texts do both when fewer than 200 would be left to validate.
+            The command prints which split or texts it uses for each.
 
             --format saved_model  text-in SavedModel at OUT/NAME/VERSION/ (+ models.config,
                                   batching_parameters.txt, README.md with the server command)
@@ -80,8 +87,10 @@ def register(subparsers):
             """
             zoo export --model runs/bbc_teacher --format tflite --quantize dynamic_int8 \\
                 --sequence-lengths 64,128,256 --data bbc --out exports/bbc_dyn
-            zoo export --model runs/bbc_teacher --format tflite --quantize int8 \\
-                --data data/reviews.csv --out exports/reviews_int8 --allow-degraded
+            # data/reviews/ holds train/ and test/ (class folders or .csv): int8
+            # calibrates on train, validation runs the test split
+            zoo export --model runs/reviews/model --format tflite --quantize int8 \\
+                --data data/reviews/ --out exports/reviews_int8 --allow-degraded
             zoo export --model runs/bbc_teacher --format saved_model --data bbc \\
                 --out serving --name bbc
             zoo export --model runs/bbc_teacher --format tpu --sequence-lengths 128,256 \\
@@ -102,7 +111,7 @@ def register(subparsers):
         default="float32",
         help="tflite only: float32 (default); float16 weights; dynamic_int8 (int8 weights); "
         "int8 (int8 weights and activations in the dense layers, for NPUs/DSPs; "
-        "calibrated on --data's calibration texts); int4 (int4 dense weights, int8 "
+        "calibrated on --data's calibration texts, see above); int4 (int4 dense weights, int8 "
         "embedding: the smallest and fastest file; calibrated likewise)",
     )
     p.add_argument(
@@ -147,8 +156,11 @@ def register(subparsers):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=textwrap.dedent(
             """\
-            Verify ARTIFACT_DIR's manifest, load it in its runtime and run every --data text
-            through it. The reference is --model, else the source model directory recorded
+            Verify ARTIFACT_DIR's manifest, load it in its runtime and run --data's texts
+            through it: the test split (validation/ or dev/ when there is no test) of data
+            with its own split (bbc, a folder with train/ and test/ entries), the texts
+            `zoo export` validated on; every text of a single file or folder. The
+            reference is --model, else the source model directory recorded
             in metadata.json if it still holds the same model.keras; without one, only the
             artifact's own figures (accuracy when --data has labels) are reported. The
             report is printed (a table, or JSON with --json) and saved as
@@ -211,11 +223,13 @@ def run_export(args):
             f"--out {args.out} exists and is not empty; pass --force to replace it."
         )
     model, tokenizer = _load_model(args.model)
-    calibration, texts, labels, note = calibration_and_validation(args.data)
+    calibrated = args.format == "tflite" and args.quantize in CALIBRATED_MODES
+    calibration, texts, labels, note = calibration_and_validation(args.data, task=task_of(model))
     print(
         f"exporting {type(model).__name__} from {args.model} as {args.format}"
         f"{' ' + args.quantize if args.format == 'tflite' else ''}, lengths {lengths}; "
-        f"validating on {len(texts)} texts ({note['calibration']} for calibration)"
+        f"validating on {note['validation']}"
+        + (f"; calibrating on {note['calibration']}" if calibrated else "")
     )
     t0 = time.time()
     common = dict(
@@ -229,7 +243,7 @@ def run_export(args):
                 args.out,
                 quantize=args.quantize,
                 sequence_lengths=lengths,
-                representative_texts=calibration if args.quantize in CALIBRATED_MODES else None,
+                representative_texts=calibration if calibrated else None,
                 validation_texts=texts,
                 text_in=args.text_in,
                 **common,
@@ -277,8 +291,10 @@ def run_validate(args):
             f"{args.artifact}: no such directory. Give the directory `zoo export` wrote (for a "
             "SavedModel, BASE/NAME/VERSION)."
         )
-    mf.read_metadata(args.artifact)
-    texts, labels = read_data(args.data)
+    meta = mf.read_metadata(args.artifact)
+    texts, labels, described = validation_data(args.data, meta["task"])
+    if not args.json:
+        print(f"validating {args.artifact} on {described}")
     reference = tokenizer = None
     if args.model is not None:
         reference, tokenizer = _load_model(args.model)
@@ -294,6 +310,7 @@ def run_validate(args):
         status = 0
     except ExportValidationError as e:
         report, status = e.report, 1
+    report["data"] = described
     path = args.artifact / f"validation-{time.strftime('%Y%m%dT%H%M%S')}.json"
     write_report(report, path)
     if args.json:

@@ -7,6 +7,7 @@ import json
 import pathlib
 
 from zoo.cli.runs import (
+    DATA_HELP,
     FORCE_HELP,
     add_verbose,
     help_examples,
@@ -59,10 +60,10 @@ def register(subparsers):
         "model directory), OUT/metrics.json (test split), OUT/history.json. A killed "
         "run resumes at its last finished epoch when re-run with the same arguments (a "
         "finished one prints its metrics; other arguments are refused).\n\n"
-        "--data: a folder of class sub-folders of .txt files, a CSV/TSV/JSONL with "
-        "text[,text_b],label (classify); a CoNLL file (tag); SQuAD v1.1/v2.0 JSON (qa); "
-        "a folder with train/validation(dev)/test entries; or `bbc` (the installed BBC "
-        "News corpus with the project's fixed split).",
+        "--data: trains on its train split, picks the best epoch on validation, reports "
+        "the test split. Data without its own split is de-duplicated and split by index "
+        "(i%5==0 test, i%10==1 validation, the rest train); with train and test but no "
+        "validation, every 10th train example becomes validation.",
         epilog=help_examples(
             """
             zoo finetune --model models/minilm --data bbc --task classify --out runs/bbc
@@ -77,7 +78,7 @@ def register(subparsers):
         ),
     )
     p.add_argument("--model", type=pathlib.Path, required=True)
-    p.add_argument("--data", required=True)
+    p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--task", choices=("classify", "tag", "qa"), required=True)
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--epochs", type=int, default=3)

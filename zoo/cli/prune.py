@@ -6,7 +6,7 @@ import argparse
 import json
 import pathlib
 
-from zoo.cli.runs import CliError, help_examples, write_run_info
+from zoo.cli.runs import DATA_HELP, CliError, help_examples, write_run_info
 from zoo.distill.prune import prune_model_dir
 
 
@@ -43,8 +43,9 @@ def register(subparsers):
         "(and its ## form), so new words still split into pieces. The token embedding's rows "
         "are gathered, vocab.txt is rewritten and ids renumbered; the training texts "
         "tokenize to the same pieces as before. Reports rows kept, parameters, how many test "
-        "texts tokenize differently, and test metrics before and after. --data is read as "
-        "`zoo finetune` reads it (its train split is the corpus).",
+        "texts tokenize differently, and test metrics before and after. --data is split as "
+        "`zoo finetune` splits it: its train split is the corpus, its test split (validation "
+        "when there is none) is scored.",
         epilog=help_examples(
             """
             zoo prune --model runs/student/model --data bbc --out runs/student_pruned
@@ -55,7 +56,7 @@ def register(subparsers):
     )
     p.add_argument("--model", type=pathlib.Path, required=True,
                    help="a fine-tuned zoo model directory")
-    p.add_argument("--data", required=True, help="the task's data (as zoo finetune)")
+    p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--out", type=pathlib.Path, required=True,
                    help="the pruned model directory to write")
     p.add_argument("--no-evaluate", action="store_true",

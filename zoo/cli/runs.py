@@ -1,6 +1,7 @@
 """Run bookkeeping shared by the commands: args.json (arguments, versions,
 git revision), what a training command does with an existing --out (resume,
-refuse, start over), and the user-facing error type."""
+refuse, start over), the user-facing error type, and the --data help every
+data-reading command shares."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import textwrap
 import time
 
+from zoo.text.readers import DATA_FORMS
 from zoo.utils.atomic import atomic_file
 from zoo.utils.jsonfile import read_json_object
 from zoo.utils.provenance import git_revision, versions
@@ -50,6 +52,13 @@ def write_run_info(out_dir, args):
 TRAINING_OUTPUTS = ("backup", "model", "args.json", "history.json", "metrics.json")
 # Arguments that may differ between a run and its resume.
 _RESUME_FREE_ARGUMENTS = {"force", "verbose"}
+# The --data help of every command that reads task data (finetune, evaluate,
+# distill, prune, export, validate): one text, so the forms cannot drift apart.
+DATA_HELP = (
+    f"{DATA_FORMS}. export and validate also take unlabelled texts (rows with `text` and "
+    "optional `text_b`); zoo distill --mode general takes raw text as zoo pretrain does. "
+    "Which split the command trains, scores, calibrates or validates on: see its description."
+)
 FORCE_HELP = ("start over: remove this command's outputs in --out (backup/, model/, "
               "args.json, history.json, metrics.json) instead of resuming or refusing")
 

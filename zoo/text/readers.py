@@ -1,32 +1,52 @@
-"""Readers for the fine-tuning formats users have.
+"""Readers for the data forms every `--data` takes.
 
+- `bbc`: the installed BBC News corpus with the project's fixed split;
 - classification: a folder of class sub-folders of `.txt` files, or a
   CSV / TSV / JSONL file with columns `text`, optional `text_b`, `label`;
 - tagging: CoNLL column files (word first, tag last; blank line between
   sentences; `-DOCSTART-` lines skipped);
-- span QA: SQuAD v1.1 / v2.0 JSON.
+- span QA: SQuAD v1.1 / v2.0 JSON;
+- a folder holding `train`, `validation` (or `dev`) and `test` entries (at
+  least `train` and one other), each a file or folder in one of these forms:
+  an explicit split.
 
-A path that is a folder holding `train`, `validation` (or `dev`) and `test`
-entries in one of these formats is read as an explicit split; otherwise
-`splits.split_examples` makes the project's fixed split.
+`read_task_examples` is the one entry point: training (`zoo.train.data`)
+applies its split rule to what it returns, export and validation
+(`calibration_and_validation`, `validation_data`) theirs.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import json
 import pathlib
 
 from zoo.text.corpora import bbc_news_split, decode_text
 
-CLASSIFICATION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json")
+CLASSIFICATION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json")
+BBC = "bbc"
+# Texts an export calibrates its int8/int4 modes on (the first of a train split).
+CALIBRATION_TEXTS = 200
+# What `--data` may name, for help texts and for errors that have to say what to give.
+DATA_FORMS = (
+    "`bbc` (the installed BBC News corpus, with the project's fixed split); a folder of "
+    "class sub-folders of .txt files (DATA/LABEL/*.txt); a .csv, .tsv or .jsonl file with "
+    "columns `text`, optional `text_b`, `label`; a CoNLL file (tagging); SQuAD v1.1/v2.0 "
+    "JSON (QA); or a folder with `train` and `test` (and/or `validation` or `dev`) "
+    "entries, each a file or folder in one of those forms"
+)
+SPLIT_FOLDER_HINT = (
+    "or a folder with train/ and test/ (and/or validation/ or dev/) entries, each a folder "
+    "of class sub-folders or a .csv/.tsv/.jsonl file"
+)
 
 
 @dataclasses.dataclass(frozen=True)
 class TextExample:
     text: str
-    label: str
+    label: str | None  # None only where labels are optional (texts for export)
     text_b: str | None = None
 
 
@@ -54,11 +74,23 @@ def _need(condition, path, message):
         raise ValueError(f"{path}: {message}")
 
 
+def _need_file(path, what):
+    if path.is_dir():
+        raise ValueError(
+            f"{path}: is a folder; {what}, or a folder with `train` and `test` (and/or "
+            "`validation` or `dev`) entries in that form.")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file.")
+
+
 # --- classification ------------------------------------------------------------
 
 
-def read_classification(path):
-    """List of `TextExample` from a class-folder tree or a CSV/TSV/JSONL file."""
+def read_classification(path, *, labelled=True):
+    """List of `TextExample` from a class-folder tree or a CSV/TSV/JSONL file.
+
+    With `labelled=False` the `label` column may be missing or empty (the
+    example's label is then None): texts to export and validate on."""
     path = pathlib.Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory.")
@@ -66,18 +98,28 @@ def read_classification(path):
         return _read_class_folders(path)
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        return _read_delimited(path, "\t" if suffix == ".tsv" else ",")
-    if suffix in (".jsonl", ".json"):
-        return _read_jsonl(path)
+        return _read_delimited(path, "\t" if suffix == ".tsv" else ",", labelled)
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return _read_jsonl(path, labelled)
     raise ValueError(
-        f"{path}: unsupported file type {suffix!r}; use a folder of class sub-folders "
-        f"of .txt files or one of {', '.join(CLASSIFICATION_SUFFIXES)}."
+        f"{path}: unsupported file type {suffix!r}; give one of "
+        f"{', '.join(CLASSIFICATION_SUFFIXES)} with a `text` column (and `label`), a folder "
+        f"of class sub-folders of .txt files, {SPLIT_FOLDER_HINT}."
     )
 
 
 def _read_class_folders(path):
     classes = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-    _need(classes, path, "expected one sub-folder per class holding .txt files; found none.")
+    splits = [p.name for p in classes if p.name.lower() in SPLIT_NAMES]
+    # A folder with only one split entry (say train/ alone) lands here, its
+    # split read as a class: say what a split folder needs.
+    hint = (f" ({', '.join(splits)} look(s) like a split: a split folder needs `train` and "
+            "`test`, `validation` or `dev` entries)" if splits else "")
+    _need(
+        classes, path,
+        f"found no class sub-folders holding .txt files; expected {path}/LABEL/*.txt, "
+        f"{SPLIT_FOLDER_HINT}.",
+    )
     examples = []
     for folder in classes:
         files = sorted(folder.glob("*.txt"))
@@ -85,38 +127,53 @@ def _read_class_folders(path):
             text = _read_text(file).strip()
             if text:
                 examples.append(TextExample(text, folder.name))
-    _need(examples, path, "the class sub-folders hold no non-empty .txt files.")
+    _need(
+        examples, path,
+        f"found no class sub-folders holding non-empty .txt files (sub-folders: "
+        f"{[p.name for p in classes][:8]}){hint}; expected {path}/LABEL/*.txt, "
+        f"{SPLIT_FOLDER_HINT}.",
+    )
     return examples
 
 
-def _row_example(row, where):
+def _row_example(row, where, labelled=True):
+    needed = ("text", "label") if labelled else ("text",)
     if not isinstance(row, dict):
-        raise ValueError(f"{where}: expected an object with `text` and `label`; got {row!r:.80}")
-    missing = [k for k in ("text", "label") if row.get(k) in (None, "")]
+        raise ValueError(
+            f"{where}: expected an object with {' and '.join(f'`{k}`' for k in needed)}; "
+            f"got {row!r:.80}")
+    missing = [k for k in needed if row.get(k) in (None, "")]
     if missing:
         raise ValueError(
             f"{where}: missing {' and '.join(f'`{m}`' for m in missing)} "
-            f"(columns present: {sorted(row)}); every row needs `text` and `label`, "
-            "`text_b` is optional."
+            f"(columns present: {sorted(row)}); "
+            + ("every row needs `text` and `label`, `text_b` is optional." if labelled
+               else "every row needs `text`; `label` and `text_b` are optional.")
         )
     text_b = row.get("text_b") or None
-    return TextExample(str(row["text"]), str(row["label"]), None if text_b is None else str(text_b))
+    label = row.get("label")
+    label = None if label in (None, "") else str(label)
+    return TextExample(str(row["text"]), label, None if text_b is None else str(text_b))
 
 
-def _read_delimited(path, delimiter):
+def _read_delimited(path, delimiter, labelled=True):
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle, delimiter=delimiter)
         header = reader.fieldnames or []
         _need(
-            "text" in header and "label" in header,
+            "text" in header and ("label" in header or not labelled),
             path,
-            f"header must name `text` and `label` columns (and optionally `text_b`); "
-            f"found {header}.",
+            ("header must name `text` and `label` columns (and optionally `text_b`); "
+             if labelled else
+             "header must name a `text` column (and optionally `text_b`, `label`); ")
+            + f"found {header}.",
         )
-        return [_row_example(row, f"{path}:{i + 2}") for i, row in enumerate(reader)]
+        examples = [_row_example(row, f"{path}:{i + 2}", labelled) for i, row in enumerate(reader)]
+    _need(examples, path, "no rows below the header.")
+    return examples
 
 
-def _read_jsonl(path):
+def _read_jsonl(path, labelled=True):
     examples = []
     with open(path, encoding="utf-8") as handle:
         for i, line in enumerate(handle, 1):
@@ -126,7 +183,7 @@ def _read_jsonl(path):
                 row = json.loads(line)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{path}:{i}: not valid JSON ({e.msg}).") from e
-            examples.append(_row_example(row, f"{path}:{i}"))
+            examples.append(_row_example(row, f"{path}:{i}", labelled))
     _need(examples, path, "no examples (expected one JSON object per line).")
     return examples
 
@@ -138,8 +195,7 @@ def read_conll(path):
     """List of `TaggedSentence` from a CoNLL file: the first column is the
     word, the last the tag (BIO / IOB2); blank lines separate sentences."""
     path = pathlib.Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file.")
+    _need_file(path, "tagging data is a CoNLL file")
     sentences, words, tags = [], [], []
     for number, line in enumerate(_read_text(path).splitlines(), 1):
         parts = line.split()
@@ -169,8 +225,7 @@ def read_conll(path):
 def read_squad(path):
     """List of `QAExample` from SQuAD v1.1 or v2.0 JSON."""
     path = pathlib.Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file.")
+    _need_file(path, "QA data is a SQuAD JSON file")
     try:
         data = json.loads(_read_text(path))
     except json.JSONDecodeError as e:
@@ -227,97 +282,164 @@ def find_split_files(path):
     return found if "train" in found and len(found) >= 2 else None
 
 
+# --- one entry point for every --data -----------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskExamples:
+    """What `--data` holds, before any command's split rule."""
+
+    source: str  # `bbc` or the path given
+    splits: dict | None  # split name -> examples, when the data brings its own split
+    examples: list | None  # every example, when it does not
+    origin: str  # where the splits come from, for the printed split rule
+
+
+def _texts_or(read):
+    """`read` for a file of task examples, except that a .csv/.tsv/.jsonl of
+    text rows (`text`, optional `text_b`) is read as texts: what a tagger
+    or QA model is exported and validated on when there is no CoNLL/SQuAD."""
+
+    def read_texts_or_task(path):
+        suffix = pathlib.Path(path).suffix.lower()
+        if suffix in (".csv", ".tsv", ".jsonl", ".ndjson") or (
+                suffix == ".json" and read is not read_squad):
+            return read_classification(path, labelled=False)
+        return read(path)
+
+    return read_texts_or_task
+
+
+def _reader(task, labelled):
+    # Keyed by the task names of zoo.models.task (one floor up).
+    readers = {"classify": read_classification, "tag": read_conll, "qa": read_squad}
+    if task not in readers:
+        raise ValueError(f"task {task!r}: expected one of {', '.join(readers)}.")
+    read = readers[task]
+    if labelled:
+        return read
+    if task == "classify":
+        return functools.partial(read_classification, labelled=False)
+    return _texts_or(read)
+
+
+def read_task_examples(spec, task="classify", *, labelled=True):
+    """Read `--data` for `task` ("classify", "tag" or "qa") as `TaskExamples`.
+
+    `spec` is `bbc`, one file/folder in the task's form, or a folder of
+    split entries (`find_split_files`) each in that form. With
+    `labelled=False` (texts to export and validate on) labels are optional,
+    and a tagger's or QA model's data may also be text rows (`text`,
+    optional `text_b`) in a .csv/.tsv/.jsonl file.
+    """
+    read = _reader(task, labelled)
+    if str(spec) == BBC:
+        if task != "classify":
+            raise ValueError(
+                f"--data bbc is a classification corpus (BBC News); a {task} model needs "
+                f"{'CoNLL' if task == 'tag' else 'SQuAD'} data (for `zoo finetune`, "
+                "--data bbc goes with --task classify).")
+        raw = bbc_news_split()
+        return TaskExamples(
+            BBC, {k: [TextExample(t, y) for t, y in v] for k, v in raw.items()}, None,
+            "BBC News, de-duplicated; i%5==0 test, i%10==1 validation (corpora.bbc_news_split)")
+    path = pathlib.Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(f"--data {spec}: no such file or folder. Give {DATA_FORMS}.")
+    explicit = find_split_files(path)
+    if explicit is not None:
+        return TaskExamples(
+            str(spec), {name: read(p) for name, p in explicit.items()}, None,
+            f"explicit files: {', '.join(f'{k}={v.name}' for k, v in explicit.items())}")
+    return TaskExamples(str(spec), None, read(path), "one file/folder without its own split")
+
+
 # --- texts for export calibration and validation ---------------------------------
 
 
-def read_data(spec):
-    """`(texts, labels)` from `spec`; `labels` is None when the data has none.
+def texts_and_labels(examples, task="classify"):
+    """`(texts, labels)` an exported artifact runs on: a text or a
+    `(text, text_b)` pair per example (QA: `(question, context)`; tagging:
+    the sentence's words joined by spaces). `labels` (class names) is None
+    unless the task is classification and every example has one."""
+    if examples and isinstance(examples[0], TaggedSentence):
+        return [" ".join(s.words) for s in examples], None
+    if examples and isinstance(examples[0], QAExample):
+        return [(e.question, e.context) for e in examples], None
+    pairs = any(e.text_b is not None for e in examples)
+    texts = [(e.text, e.text_b or "") if pairs else e.text for e in examples]
+    labelled = task == "classify" and all(e.label is not None for e in examples)
+    return texts, [e.label for e in examples] if labelled else None
 
-    `spec` is one of:
-    - `"bbc"`: the project's fixed BBC News test split (426 articles);
-    - a folder of class sub-folders of `.txt` files (label = folder name);
-    - a `.csv` or `.jsonl` file with a `text` column, optional `label`, and
-      optional `text_b` (then each text is a `(text, text_b)` pair).
+
+def _held_out(data):
+    """The split an artifact is validated on: test, else validation."""
+    return "test" if data.splits.get("test") else "validation"
+
+
+def validation_data(spec, task="classify"):
+    """`(texts, labels, description)` that `zoo validate` runs an artifact on.
+
+    Data with its own split (`bbc`, a train/test folder): its test split
+    (validation when there is no test), the texts `zoo export` validated
+    on. Other data: every text. `labels` is None when the data has none.
     """
-    if str(spec) == "bbc":
-        pairs = bbc_news_split()["test"]
-        return [t for t, _ in pairs], [label for _, label in pairs]
-    path = pathlib.Path(spec)
-    if not path.exists():
-        raise FileNotFoundError(
-            f"--data {spec}: no such file or folder. Give `bbc`, a folder of class sub-folders of "
-            ".txt files, or a .csv/.jsonl file with `text` and `label` columns."
-        )
-    if path.is_dir():
-        texts, labels = [], []
-        for folder in sorted(p for p in path.iterdir() if p.is_dir()):
-            for file in sorted(folder.glob("*.txt")):
-                texts.append(decode_text(file.read_bytes()))
-                labels.append(folder.name)
-        if not texts:
-            raise ValueError(
-                f"--data {path}: found no class sub-folders holding .txt files (expected "
-                f"{path}/LABEL/*.txt)."
-            )
-        return texts, labels
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f))
-    elif suffix in (".jsonl", ".ndjson"):
-        rows = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except ValueError as e:
-                    raise ValueError(
-                        f"--data {path}: line {number} is not JSON ({e})."
-                    ) from e
-    else:
-        raise ValueError(
-            f"--data {path}: unsupported file type {suffix!r}; use .csv or .jsonl with a `text` "
-            "column (and `label`), a folder of class sub-folders, or `bbc`."
-        )
-    if not rows or "text" not in rows[0]:
-        found = sorted(rows[0]) if rows else "no rows"
-        raise ValueError(f"--data {path}: needs a `text` column; found {found}.")
-    pair = "text_b" in rows[0]
-    texts = [(r["text"], r["text_b"]) if pair else r["text"] for r in rows]
-    has_labels = all(r.get("label") not in (None, "") for r in rows)
-    labels = [str(r["label"]) for r in rows] if has_labels else None
+    data = read_task_examples(spec, task, labelled=False)
+    if data.splits is not None:
+        held = _held_out(data)
+        texts, labels = texts_and_labels(data.splits[held], task)
+        return texts, labels, f"the {held} split of {data.source} ({len(texts)} texts)"
+    texts, labels = texts_and_labels(data.examples, task)
+    return texts, labels, f"all {len(texts)} texts of {data.source} (no split of its own)"
+
+
+def read_data(spec, task="classify"):
+    """`(texts, labels)` of `validation_data`: for `bbc` the fixed BBC News
+    test split (426 articles); `labels` is None when the data has none."""
+    texts, labels, _ = validation_data(spec, task)
     return texts, labels
 
 
-def calibration_and_validation(spec, calibration_size=200, min_validation=200):
+def calibration_and_validation(spec, calibration_size=CALIBRATION_TEXTS, min_validation=200,
+                               task="classify"):
     """Split `--data` into calibration texts and validation `(texts, labels)`.
 
-    For `bbc` the calibration texts come from the train split and validation
-    is the whole test split. For other data the last `calibration_size` texts
-    calibrate and the rest validate, when at least `min_validation`
-    remain; otherwise both use all texts (`overlap=True` in the note).
+    Returns `(calibration, texts, labels, note)`; `note["calibration"]` and
+    `note["validation"]` say which split or texts each is, `note["overlap"]`
+    whether they share texts.
+
+    Data with its own split (`bbc`, a folder with train/ and test/ entries):
+    the first `calibration_size` texts of the train split calibrate and the
+    test split (validation when there is no test) validates. Other data:
+    the last `calibration_size` texts calibrate and the rest validate, when
+    at least `min_validation` remain; otherwise the first
+    `calibration_size` calibrate and all validate (`overlap=True`).
     """
-    if str(spec) == "bbc":
-        split = bbc_news_split()
-        calibration = [t for t, _ in split["train"][:calibration_size]]
-        texts, labels = read_data("bbc")
-        return calibration, texts, labels, {"calibration": "bbc train", "overlap": False}
-    texts, labels = read_data(spec)
+    data = read_task_examples(spec, task, labelled=False)
+    if data.splits is not None:
+        train = data.splits["train"]
+        calibration, _ = texts_and_labels(train[:calibration_size], task)
+        held = _held_out(data)
+        texts, labels = texts_and_labels(data.splits[held], task)
+        return calibration, texts, labels, {
+            "calibration": f"the train split of {data.source} (first {len(calibration)} of "
+                           f"{len(train)} texts)",
+            "validation": f"the {held} split of {data.source} ({len(texts)} texts)",
+            "overlap": False,
+        }
+    texts, labels = texts_and_labels(data.examples, task)
     if len(texts) - calibration_size >= min_validation:
         cut = len(texts) - calibration_size
-        calibration = texts[cut:]
-        return (
-            calibration,
-            texts[:cut],
-            None if labels is None else labels[:cut],
-            {
-                "calibration": f"last {calibration_size} texts of {spec}",
-                "overlap": False,
-            },
-        )
-    return (
-        texts[:calibration_size],
-        texts,
-        labels,
-        {"calibration": str(spec), "overlap": True},
-    )
+        return texts[cut:], texts[:cut], None if labels is None else labels[:cut], {
+            "calibration": f"the last {calibration_size} of {len(texts)} texts of "
+                           f"{data.source} (no split of its own)",
+            "validation": f"the first {cut} texts of {data.source}",
+            "overlap": False,
+        }
+    return texts[:calibration_size], texts, labels, {
+        "calibration": f"the first {min(calibration_size, len(texts))} of {len(texts)} texts "
+                       f"of {data.source} (no split of its own)",
+        "validation": f"all {len(texts)} texts of {data.source} (too few to hold "
+                      f"{calibration_size} out: calibration and validation overlap)",
+        "overlap": True,
+    }

@@ -4,25 +4,15 @@ split into a `tf.data.Dataset` for `model.fit`."""
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 
 import numpy as np
 import tensorflow as tf
 
 from zoo.configs import INPUT_NAMES
+from zoo.models.task import TASKS
 from zoo.text import features as feats
-from zoo.text.corpora import bbc_news_split
-from zoo.text.readers import (
-    TextExample,
-    find_split_files,
-    read_classification,
-    read_conll,
-    read_squad,
-)
+from zoo.text.readers import read_task_examples
 from zoo.text.splits import deduplicate, split_examples
-
-TASKS = ("classify", "tag", "qa")
-BBC = "bbc"
 
 
 @dataclasses.dataclass
@@ -34,60 +24,44 @@ class TaskData:
     split_rule: str
 
 
-def _reader(task):
-    return {"classify": read_classification, "tag": read_conll, "qa": read_squad}[task]
-
-
 def load_task_data(path, task):
-    """Read `path` for `task` into splits.
+    """Read `path` for `task` into train/validation/test splits.
 
-    `path` may be `bbc` (the project's fixed BBC News split), a folder with
-    `train` / `validation` (or `dev`) / `test` entries, or one file/folder in
-    the task's format, which is de-duplicated and split by the fixed rule of
+    `path` is any form `zoo.text.readers.read_task_examples` reads: `bbc`
+    (the project's fixed BBC News split), a folder with `train` /
+    `validation` (or `dev`) / `test` entries, or one file/folder in the
+    task's format, which is de-duplicated and split by the fixed rule of
     `zoo.text.splits`.
     """
     if task not in TASKS:
         raise ValueError(f"--task {task!r}: expected one of {', '.join(TASKS)}.")
-    if str(path) == BBC:
-        if task != "classify":
-            raise ValueError("--data bbc is a classification corpus; use --task classify.")
-
-        raw = bbc_news_split()
-        splits = {k: [TextExample(t, y) for t, y in v] for k, v in raw.items()}
-        rule = "BBC News, de-duplicated; i%5==0 test, i%10==1 validation (corpora.bbc_news_split)"
-        source = "bbc"
+    read = read_task_examples(path, task)
+    rule = read.origin
+    if read.splits is not None:
+        splits = dict(read.splits)
+        if not splits.get("validation") and splits.get("test"):
+            # Selecting the best epoch or stopping early on the test split
+            # would leak it into the reported score: carve validation out
+            # of train instead.
+            train = splits["train"]
+            splits["validation"] = [e for i, e in enumerate(train) if i % 10 == 1]
+            splits["train"] = [e for i, e in enumerate(train) if i % 10 != 1]
+            rule += ("; no validation split given: train examples i%10==1 carved out as "
+                     "validation (model selection, early stopping); test only scored")
+        elif not splits.get("test"):
+            rule += ("; no test split given: the reported metrics are on the validation "
+                     "split, which also selected the best epoch")
     else:
-        path = pathlib.Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"--data {path}: no such file or directory.")
-        read = _reader(task)
-        explicit = find_split_files(path)
-        if explicit is not None:
-            splits = {name: read(p) for name, p in explicit.items()}
-            rule = f"explicit files: {', '.join(f'{k}={v.name}' for k, v in explicit.items())}"
-            if not splits.get("validation") and splits.get("test"):
-                # Selecting the best epoch or stopping early on the test split
-                # would leak it into the reported score: carve validation out
-                # of train instead.
-                train = splits["train"]
-                splits["validation"] = [e for i, e in enumerate(train) if i % 10 == 1]
-                splits["train"] = [e for i, e in enumerate(train) if i % 10 != 1]
-                rule += ("; no validation split given: train examples i%10==1 carved out as "
-                         "validation (model selection, early stopping); test only scored")
-            elif not splits.get("test"):
-                rule += ("; no test split given: the reported metrics are on the validation "
-                         "split, which also selected the best epoch")
+        examples = read.examples
+        if task == "classify":
+            examples = deduplicate(examples)
+        elif task == "tag":
+            examples = deduplicate(examples, key=lambda s: s.words)
         else:
-            examples = read(path)
-            if task == "classify":
-                examples = deduplicate(examples)
-            elif task == "tag":
-                examples = deduplicate(examples, key=lambda s: s.words)
-            else:
-                examples = deduplicate(examples, key=lambda e: (e.question, e.context))
-            splits = split_examples(examples)
-            rule = "de-duplicated, then i%5==0 test, i%10==1 validation, rest train"
-        source = str(path)
+            examples = deduplicate(examples, key=lambda e: (e.question, e.context))
+        splits = split_examples(examples)
+        rule = "de-duplicated, then i%5==0 test, i%10==1 validation, rest train"
+    source = read.source
     for name in ("train", "validation"):
         if not splits.get(name):
             raise ValueError(
