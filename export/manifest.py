@@ -23,7 +23,7 @@ import os
 import pathlib
 import time
 
-from zoo.models import INPUT_NAMES, TASKS, input_contract, task_of
+from zoo.models import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES, TASKS, input_contract, task_of
 from zoo.text.tokenizer import read_vocabulary, vocabulary_sha256, vocabulary_text
 from zoo.utils.atomic import atomic_file
 from zoo.utils.jsonfile import JsonFileError, read_json_object
@@ -311,6 +311,12 @@ def model_tokenizer(model, tokenizer):
             "WordPieceTokenizer it was trained with (zoo.load_checkpoint returns it), or export "
             "a text model (zoo.TextClassifier, TextTagger, TextQuestionAnswerer).")
     return preprocessor.tokenizer
+
+
+def default_sequence_length(model) -> int:
+    """A text model's own length; the project default for an id-level one."""
+    from_preprocessor = getattr(getattr(model, "preprocessor", None), "sequence_length", None)
+    return int(from_preprocessor or DEFAULT_SEQUENCE_LENGTH)
 
 
 def label_names(model) -> list[str] | None:

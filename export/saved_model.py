@@ -47,7 +47,6 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 from export import manifest as mf
 from export.validate import validate_new_artifact
-from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.models import (
     INPUT_NAMES,
     ids_assertions,
@@ -372,7 +371,7 @@ def export_saved_model(
     base_dir,
     name="model",
     version=None,
-    sequence_length=DEFAULT_SEQUENCE_LENGTH,
+    sequence_length=None,
     validation_texts=None,
     *,
     validation_labels=None,
@@ -393,7 +392,8 @@ def export_saved_model(
         base_dir: TF Serving's model base (holds `NAME/`).
         name: the model name in models.config and the REST URL.
         version: integer version; None = 1 + the highest existing one.
-        sequence_length: the text signatures pad/truncate to this length.
+        sequence_length: the text signatures pad/truncate to this length
+            (default: a text model's own length, else 128).
         validation_texts: >= 200 real texts (pairs for QA); None runs a
             load-and-run check on probe sentences only.
         validation_labels: optional gold labels for the accuracy delta.
@@ -406,6 +406,8 @@ def export_saved_model(
     """
     task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
+    if sequence_length is None:
+        sequence_length = mf.default_sequence_length(model)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", str(name)):
         raise ValueError(
             f"name={name!r}: use letters, digits, '_', '.', '-' (it is a directory and a URL "

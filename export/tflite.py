@@ -77,7 +77,6 @@ from export import manifest as mf
 from export import mediapipe
 from export.runtime import MODEL_FILE
 from export.validate import validate_new_artifact
-from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.models import INPUT_NAMES, task_of
 from zoo.text.tokenizer import tokenize_texts
 from zoo.utils.atomic import atomic_directory, atomic_file
@@ -410,7 +409,7 @@ def export_tflite(
     tokenizer,
     out_dir,
     quantize="float32",
-    sequence_lengths=(DEFAULT_SEQUENCE_LENGTH,),
+    sequence_lengths=None,
     representative_texts=None,
     validation_texts=None,
     validation_labels=None,
@@ -428,7 +427,8 @@ def export_tflite(
             text model's own).
         out_dir: the artifact directory (replaced atomically when complete).
         quantize: "float32", "float16", "dynamic_int8", "int8" or "int4".
-        sequence_lengths: one `serving_L{L}` signature per length, in one file.
+        sequence_lengths: one `serving_L{L}` signature per length, in one file
+            (default: a text model's own length, else 128).
         representative_texts: >= 100 real texts for "int8"/"int4" calibration.
         validation_texts: >= 200 real texts; every file is re-loaded in LiteRT
             and compared with the Keras model (`validate_artifact`). None:
@@ -446,6 +446,8 @@ def export_tflite(
 
     task = task_of(model)
     tokenizer = mf.model_tokenizer(model, tokenizer)
+    if sequence_lengths is None:
+        sequence_lengths = (mf.default_sequence_length(model),)
     if quantize not in QUANTIZATION_MODES:
         raise ValueError(
             f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."

@@ -200,9 +200,12 @@ def test_model_directory_export_and_zoo_predict_take_the_text_model(tmp_path, ca
     with pytest.raises(TypeError, match="TextClassifier"):
         zoo.TextTagger.from_checkpoint(plain_dir)
     # exporters: the text model as it is, tokenizer taken from its preprocessor
-    phone = export_tflite(model, None, tmp_path / "phone", quantize="float32",
-                          sequence_lengths=(LENGTH,))
-    assert (phone / "model.tflite").is_file()
+    phone = export_tflite(model, None, tmp_path / "phone", quantize="float32")
+    meta = json.loads((phone / "metadata.json").read_text())
+    assert meta["files"]["model.tflite"]["sequence_lengths"] == [LENGTH]  # the model's own
+    # from_checkpoint's settings apply to a saved text model too
+    override = zoo.TextClassifier.from_checkpoint(directory, max_windows=1, sequence_length=8)
+    assert override.max_windows == 1 and override.sequence_length == 8
     assert main(["predict", "--model", str(directory), "--text", probe[0], "--json"]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["label"] == model.predict_labels(probe[:1])[0]
@@ -274,6 +277,42 @@ def test_bad_input_gets_a_clear_error():
         zoo.TextClassifier(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer()))
     with pytest.raises(TypeError, match="TextPreprocessor"):
         zoo.TextClassifier(_encoder(), labels=TINY_LABELS)
+
+
+def test_edges_empty_inputs_lengths_pruning_and_epoch_offsets():
+    model = _classifier()
+    assert model.predict([]).shape == (0, 3) and model.predict_labels([]) == []
+    tagger = zoo.TextTagger(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 16),
+                            labels=["O", "B-ORG"])
+    assert tagger.predict([]) == [] and tagger.predict_entities([]) == []
+    with pytest.raises(TypeError, match="trains on lists"):
+        tagger.fit(tf.data.Dataset.from_tensor_slices((["a"], ["O"])), verbose=0)
+    with pytest.raises(ValueError, match="repeats forever"):
+        model.fit(tf.data.Dataset.from_tensor_slices((["a"], ["sport"])).repeat(), verbose=0)
+    with pytest.raises(ValueError, match="at most 64"):
+        zoo.TextClassifier(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 128),
+                           labels=TINY_LABELS)
+    qa = zoo.TextQuestionAnswerer(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 32))
+    assert qa.sequence_length == 32 and qa.predict([]) == []
+    # an empty answer (also as SQuAD's dict) is "no answer": the [CLS] target
+    ds = qa._dataset([("what ?", "the market fell")] * 2, [{"text": "", "answer_start": 0}, b""],
+                     2)
+    _, targets = next(iter(ds))
+    assert list(targets["start_logits"].numpy()) == [0, 0]
+    # pruning a text model prunes the vocabulary its preprocessor carries
+    from zoo.distill.prune import prune_vocabulary
+
+    texts = sentences(20, seed=12)
+    pruned, tokenizer, _ = prune_vocabulary(model, model.tokenizer, texts)
+    assert pruned.tokenizer.vocabulary == tokenizer.vocabulary != model.tokenizer.vocabulary
+    assert np.abs(pruned.predict(texts) - model.predict(texts)).max() <= 1e-6
+    # a later fit call continues the epoch count (shuffle and dropout differ)
+    from zoo.train.callbacks import EpochCounter
+
+    variable = tf.Variable(0, dtype=tf.int64)
+    counter = EpochCounter(variable, offset=3)
+    counter.on_epoch_begin(1)
+    assert int(variable.numpy()) == 4
 
 
 def test_word_spans_are_shared_with_zoo_predict():

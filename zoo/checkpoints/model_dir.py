@@ -166,5 +166,11 @@ def load_model_dir(directory):
             f"{directory / 'model.keras'}: its token embedding has {encoder.vocabulary_size:,} "
             f"rows but vocab.txt has {len(tokens):,} tokens; the directory mixes two models. "
             "Re-create it.")
+    carried = getattr(getattr(model, "preprocessor", None), "tokenizer", None)
+    if carried is not None and carried.vocabulary != tokens:
+        raise ValueError(
+            f"{directory / 'model.keras'}: the text model's own vocabulary "
+            f"({carried.vocabulary_size:,} tokens) differs from vocab.txt; the directory mixes "
+            "two models. Re-create it (TextClassifier.save_model_dir).")
     tokenizer = WordPieceTokenizer(tokens, lowercase=meta.get("lowercase", True))
     return model, tokenizer, meta

@@ -31,7 +31,7 @@ from zoo.configs import EncoderConfig
 from zoo.distill import multiworker
 from zoo.distill.distiller import Distiller
 from zoo.distill.student_init import make_student
-from zoo.models import DEFAULT_SEQUENCE_LENGTH, MaskedLM
+from zoo.models import DEFAULT_SEQUENCE_LENGTH, ID_LEVEL_CLASS, MaskedLM
 from zoo.models.encoder_task import dtype_policy_scope
 from zoo.models.task import task_of
 from zoo.text.pretraining import pretraining_dataset
@@ -127,7 +127,8 @@ def check_distill_inputs(teacher_dir, data, config):
     teacher = EncoderConfig.from_dict(meta["encoder_config"])
     kinds = ({"Classifier", "TokenClassifier", "QuestionAnswerer"} if config.mode == "task"
              else {"MaskedLM", "Pretrainer"})
-    if meta.get("model_class") not in kinds:
+    model_class = ID_LEVEL_CLASS.get(meta.get("model_class"), meta.get("model_class"))
+    if model_class not in kinds:
         raise ValueError(
             f"--teacher {teacher_dir} holds a {meta.get('model_class')}; --mode {config.mode} "
             f"distils a {' or '.join(sorted(kinds))} ("
@@ -149,7 +150,7 @@ def check_distill_inputs(teacher_dir, data, config):
             f"{teacher.max_sequence_length} tokens (its max_sequence_length).")
     if config.mode == "task":
         task = {"Classifier": "classify", "TokenClassifier": "tag",
-                "QuestionAnswerer": "qa"}[meta["model_class"]]
+                "QuestionAnswerer": "qa"}[model_class]
         task_data.load_task_data(data, task)
     elif not corpus_documents(data):
         raise ValueError(f"--data {data}: no documents (no text) found.")

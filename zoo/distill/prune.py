@@ -68,6 +68,11 @@ def prune_vocabulary(model, tokenizer, texts):
     config = model.get_config()
     target = config["encoder"]["config"] if "encoder" in config else config
     target["vocabulary_size"] = len(keep)
+    if isinstance(config.get("preprocessor"), dict):
+        # A text model (zoo.TextClassifier, ...) tokenizes with its own copy
+        # of the vocabulary: it must shrink with the embedding.
+        carried = config["preprocessor"]["config"]["tokenizer"]["config"]
+        carried["vocabulary"] = [tokenizer.vocabulary[i] for i in keep]
     pruned = type(model).from_config(config)
     weights = model.get_weights()
     if any(np.asarray(w).shape[:1] == (old_size,) and np.asarray(w).ndim == 2

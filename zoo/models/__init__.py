@@ -19,12 +19,20 @@ from zoo.models.input_contract import (
 from zoo.models.masked_lm import MaskedLM, MaskedLMHead
 from zoo.models.pretrainer import NextSentencePredictor, Pretrainer
 from zoo.models.question_answerer import QuestionAnswerer
-from zoo.models.task import TASK_MODELS, TASKS, NotATaskModelError, check_task, task_of
+from zoo.models.task import (
+    ID_LEVEL_CLASS,
+    TASK_MODELS,
+    TASKS,
+    NotATaskModelError,
+    check_task,
+    task_of,
+)
 from zoo.models.token_classifier import TokenClassifier
 
 __all__ = [
     "DEFAULT_SEQUENCE_LENGTH",
     "ENCODER_CLASSES",
+    "ID_LEVEL_CLASS",
     "INPUT_NAMES",
     "TASKS",
     "TASK_MODELS",

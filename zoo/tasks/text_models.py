@@ -14,8 +14,12 @@ host-side steps as `zoo finetune` and `zoo predict` (windows of long texts,
 per-word tags, answer spans over context windows).
 
 Training data is read into memory and tokenized as `zoo finetune` does
-(same shuffle, by `seed` and epoch, same windows), so one seed and recipe
-give the same model through either. With `optimizer="auto"` (the default)
+(same shuffle, by `seed` and epoch, same windows, dropout reseeded per
+epoch), so one seed and recipe give the same model through either: call
+`keras.utils.set_random_seed(seed)` before `from_checkpoint`, as
+`zoo finetune --seed` does (it draws the new head's initial weights and the
+dropout seeds); the model's `seed` orders the batches. A second `fit` call
+continues the epoch count (other batches and dropout masks than the first). With `optimizer="auto"` (the default)
 each `fit` call trains with AdamW under BERT's schedule (linear warmup over
 10% of that call's steps, then linear decay to 0; no weight decay on
 LayerNorm and biases), as `zoo finetune` does.
@@ -30,7 +34,7 @@ import tensorflow as tf
 from zoo.checkpoints import load_checkpoint, load_model_dir, save_model_dir
 from zoo.checkpoints.model_dir import is_model_dir
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
-from zoo.models import Classifier, QuestionAnswerer, TokenClassifier, task_of
+from zoo.models import TASK_MODELS, Classifier, QuestionAnswerer, TokenClassifier, task_of
 from zoo.tasks import decode
 from zoo.text import features as feats
 from zoo.text.preprocessor import TextPreprocessor, split_text_input
@@ -84,6 +88,9 @@ def _texts(values, where):
 def _from_dataset(dataset, where):
     """`(x, y)` lists from a `tf.data.Dataset` of `(text, label)` or
     `((text, text_b), label)`, batched or not."""
+    if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
+        raise ValueError(f"{where}: the tf.data.Dataset repeats forever; it is read into memory "
+                         "once per fit, so pass it without .repeat() (epochs= repeats).")
     xs_a, xs_b, ys = [], [], []
     for element in dataset.as_numpy_iterator():
         if not (isinstance(element, tuple) and len(element) == 2):
@@ -110,8 +117,15 @@ class TextTaskMixin:
                 f"{type(self).__name__}: `preprocessor` must be a zoo.TextPreprocessor; received "
                 f"{type(preprocessor).__name__}. Use {type(self).__name__}.from_checkpoint(path) "
                 "or zoo.TextPreprocessor(tokenizer, sequence_length=...).")
+        longest = self.encoder.max_sequence_length
+        if preprocessor.sequence_length > longest:
+            raise ValueError(
+                f"{type(self).__name__}: the preprocessor packs {preprocessor.sequence_length} "
+                f"tokens but the encoder takes at most {longest} (its max_sequence_length); "
+                f"give sequence_length <= {longest} (long texts: max_windows).")
         self.preprocessor = preprocessor
         self.seed = int(seed)
+        self._epochs_done = 0  # earlier fit calls: the next one shuffles and drops on
         self._compile_args = None  # set by `compile`; until then fit/evaluate compile with defaults
 
     @property
@@ -152,7 +166,15 @@ class TextTaskMixin:
 
     def _ensure_compiled(self):
         if self._compile_args is None:
-            self.compile(**getattr(self, "_deferred_compile", {}))
+            saved = getattr(self, "_saved_compile", None)
+            if saved is None:
+                self.compile()
+            elif "auto" in saved:
+                keras_config = keras.saving.deserialize_keras_object(saved["keras"])
+                keras_config.pop("optimizer", None)
+                self.compile(optimizer="auto", **keras_config, **saved["auto"])
+            else:
+                self.compile(**keras.saving.deserialize_keras_object(saved["keras"]))
 
     def _schedule_for(self, total_steps):
         self._ensure_compiled()
@@ -165,23 +187,24 @@ class TextTaskMixin:
         optimizer.build(self.trainable_variables)
 
     def get_compile_config(self):
-        if not self.compiled:
-            return None
+        if self._compile_args is None:
+            # Loaded and not compiled since: what it was saved with.
+            return getattr(self, "_saved_compile", None)
         config = {"keras": super().get_compile_config()}
         if self._auto_optimizer is not None:
-            # Each fit builds its own schedule: the optimizer is not restored.
+            # Each fit builds its own schedule: the optimizer is not restored,
+            # its settings are (with the loss and metrics).
             learning_rate, warmup, decay = self._auto_optimizer
-            config = {"auto": {"learning_rate": learning_rate, "warmup_fraction": warmup,
-                               "weight_decay": decay}}
+            config["auto"] = {"learning_rate": learning_rate, "warmup_fraction": warmup,
+                              "weight_decay": decay}
         return config
 
     def compile_from_config(self, config):
         if "auto" in config:
             # Compiled at the first fit/evaluate, with the saved settings.
-            self._deferred_compile = dict(config["auto"])
+            self._saved_compile = config
             return
-        config = keras.saving.deserialize_keras_object(config["keras"])
-        self.compile(**config)
+        self.compile(**keras.saving.deserialize_keras_object(config["keras"]))
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
@@ -192,6 +215,10 @@ class TextTaskMixin:
         raise NotImplementedError
 
     def _split_xy(self, x, y, where):
+        if isinstance(x, tf.data.Dataset) and not isinstance(self, Classifier):
+            raise TypeError(f"{where}: {type(self).__name__} trains on lists (texts and one "
+                            "tag list per text / (question, context) pairs and answers); "
+                            "read the dataset into lists first.")
         if isinstance(x, tf.data.Dataset):
             if y is not None:
                 raise ValueError(f"{where}: a tf.data.Dataset carries its labels; do not pass "
@@ -216,7 +243,7 @@ class TextTaskMixin:
         16)."""
         if is_ids(x):
             steps = _count_steps(x, y, batch_size, kwargs.get("steps_per_epoch"))
-            self._schedule_for(steps * epochs)
+            self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
             return super().fit(x, y, batch_size=batch_size, epochs=epochs, verbose=verbose,
                                callbacks=callbacks, validation_data=validation_data,
                                shuffle=shuffle, **kwargs)
@@ -250,12 +277,15 @@ class TextTaskMixin:
                                      "tf.data.Dataset of (text, label).")
                 validation = self._dataset(*validation_data, batch_size,
                                            where="validation_data")
-        self._schedule_for(steps * epochs)
+        self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
         # Publishes the epoch to the shuffle and reseeds dropout per epoch,
-        # as `zoo finetune` does (same seed, same batches, same masks).
-        callbacks = [EpochCounter(epoch), *(callbacks or [])]
-        return super().fit(train, validation_data=validation, epochs=epochs, verbose=verbose,
-                           callbacks=callbacks, shuffle=False, **kwargs)
+        # as `zoo finetune` does (same seed, same batches, same masks); a
+        # later fit call continues the epoch count (other batches, masks).
+        callbacks = [EpochCounter(epoch, offset=self._epochs_done), *(callbacks or [])]
+        history = super().fit(train, validation_data=validation, epochs=epochs,
+                              verbose=verbose, callbacks=callbacks, shuffle=False, **kwargs)
+        self._epochs_done += len(history.epoch)
+        return history
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False,
                  **kwargs):
@@ -300,11 +330,29 @@ class TextTaskMixin:
         """`(id-level task model or None, encoder, tokenizer, meta)` of `path`."""
         if is_model_dir(path):
             model, tokenizer, meta = load_model_dir(path)
-            if hasattr(model, "encoder"):
+            if isinstance(model, tuple(TASK_MODELS.values())):
                 return model, model.encoder, tokenizer, meta
-            return None, model, tokenizer, meta
+            # an encoder, or a pre-training model: its encoder gets a new head
+            return None, getattr(model, "encoder", model), tokenizer, meta
         encoder, tokenizer = load_checkpoint(path, lowercase=lowercase)
         return None, encoder, tokenizer, {}
+
+    @classmethod
+    def _with_settings(cls, model, sequence_length=None, **settings):
+        """A loaded text model with the settings `from_checkpoint` was given."""
+        if sequence_length is not None:
+            longest = model.encoder.max_sequence_length
+            if sequence_length > longest:
+                raise ValueError(f"sequence_length={sequence_length}: the encoder takes at most "
+                                 f"{longest} tokens.")
+            model.preprocessor = TextPreprocessor(model.tokenizer, sequence_length)
+        for name, value in settings.items():
+            if value is not None:
+                if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or (
+                        value < 1):
+                    raise ValueError(f"{name} must be a positive integer; received {value!r}.")
+                setattr(model, name, int(value))
+        return model
 
     @classmethod
     def _adopt(cls, model, text_model):
@@ -408,7 +456,8 @@ class TextClassifier(TextTaskMixin, Classifier):
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
             if isinstance(model, cls):
-                return model
+                return cls._with_settings(model, sequence_length, max_windows=max_windows,
+                                          doc_stride=doc_stride, seed=seed or None)
             config = evaluation_config(meta, sequence_length, max_windows)
             text = cls(encoder, model.num_classes,
                        TextPreprocessor(tokenizer, config.sequence_length),
@@ -463,6 +512,8 @@ class TextClassifier(TextTaskMixin, Classifier):
         a, b = split_text_input(x)
         a = _texts(a, "x")
         b = None if b is None else _texts(b, "x (text_b)")
+        if not a:
+            return np.zeros((0, self.num_classes))
         logits, _ = decode.classify_logits(
             a, b, self.tokenizer, self.sequence_length,
             lambda ids: self._run_ids(ids, batch_size), max_windows=self.max_windows,
@@ -475,7 +526,8 @@ class TextClassifier(TextTaskMixin, Classifier):
         (logits)."""
         if is_ids(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
-        return softmax(self.predict_logits(x, batch_size)).astype(np.float32)
+        return softmax(self.predict_logits(x, batch_size)).astype(np.float32).reshape(
+            -1, self.num_classes)
 
     def predict_labels(self, x, batch_size=None):
         """The most probable label name of each text."""
@@ -542,7 +594,7 @@ class TextTagger(TextTaskMixin, TokenClassifier):
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
             if isinstance(model, cls):
-                return model
+                return cls._with_settings(model, sequence_length, seed=seed or None)
             config = evaluation_config(meta, sequence_length)
             text = cls(encoder, model.num_classes,
                        TextPreprocessor(tokenizer, config.sequence_length),
@@ -580,6 +632,8 @@ class TextTagger(TextTaskMixin, TokenClassifier):
 
     def _words(self, x, batch_size):
         texts = _texts(x, "x")
+        if not texts:
+            return [], []
         return texts, decode.tag_words(texts, self.tokenizer, self.labels, self.sequence_length,
                                        lambda ids: self._run_ids(ids, batch_size))
 
@@ -648,14 +702,17 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
             if isinstance(model, cls):
-                return model
+                return cls._with_settings(model, sequence_length, doc_stride=doc_stride,
+                                          max_answer_length=max_answer_length,
+                                          seed=seed or None)
             config = evaluation_config(meta, sequence_length)
             text = cls(encoder, TextPreprocessor(tokenizer, config.sequence_length),
                        doc_stride=doc_stride or config.doc_stride,
                        max_answer_length=max_answer_length or config.max_answer_length,
                        seed=seed)
             return cls._adopt(model, text)
-        return cls(encoder, TextPreprocessor(tokenizer, sequence_length or 384),
+        length = sequence_length or min(384, encoder.max_sequence_length)
+        return cls(encoder, TextPreprocessor(tokenizer, length),
                    doc_stride=doc_stride or 128, max_answer_length=max_answer_length or 30,
                    seed=seed)
 
@@ -676,7 +733,12 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
             raise ValueError(f"{where}: {len(questions)} pairs but {len(answers)} answers.")
         examples = []
         for i, (q, c, answer) in enumerate(zip(questions, contexts, answers)):
-            if answer is None or answer == "":
+            if isinstance(answer, dict) and isinstance(answer.get("text"), bytes):
+                answer = {**answer, "text": answer["text"].decode("utf-8")}
+            if isinstance(answer, bytes):
+                answer = answer.decode("utf-8")
+            if answer is None or answer == "" or (isinstance(answer, dict)
+                                                  and answer.get("text") in (None, "")):
                 examples.append(QAExample(str(i), q, c, (), is_impossible=True))
                 continue
             if isinstance(answer, dict):
@@ -699,6 +761,8 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
         id-level `predict` (start/end logits)."""
         if is_ids(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+        if isinstance(x, (list, tuple)) and len(x) == 0:
+            return []
         questions, contexts = _qa_pairs(x, "x")
         return decode.answer_spans(questions, contexts, self.tokenizer, self.sequence_length,
                                    lambda ids: self._run_ids(ids, batch_size),

@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES
-from zoo.text.tokenizer import TRUNCATION_STRATEGIES, WordPieceTokenizer, as_strings
+from zoo.text.tokenizer import WordPieceTokenizer, as_strings
 
 
 def _whole(value):
@@ -72,15 +72,15 @@ class TextPreprocessor(keras.layers.Layer):
         sequence_length: an int (every batch is padded or truncated to it),
             or a list of bucket lengths: a batch is padded to the smallest
             bucket that holds its longest example, truncated at the largest.
-        truncation: how a pair too long for the sequence is trimmed
-            (`"longest_first"`, `"only_first"`, `"only_second"`).
+
+    A pair too long for the sequence is trimmed longest-first, as
+    `zoo finetune`, `zoo predict` and the exported signatures do.
 
     The config holds the tokenizer's whole vocabulary, so a `.keras` file
     with this layer tokenizes on a machine without the original vocab.txt.
     """
 
-    def __init__(self, tokenizer, sequence_length=DEFAULT_SEQUENCE_LENGTH,
-                 truncation="longest_first", **kwargs):
+    def __init__(self, tokenizer, sequence_length=DEFAULT_SEQUENCE_LENGTH, **kwargs):
         super().__init__(**kwargs)
         if isinstance(tokenizer, dict):
             tokenizer = keras.saving.deserialize_keras_object(tokenizer)
@@ -91,13 +91,8 @@ class TextPreprocessor(keras.layers.Layer):
                 "TextPreprocessor: `tokenizer` must be a zoo WordPieceTokenizer or the path of "
                 f"a vocab.txt; received {type(tokenizer).__name__}. `zoo.load_checkpoint(path)` "
                 "returns the checkpoint's tokenizer.")
-        if truncation not in TRUNCATION_STRATEGIES:
-            raise ValueError(
-                f"TextPreprocessor: truncation={truncation!r}; expected one of "
-                f"{', '.join(TRUNCATION_STRATEGIES)}.")
         self.lengths = check_lengths(sequence_length)
         self.tokenizer = tokenizer
-        self.truncation = truncation
         self.built = True
 
     @property
@@ -114,8 +109,7 @@ class TextPreprocessor(keras.layers.Layer):
         return super().__call__(a, text_b=b, **kwargs)
 
     def call(self, text, text_b=None):
-        ids = self.tokenizer(text, text_b=text_b, sequence_length=self.lengths[-1],
-                             truncation=self.truncation)
+        ids = self.tokenizer(text, text_b=text_b, sequence_length=self.lengths[-1])
         if len(self.lengths) == 1:
             return ids
         # Padding is trailing: the smallest bucket holding the batch's longest
@@ -135,6 +129,5 @@ class TextPreprocessor(keras.layers.Layer):
         config.update({
             "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
             "sequence_length": self.lengths[0] if len(self.lengths) == 1 else list(self.lengths),
-            "truncation": self.truncation,
         })
         return config

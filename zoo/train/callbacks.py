@@ -21,9 +21,10 @@ class EpochCounter(keras.callbacks.Callback):
     save generator states, so without this a resumed epoch would draw other
     dropout masks than the uninterrupted run."""
 
-    def __init__(self, variable):
+    def __init__(self, variable, offset=0):
         super().__init__()
         self.variable = variable
+        self.offset = int(offset)  # epochs trained by earlier fit calls on the same model
         self._seeds = None
 
     def _generators(self):
@@ -36,6 +37,7 @@ class EpochCounter(keras.callbacks.Callback):
         self._seeds = [(g, int(g.state.numpy()[0])) for g in self._generators()]
 
     def on_epoch_begin(self, epoch, logs=None):
+        epoch += self.offset
         self.variable.assign(epoch)
         for generator, seed in self._seeds or ():
             state = np.array([(seed + 1_000_003 * epoch) % 2**31, 0])
