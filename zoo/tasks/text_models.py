@@ -244,6 +244,8 @@ class TextTaskMixin:
         if is_ids(x):
             steps = _count_steps(x, y, batch_size, kwargs.get("steps_per_epoch"))
             self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
+            # A dataset brings its own order (Keras warns when asked to shuffle one).
+            shuffle = shuffle and not isinstance(x, tf.data.Dataset)
             return super().fit(x, y, batch_size=batch_size, epochs=epochs, verbose=verbose,
                                callbacks=callbacks, validation_data=validation_data,
                                shuffle=shuffle, **kwargs)
