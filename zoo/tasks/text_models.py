@@ -528,8 +528,7 @@ class TextClassifier(TextTaskMixin, Classifier):
         (logits)."""
         if is_ids(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
-        return softmax(self.predict_logits(x, batch_size)).astype(np.float32).reshape(
-            -1, self.num_classes)
+        return softmax(self.predict_logits(x, batch_size)).astype(np.float32)
 
     def predict_labels(self, x, batch_size=None):
         """The most probable label name of each text."""
