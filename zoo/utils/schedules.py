@@ -1,24 +1,54 @@
-"""The learning-rate schedule of BERT's optimizer, as a registered Keras
-object: a model saved after `compile` carries it in its config, so every
-loader of zoo model directories must know it (hence here, below them)."""
+"""BERT's optimizer and its learning-rate schedule, as registered Keras
+objects: a model saved after `compile` carries them in its config, so every
+loader of zoo model directories must know them (hence here, below them)."""
 
 from __future__ import annotations
 
 import keras
+import tensorflow as tf
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class AdamW(keras.optimizers.AdamW):
+    """`keras.optimizers.AdamW` with each embedding gradient summed per row
+    before the update.
+
+    An embedding's gradient is a `tf.IndexedSlices` with one slice per
+    occurrence of a token in the batch. Keras 3.15's Adam (TensorFlow
+    backend) squares those slices one by one (`ops.square` keeps them
+    sparse), so a token seen k times gets the sum of its squared slices in
+    the second moment instead of the square of their sum, and the clip norm
+    is computed the same way: on the first step a row seen twice moved
+    lr x sqrt(2) instead of lr. The rest of the update is dense already
+    (`ops.subtract` densifies the slices), so densifying first costs no
+    sparsity and gives Adam's update, the one a dense gradient (PyTorch's
+    default) gets."""
+
+    def apply(self, grads, trainable_variables=None):
+        grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
+                 for g in grads]
+        return super().apply(grads, trainable_variables)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """0 -> `peak` over `warmup_steps`, then linearly to 0 at `total_steps`."""
+    """0 -> `peak` over `warmup_steps`, then linearly to 0 at `total_steps`.
 
-    def __init__(self, peak, total_steps, warmup_steps):
+    Steps count optimizer updates. Keras evaluates a schedule at its
+    batch counter, which with gradient accumulation over N batches runs N
+    times faster than the updates: `steps_per_update` N maps it back."""
+
+    def __init__(self, peak, total_steps, warmup_steps, steps_per_update=1):
         if total_steps < 1:
             raise ValueError(f"total_steps must be >= 1; received {total_steps}.")
         self.peak = float(peak)
         self.total_steps = int(total_steps)
         self.warmup_steps = int(min(warmup_steps, total_steps))
+        self.steps_per_update = int(steps_per_update)
 
     def __call__(self, step):
+        if self.steps_per_update > 1:
+            step = keras.ops.floor_divide(step, self.steps_per_update)
         step = keras.ops.cast(step, "float32")
         warm = self.peak * (step + 1.0) / max(self.warmup_steps, 1)
         remaining = max(self.total_steps - self.warmup_steps, 1)
@@ -32,4 +62,5 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
             "peak": self.peak,
             "total_steps": self.total_steps,
             "warmup_steps": self.warmup_steps,
+            "steps_per_update": self.steps_per_update,
         }
