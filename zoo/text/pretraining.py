@@ -20,6 +20,7 @@ same seed gives the same stream in a fresh process.
 
 from __future__ import annotations
 
+import glob
 import pathlib
 import re
 
@@ -47,113 +48,97 @@ def documents_from_text(text):
 
 
 def read_documents(path):
-    """Read raw text for pre-training.
+    """Read raw text for pre-training into memory (`TextShards` streams it).
 
-    `path` is a text file or a folder (searched recursively for .txt/.text/.md
-    files, in sorted order). A file with blank-line-separated blocks gives one
-    document per block; a file without blank lines is one document.
+    `path` is a text file, a folder (searched recursively for .txt/.text/.md
+    files) or a glob pattern, in sorted order. A file with blank-line-separated
+    blocks gives one document per block; a file without blank lines is one
+    document.
     """
-    path = pathlib.Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"--data {path}: no such file or directory.")
-    files = (
-        [path]
-        if path.is_file()
-        else sorted(p for p in path.rglob("*") if p.suffix.lower() in TEXT_SUFFIXES)
-    )
-    if not files:
-        raise ValueError(
-            f"--data {path}: no text files found (looked for {', '.join(TEXT_SUFFIXES)})."
-        )
-    documents = []
-    for file in files:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(
-                f"{file}: not UTF-8 text ({e}); convert it, e.g. `iconv -t utf-8`."
-            ) from e
-        documents += documents_from_text(text)
-    return documents
+    return [d for file in text_files(path) for d in documents_from_text(_read_text(file))]
 
 
 class _Corpus:
-    """The tokenized corpus as tensors: ragged sentences, document bounds."""
+    """The tokenized corpus as arrays: sentences' word pieces (flat values
+    and row lengths), document bounds, and the sentences that can anchor an
+    example (those with a successor in their document)."""
 
-    def __init__(self, documents, tokenizer, min_sentences=2):
+    def __init__(self, documents, tokenizer, min_sentences=2, where="pre-training"):
         documents = [d for d in documents if len(d) >= 1]
         sentences = [s for d in documents for s in d]
         if len(documents) < 2 or len(sentences) < min_sentences:
             raise ValueError(
-                f"pre-training needs at least 2 documents with sentences; received "
+                f"{where} needs at least 2 documents with sentences; received "
                 f"{len(documents)} document(s), {len(sentences)} sentence(s)."
             )
-        pieces = []
+        flat, lengths = [], []
         for start in range(0, len(sentences), 4096):  # bounded memory per call
-            pieces.append(tokenizer.tokenize(sentences[start : start + 4096]))
-        self.sentences = tf.concat(pieces, axis=0)  # ragged [S, (pieces)]
-        lengths = np.array([len(d) for d in documents])
-        self.doc_start = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype("int64")
-        self.doc_length = lengths.astype("int64")
-        self.doc_of = np.repeat(np.arange(len(documents)), lengths).astype("int64")
+            pieces = tokenizer.tokenize(sentences[start : start + 4096])
+            flat.append(pieces.flat_values.numpy().astype("int32"))
+            lengths.append(pieces.row_lengths().numpy().astype("int64"))
+        doc_length = np.array([len(d) for d in documents], "int64")
+        doc_of = np.repeat(np.arange(len(documents)), doc_length).astype("int64")
         # Sentences with a successor in the same document can anchor a pair.
         has_next = np.zeros(len(sentences), bool)
-        has_next[:-1] = self.doc_of[:-1] == self.doc_of[1:]
-        self.anchors = np.flatnonzero(has_next).astype("int64")
+        has_next[:-1] = doc_of[:-1] == doc_of[1:]
+        self.arrays = {
+            "pieces": np.concatenate(flat),
+            "sentence_length": np.concatenate(lengths),
+            "doc_start": np.concatenate([[0], np.cumsum(doc_length)[:-1]]).astype("int64"),
+            "doc_length": doc_length,
+            "doc_of": doc_of,
+            "anchors": np.flatnonzero(has_next).astype("int64"),
+        }
         self.num_documents = len(documents)
         self.num_sentences = len(sentences)
+        self.anchors = self.arrays["anchors"]
 
 
-def pretraining_dataset(
-    documents,
-    tokenizer,
-    *,
-    sequence_length=DEFAULT_SEQUENCE_LENGTH,
-    max_predictions=20,
-    batch_size=32,
-    nsp=True,
-    whole_word=False,
-    seed=0,
-    shuffle=True,
-    drop_remainder=True,
-):
-    """A `tf.data.Dataset` of `(inputs, targets, sample_weights)` batches for
-    `zoo.Pretrainer` (`nsp=True`) or `zoo.MaskedLM` (`nsp=False`).
+_CORPUS_SIGNATURE = {
+    "pieces": tf.TensorSpec([None], tf.int32),
+    "sentence_length": tf.TensorSpec([None], tf.int64),
+    "doc_start": tf.TensorSpec([None], tf.int64),
+    "doc_length": tf.TensorSpec([None], tf.int64),
+    "doc_of": tf.TensorSpec([None], tf.int64),
+    "anchors": tf.TensorSpec([None], tf.int64),
+}
 
-    inputs: `token_ids`, `segment_ids`, `padding_mask` `[B, L]`,
-    `masked_positions` `[B, P]`; targets: `mlm_logits` (original ids at the
-    masked positions) and, with NSP, `nsp_logits` (0 = B follows A);
-    sample_weights: `mlm_logits` = the masked weights (0 for padding slots).
-    One epoch has one example per anchor sentence.
-    """
-    if sequence_length < 8:
-        raise ValueError(f"sequence_length must be >= 8; received {sequence_length}.")
-    corpus = _Corpus(documents, tokenizer)
-    if len(corpus.anchors) == 0:
-        raise ValueError(
-            "no document has two consecutive sentences; NSP and sentence runs need "
-            "multi-sentence documents (separate documents with blank lines)."
-        )
-    sentences = corpus.sentences
-    anchors = tf.constant(corpus.anchors)
-    doc_of = tf.constant(corpus.doc_of)
-    doc_start = tf.constant(corpus.doc_start)
-    doc_length = tf.constant(corpus.doc_length)
-    num_docs = corpus.num_documents
+
+def _epoch_keys(seed, epoch_variable):
+    """A one-element dataset: the epoch's int64 seed pair. With
+    `epoch_variable` it is `(seed, epoch)`, so an epoch's shuffle and masks
+    are the same whether or not training was resumed; without, each
+    iteration of the dataset draws a new key (the same sequence of keys in a
+    fresh process)."""
+    if epoch_variable is not None:
+        return tf.data.Dataset.from_tensors(0).map(
+            lambda _: tf.stack([tf.constant(seed, tf.int64),
+                                tf.cast(epoch_variable.read_value(), tf.int64)]))
+    return (tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+            .take(1).map(lambda r: tf.stack([tf.constant(seed, tf.int64), r])))
+
+
+def _example_builder(tokenizer, *, sequence_length, max_predictions, nsp, whole_word):
+    """`build(corpus, index, seed_pair)`: the examples anchored at the
+    sentences `index` of one corpus (a dict of `_CORPUS_SIGNATURE` tensors)."""
     specials = [tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id, tokenizer.mask_id]
     continuation = continuation_table(tokenizer.vocabulary) if whole_word else None
-    budget = sequence_length - (3 if nsp else 2)
 
-    def build(index, seed_pair):
+    def build(corpus, index, seed_pair):
+        sentences = tf.RaggedTensor.from_row_lengths(corpus["pieces"],
+                                                      corpus["sentence_length"])
+        doc_of, doc_start, doc_length = (corpus["doc_of"], corpus["doc_start"],
+                                         corpus["doc_length"])
+        num_docs = tf.shape(doc_length, out_type=tf.int64)[0]
         pair_seed, mask_seed = tf.unstack(tf.random.experimental.stateless_split(seed_pair, 2))
-        first = tf.gather(anchors, index)  # [B]
+        first = tf.gather(corpus["anchors"], index)  # [B]
         n = tf.shape(first)[0]
         if nsp:
             draws = tf.random.stateless_uniform([3, n], pair_seed)
             is_next = draws[0] < 0.5
             # A random sentence of another document: shift the document by
             # 1..D-1, then pick a sentence in it uniformly.
-            shift = 1 + tf.cast(draws[1] * (num_docs - 1), tf.int64)
+            shift = 1 + tf.cast(draws[1] * tf.cast(num_docs - 1, tf.float32), tf.int64)
             other_doc = (tf.gather(doc_of, first) + shift) % num_docs
             offset = tf.cast(draws[2] * tf.cast(tf.gather(doc_length, other_doc), tf.float32),
                              tf.int64)
@@ -196,15 +181,216 @@ def pretraining_dataset(
             weights["nsp_logits"] = tf.ones([n], tf.float32)
         return inputs, targets, weights
 
-    del budget  # trimming happens in pack_ids
-    indices = tf.data.Dataset.range(len(corpus.anchors))
+    return build
+
+
+def _corpus_examples(corpus, group_seed, build, batch_size, shuffle):
+    """Unbatched examples of one corpus, one per anchor sentence, in an
+    order (and with masks) drawn from `group_seed`."""
+    n = tf.shape(corpus["anchors"], out_type=tf.int64)[0]
     if shuffle:
-        indices = indices.shuffle(
-            len(corpus.anchors), seed=seed, reshuffle_each_iteration=True
+        keys = tf.random.stateless_uniform(
+            [n], tf.random.experimental.stateless_fold_in(group_seed, 0))
+        order = tf.argsort(keys, stable=True)
+        order = tf.cast(order, tf.int64)
+    else:
+        order = tf.range(n)
+    batches = tf.data.Dataset.from_tensor_slices(order).batch(batch_size).enumerate(start=1)
+    return batches.map(
+        lambda i, index: build(corpus, index,
+                               tf.random.experimental.stateless_fold_in(group_seed, i)),
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).unbatch()
+
+
+def _check_length(sequence_length):
+    if sequence_length < 8:
+        raise ValueError(f"sequence_length must be >= 8; received {sequence_length}.")
+
+
+def pretraining_dataset(
+    documents,
+    tokenizer,
+    *,
+    sequence_length=DEFAULT_SEQUENCE_LENGTH,
+    max_predictions=20,
+    batch_size=32,
+    nsp=True,
+    whole_word=False,
+    seed=0,
+    shuffle=True,
+    drop_remainder=True,
+    epoch_variable=None,
+):
+    """A `tf.data.Dataset` of `(inputs, targets, sample_weights)` batches for
+    `zoo.Pretrainer` (`nsp=True`) or `zoo.MaskedLM` (`nsp=False`), from
+    documents held in memory (`TextShards.dataset` streams files instead).
+
+    inputs: `token_ids`, `segment_ids`, `padding_mask` `[B, L]`,
+    `masked_positions` `[B, P]`; targets: `mlm_logits` (original ids at the
+    masked positions) and, with NSP, `nsp_logits` (0 = B follows A);
+    sample_weights: `mlm_logits` = the masked weights (0 for padding slots).
+    One pass (an epoch) has one example per anchor sentence. Each pass
+    re-draws the order, the pairs and the masks; with `epoch_variable`
+    (`zoo.train.callbacks.EpochCounter`) they depend on (seed, epoch) only.
+    """
+    _check_length(sequence_length)
+    corpus = _Corpus(documents, tokenizer)
+    if len(corpus.anchors) == 0:
+        raise ValueError(
+            "no document has two consecutive sentences; NSP and sentence runs need "
+            "multi-sentence documents (separate documents with blank lines)."
         )
-    indices = indices.batch(batch_size, drop_remainder=drop_remainder)
-    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
-    dataset = tf.data.Dataset.zip(indices, seeds).map(
-        build, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
-    )
+    build = _example_builder(tokenizer, sequence_length=sequence_length,
+                             max_predictions=max_predictions, nsp=nsp, whole_word=whole_word)
+    arrays = {k: tf.constant(v) for k, v in corpus.arrays.items()}
+
+    def one_epoch(key):
+        return _corpus_examples(arrays, key, build, batch_size, shuffle)
+
+    dataset = _epoch_keys(seed, epoch_variable).flat_map(one_epoch)
+    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+    n = len(corpus.anchors)
+    batches = n // batch_size if drop_remainder else -(-n // batch_size)
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def text_files(path):
+    """The text files `--data` names: a file, a folder (searched recursively
+    for .txt/.text/.md files) or a glob pattern such as `shards/*.txt`, in
+    sorted order."""
+    path = str(path)
+    if any(c in path for c in "*?[") and not pathlib.Path(path).exists():
+        files = sorted(pathlib.Path(p) for p in glob.glob(path, recursive=True)
+                       if pathlib.Path(p).is_file())
+        if not files:
+            raise FileNotFoundError(f"--data {path}: the pattern matches no file.")
+        return files
+    root = pathlib.Path(path)
+    if not root.exists():
+        raise FileNotFoundError(f"--data {path}: no such file, folder or pattern.")
+    if root.is_file():
+        return [root]
+    files = sorted(p for p in root.rglob("*") if p.suffix.lower() in TEXT_SUFFIXES)
+    if not files:
+        raise ValueError(
+            f"--data {path}: no text files found (looked for {', '.join(TEXT_SUFFIXES)})."
+        )
+    return files
+
+
+def _read_text(file):
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{file}: not UTF-8 text ({e}); convert it, e.g. `iconv -t utf-8`.") from e
+
+
+class TextShards:
+    """Pre-training text streamed from many files, never held whole.
+
+        shards = TextShards.from_path("corpus/")       # a file, folder or glob
+        ds = shards.dataset(tokenizer, sequence_length=128, batch_size=32)
+
+    One pass over the files (`count`) splits them into documents and
+    sentences without keeping them, counts the examples of an epoch (one
+    per sentence with a successor in its document, as `pretraining_dataset`)
+    and cuts the sorted files into groups of at least `group_bytes` of text
+    and two documents. The dataset reads a group at a time inside
+    `tf.data` (`interleave` over `cycle_length` groups, in an order drawn
+    per epoch), tokenizes it and builds the examples with the same pairing,
+    packing and masking as `pretraining_dataset`; NSP's random sentence
+    comes from another document of the same group. Memory is bounded by
+    `cycle_length` groups, not by the corpus."""
+
+    def __init__(self, files, group_bytes=1 << 20):
+        self.files = [pathlib.Path(f) for f in files]
+        self.group_bytes = int(group_bytes)
+        self._counts = None
+
+    @classmethod
+    def from_path(cls, path, **kwargs):
+        return cls(text_files(path), **kwargs)
+
+    def count(self):
+        """{files, groups, documents, sentences, examples} (cached)."""
+        if self._counts is not None:
+            return self._counts
+        groups, current = [], {"files": [], "bytes": 0, "documents": 0, "examples": 0}
+        documents = sentences = 0
+        for file in self.files:
+            docs = documents_from_text(_read_text(file))
+            documents += len(docs)
+            sentences += sum(len(d) for d in docs)
+            current["files"].append(str(file))
+            current["bytes"] += file.stat().st_size
+            current["documents"] += len(docs)
+            current["examples"] += sum(len(d) - 1 for d in docs)
+            if (current["bytes"] >= self.group_bytes and current["documents"] >= 2
+                    and current["examples"] >= 1):
+                groups.append(current)
+                current = {"files": [], "bytes": 0, "documents": 0, "examples": 0}
+        if current["files"]:
+            if groups and (current["documents"] < 2 or current["examples"] < 1):
+                last = groups[-1]
+                for key in ("bytes", "documents", "examples"):
+                    last[key] += current[key]
+                last["files"] += current["files"]
+            else:
+                groups.append(current)
+        if documents < 2 or not any(g["examples"] for g in groups):
+            raise ValueError(
+                f"--data: {len(self.files)} file(s) hold {documents} document(s) and "
+                f"{sentences} sentence(s); pre-training needs at least 2 documents and one "
+                "with two consecutive sentences (separate documents with blank lines).")
+        self.groups = [g["files"] for g in groups]
+        self._counts = {"files": len(self.files), "groups": len(groups),
+                        "documents": documents, "sentences": sentences,
+                        "examples": sum(g["examples"] for g in groups)}
+        return self._counts
+
+    def _load(self, tokenizer, group):
+        files = self.groups[int(group)]
+        documents = [d for f in files for d in documents_from_text(_read_text(pathlib.Path(f)))]
+        arrays = _Corpus(documents, tokenizer, where=f"the file group {files[0]}..").arrays
+        return [arrays[k] for k in _CORPUS_SIGNATURE]
+
+    def dataset(self, tokenizer, *, sequence_length=DEFAULT_SEQUENCE_LENGTH,
+                max_predictions=20, batch_size=32, nsp=True, whole_word=False, seed=0,
+                shuffle=True, drop_remainder=True, epoch_variable=None, cycle_length=4):
+        """Batches as `pretraining_dataset`'s, an epoch being one pass over
+        every file."""
+        _check_length(sequence_length)
+        counts = self.count()
+        build = _example_builder(tokenizer, sequence_length=sequence_length,
+                                 max_predictions=max_predictions, nsp=nsp,
+                                 whole_word=whole_word)
+        num_groups = counts["groups"]
+        names = list(_CORPUS_SIGNATURE)
+
+        def load(group):
+            arrays = tf.py_function(lambda g: self._load(tokenizer, g.numpy()), [group],
+                                    Tout=[_CORPUS_SIGNATURE[k].dtype for k in names])
+            for array in arrays:
+                array.set_shape([None])
+            return group, dict(zip(names, arrays))
+
+        def one_epoch(key):
+            if shuffle:
+                keys = tf.random.stateless_uniform(
+                    [num_groups], tf.random.experimental.stateless_fold_in(key, -1))
+                order = tf.cast(tf.argsort(keys, stable=True), tf.int64)
+            else:
+                order = tf.range(num_groups, dtype=tf.int64)
+            return tf.data.Dataset.from_tensor_slices(order).map(load).interleave(
+                lambda group, corpus: _corpus_examples(
+                    corpus, tf.random.experimental.stateless_fold_in(key, group + 1), build,
+                    batch_size, shuffle),
+                cycle_length=min(cycle_length, num_groups), block_length=1)
+
+        dataset = _epoch_keys(seed, epoch_variable).flat_map(one_epoch)
+        dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+        n = counts["examples"]
+        batches = n // batch_size if drop_remainder else -(-n // batch_size)
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
+        return dataset.prefetch(tf.data.AUTOTUNE)
