@@ -11,9 +11,7 @@ module, beside the first test's workers."""
 
 import csv
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +21,7 @@ import numpy as np
 import pytest
 
 import zoo
+from tests.cluster import env, free_ports, max_diff, start, tail, tf_configs, wait
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer
 
@@ -120,13 +119,13 @@ class _Reference:
     def start(self):
         if self.proc is None:
             teacher, data, script = self.args
-            self.proc = _start([(_worker(script, teacher, data, self.out, "none", 0),
-                                 _env())], [self.log])[0]
+            self.proc = start([(_worker(script, teacher, data, self.out, "none", 0),
+                                 env())], [self.log])[0]
         return [self.proc], [self.log]
 
     def result(self):
         procs, logs = self.start()
-        assert _wait(procs, logs) == [0], _tail(self.log)
+        assert wait(procs, logs) == [0], tail(self.log)
         history = json.loads((self.out / "history.json").read_text())["history"]
         return history, list(np.load(f"{self.out}-weights-0.npz").values())
 
@@ -139,63 +138,18 @@ def reference(teacher_and_data, tmp_path_factory):
         ref.proc.kill()
 
 
-def _free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
-def _tf_configs(ports):
-    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    return [json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})
-            for i in range(len(ports))]
 
 
-def _env(tf_config=None):
-    env = dict(os.environ, PYTHONHASHSEED="0", TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    if tf_config:
-        env["TF_CONFIG"] = tf_config
-    return env
 
 
-def _start(jobs, logs):
-    """Popen each (command, env), output to the files `logs`."""
-    procs = []
-    for (cmd, env), log in zip(jobs, logs):
-        with open(log, "w") as f:
-            procs.append(subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT))
-    return procs
 
 
-def _wait(procs, logs, *, kill_all_when_one_dies=False, timeout=TIMEOUT):
-    """Wait for `procs` (killing all on timeout); optionally SIGKILL the rest
-    as soon as one dies, as a cluster manager would."""
-    deadline = time.time() + timeout
-    while any(p.poll() is None for p in procs):
-        if time.time() > deadline:
-            for p in procs:
-                p.kill()
-            pytest.fail("timeout:\n" + "\n".join(_tail(log) for log in logs))
-        if kill_all_when_one_dies and any(p.poll() not in (None, 0) for p in procs):
-            for p in procs:
-                if p.poll() is None:
-                    p.send_signal(signal.SIGKILL)
-        time.sleep(0.1)
-    return [p.wait() for p in procs]
 
 
-def _tail(log, n=3000):
-    return f"--- {log}\n" + open(log).read()[-n:]
 
 
-def _max_diff(a, b):
-    assert len(a) == len(b)
-    return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y)))) for x, y in zip(a, b))
 
 
 def test_two_workers_match_one_process(tmp_path, teacher_and_data, reference):
@@ -203,23 +157,23 @@ def test_two_workers_match_one_process(tmp_path, teacher_and_data, reference):
     out = tmp_path / "multi"
     started = time.time()
     ref_procs, ref_logs = reference.start()
-    jobs = [(_cli(teacher, data, out, "multiworker"), _env(c))
-            for c in _tf_configs(_free_ports(2))]
+    jobs = [(_cli(teacher, data, out, "multiworker"), env(c))
+            for c in tf_configs(free_ports(2))]
     logs = [tmp_path / f"worker{i}.log" for i in (0, 1)]
-    codes = _wait(_start(jobs, logs) + ref_procs, logs + ref_logs)
-    assert codes[:2] == [0, 0], "\n".join(_tail(log) for log in logs)
+    codes = wait(start(jobs, logs) + ref_procs, logs + ref_logs)
+    assert codes[:2] == [0, 0], "\n".join(tail(log) for log in logs)
     ref_history, _ = reference.result()
 
     history = json.loads((out / "history.json").read_text())["history"]
     assert set(history) == set(ref_history) >= {"loss", "soft_loss", "hard_loss", "val_loss"}
     assert len(history["loss"]) == EPOCHS
-    loss_diff = max(_max_diff(history[k], ref_history[k]) for k in ref_history)
+    loss_diff = max(max_diff(history[k], ref_history[k]) for k in ref_history)
     assert loss_diff <= 1e-5, (history, ref_history)
     # OUT/model: the best epoch by validation loss, the last one in both runs.
     (student, _, meta), (ref_student, _, ref_meta) = (load_model_dir(out / "model"),
                                                       load_model_dir(reference.out / "model"))
     assert meta["best"]["epoch"] == ref_meta["best"]["epoch"] == EPOCHS
-    weight_diff = _max_diff(student.get_weights(), ref_student.get_weights())
+    weight_diff = max_diff(student.get_weights(), ref_student.get_weights())
     assert weight_diff <= 1e-5
     # Only the chief wrote (worker 1 reports itself); the backups are gone.
     assert sorted(p.name for p in out.iterdir()) == ["args.json", "history.json",
@@ -236,11 +190,11 @@ def test_killed_workers_resume_at_next_epoch(tmp_path, teacher_and_data, referen
     out = tmp_path / "multi"
     started = time.time()
     reference.start()
-    workers = [(_worker(script, teacher, data, out, "multiworker", 1), _env(c))
-               for c in _tf_configs(_free_ports(2))]
+    workers = [(_worker(script, teacher, data, out, "multiworker", 1), env(c))
+               for c in tf_configs(free_ports(2))]
     logs = [tmp_path / f"worker{i}.log" for i in (0, 1)]
-    codes = _wait(_start(workers, logs), logs, kill_all_when_one_dies=True)
-    assert codes == [-signal.SIGKILL] * 2, "\n".join(_tail(log) for log in logs)
+    codes = wait(start(workers, logs), logs, kill_all_when_one_dies=True)
+    assert codes == [-signal.SIGKILL] * 2, "\n".join(tail(log) for log in logs)
     assert "killing myself after epoch 1" in logs[0].read_text() + logs[1].read_text()
     for i in (0, 1):
         meta = out / "backup" / f"worker-{i}" / "training_metadata.json"
@@ -250,17 +204,17 @@ def test_killed_workers_resume_at_next_epoch(tmp_path, teacher_and_data, referen
 
     # The cluster manager starts both again with the same commands.
     logs = [tmp_path / f"worker{i}.restart.log" for i in (0, 1)]
-    codes = _wait(_start(workers, logs), logs)
-    assert codes == [0, 0], "\n".join(_tail(log) for log in logs)
+    codes = wait(start(workers, logs), logs)
+    assert codes == [0, 0], "\n".join(tail(log) for log in logs)
     chief_log = logs[0].read_text()
     assert "Epoch 2/2" in chief_log and "Epoch 1/2" not in chief_log, chief_log[-3000:]
     recorded = json.loads((out / "history.json").read_text())
     assert recorded["epochs"] == [1, 2]  # epoch 1 from before the kill, epoch 2 resumed
     history = recorded["history"]
     ref_history, ref_weights = reference.result()
-    loss_diff = max(_max_diff(history[k], ref_history[k]) for k in ref_history)
+    loss_diff = max(max_diff(history[k], ref_history[k]) for k in ref_history)
     assert loss_diff <= 1e-5, (history, ref_history)
-    weight_diff = max(_max_diff(list(np.load(f"{out}-weights-{i}.npz").values()), ref_weights)
+    weight_diff = max(max_diff(list(np.load(f"{out}-weights-{i}.npz").values()), ref_weights)
                       for i in (0, 1))
     assert weight_diff <= 1e-5
     assert not (out / "backup").exists()
@@ -275,7 +229,7 @@ def test_tpu_strategy_without_tpu_is_a_clear_error(tmp_path, teacher_and_data):
          "--data", str(data), "--student-layers", "2", "--sequence-length", "16",
          "--out", str(tmp_path / "out"),
          "--strategy", "tpu"],
-        env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+        env=env(), capture_output=True, text=True, timeout=TIMEOUT)
     assert run.returncode == 2, run.stderr[-3000:]
     assert "--strategy tpu: no TPU found" in run.stderr, run.stderr[-3000:]
 
@@ -283,7 +237,8 @@ def test_tpu_strategy_without_tpu_is_a_clear_error(tmp_path, teacher_and_data):
 def test_single_process_is_left_alone():
     import tensorflow as tf
 
-    from zoo.distill import Distiller, multiworker
+    from zoo.distill import Distiller
+    from zoo.train import distribute as multiworker
 
     strategy = tf.distribute.get_strategy()
     assert not multiworker.applies(strategy)

@@ -48,10 +48,14 @@ def save_model_dir(model, directory, tokenizer, *, extra=None, overwrite=True):
 
     model = with_dtype_policy(model, "float32")
     encoder = getattr(model, "encoder", model)
+    # A training-time subclass (zoo.train.distribute's multi-worker
+    # overrides) names the class the directory holds: the model is saved as
+    # that class, which loads anywhere.
+    saved_class = getattr(type(model), "zoo_saved_class", type(model))
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "model_class": type(model).__name__,
+        "model_class": saved_class.__name__,
         "encoder_class": type(encoder).__name__,
         "encoder_config": encoder.config.to_dict(),
         "lowercase": bool(tokenizer.lowercase),
@@ -70,9 +74,12 @@ def save_model_dir(model, directory, tokenizer, *, extra=None, overwrite=True):
         optimizer = getattr(model, "optimizer", None)
         if optimizer is not None:
             model.optimizer = None
+        trained_class = type(model)
+        model.__class__ = saved_class
         try:
             model.save(tmp / "model.keras")
         finally:
+            model.__class__ = trained_class
             if optimizer is not None:
                 model.optimizer = optimizer
         (tmp / "vocab.txt").write_text(vocabulary_text(tokenizer.vocabulary), encoding="utf-8")

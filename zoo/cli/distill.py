@@ -25,7 +25,6 @@ from zoo.cli.runs import (
     write_run_info,
 )
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
-from zoo.distill import multiworker
 from zoo.distill.pipeline import (
     MODES,
     STRATEGIES,
@@ -33,6 +32,7 @@ from zoo.distill.pipeline import (
     check_distill_inputs,
     distill,
 )
+from zoo.train import distribute as multiworker
 
 
 def _layer_map(text):
@@ -57,7 +57,7 @@ def run(args):
         temperature=args.temperature, soft_weight=args.soft_weight,
         hard_weight=args.hard_weight, cosine_weight=args.cosine_weight,
         hidden_weight=args.hidden_weight, attention_weight=args.attention_weight,
-        strategy=args.strategy, mixed_precision=args.mixed_precision,
+        strategy=args.strategy, tpu=args.tpu, mixed_precision=args.mixed_precision,
         steps_per_epoch=args.steps_per_epoch, seed=args.seed, run_eagerly=args.run_eagerly,
         cache_teacher=args.cache_teacher,
         evaluate=not args.no_evaluate)
@@ -119,11 +119,8 @@ def register(subparsers):
                    help="distilbert drops segment embeddings and the pooler")
     p.add_argument("--mode", choices=MODES, default="task")
     p.add_argument("--strategy", choices=STRATEGIES, default="none",
-                   help="tf.distribute: none; mirrored (the local devices); multiworker "
-                   "(MultiWorkerMirroredStrategy: start the same command on every worker "
-                   "with its TF_CONFIG and a shared --out; --batch-size is the global "
-                   "batch; each worker backs up to OUT/backup/worker-<index>, the chief "
-                   "writes the outputs); tpu (TPUStrategy, when a TPU is found)")
+                   help=multiworker.STRATEGY_HELP)
+    p.add_argument("--tpu", default=None, help=multiworker.TPU_HELP)
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=16, help="global batch")

@@ -7,6 +7,8 @@ import json
 import pathlib
 
 from zoo.cli.runs import (
+    ACCUMULATION_HELP,
+    BATCH_HELP,
     DATA_HELP,
     FORCE_HELP,
     add_verbose,
@@ -17,6 +19,7 @@ from zoo.cli.runs import (
     write_run_info,
 )
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.train import distribute
 from zoo.train.finetune import FinetuneConfig, check_inputs, finetune
 
 
@@ -28,6 +31,7 @@ def _finetune_config(args):
         mixed_precision=args.mixed_precision, seed=args.seed, pooling=args.pooling,
         doc_stride=args.doc_stride, max_answer_length=args.max_answer_length,
         max_windows=args.max_windows, steps_per_epoch=args.steps_per_epoch,
+        strategy=args.strategy, tpu=args.tpu, gradient_accumulation=args.gradient_accumulation,
     )
 
 
@@ -36,14 +40,21 @@ def run(args):
     # Every input is checked before --out is touched: a bad run leaves
     # nothing behind that would refuse the corrected command.
     data = check_inputs(args.model, args.data, args.task, config)
-    if training_output(args.out, args, args.force) == "finished":
+    # Under --strategy multiworker every worker runs this command on a shared
+    # --out: only the chief writes args.json and removes old outputs.
+    chief = args.strategy != "multiworker" or distribute.is_chief_process()
+    if training_output(args.out, args, args.force, remove=chief) == "finished":
         return report_finished(args.out)
     pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
-    write_run_info(args.out, args)
+    if chief:
+        write_run_info(args.out, args)
     print(f"data: {data.source}; {', '.join(f'{k} {len(v)}' for k, v in data.splits.items())}; "
           f"split rule: {data.split_rule}")
     result = finetune(args.model, args.data, args.task, args.out, config, data=data,
                       verbose=keras_verbosity(args.verbose))
+    if "worker" in result:  # not the chief: the chief evaluates and reports
+        print(f"{result['worker']}: done")
+        return 0
     print(json.dumps(result, indent=2))
     print(f"best model: {pathlib.Path(args.out) / 'model'}")
     return 0
@@ -82,7 +93,9 @@ def register(subparsers):
     p.add_argument("--task", choices=("classify", "tag", "qa"), required=True)
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--batch-size", type=int, default=16, help=BATCH_HELP)
+    p.add_argument("--gradient-accumulation", type=int, default=1, metavar="N",
+                   help=ACCUMULATION_HELP)
     p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
     p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--warmup-fraction", type=float, default=0.1)
@@ -106,6 +119,9 @@ def register(subparsers):
     p.add_argument("--max-answer-length", type=int, default=30)
     p.add_argument("--steps-per-epoch", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--strategy", choices=distribute.STRATEGIES, default="none",
+                   help=distribute.STRATEGY_HELP)
+    p.add_argument("--tpu", default=None, help=distribute.TPU_HELP)
     add_verbose(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=run)

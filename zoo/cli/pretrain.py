@@ -6,6 +6,8 @@ import argparse
 import pathlib
 
 from zoo.cli.runs import (
+    ACCUMULATION_HELP,
+    BATCH_HELP,
     FORCE_HELP,
     add_verbose,
     help_examples,
@@ -15,7 +17,13 @@ from zoo.cli.runs import (
     write_run_info,
 )
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
-from zoo.train.pretrain import PretrainConfig, check_pretrain_inputs, pretrain
+from zoo.train import distribute
+from zoo.train.pretrain import (
+    PretrainConfig,
+    check_pretrain_inputs,
+    describe_corpus,
+    pretrain,
+)
 
 
 def run(args):
@@ -23,21 +31,30 @@ def run(args):
         epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
         max_predictions=args.max_predictions, learning_rate=args.learning_rate,
         nsp=not args.no_nsp, whole_word=args.whole_word, seed=args.seed,
-        steps_per_epoch=args.steps_per_epoch,
+        steps_per_epoch=args.steps_per_epoch, strategy=args.strategy, tpu=args.tpu,
+        gradient_accumulation=args.gradient_accumulation,
     )
+    # Under --strategy multiworker every worker runs this command on a shared
+    # --out: only the chief writes args.json and removes old outputs.
+    chief = args.strategy != "multiworker" or distribute.is_chief_process()
     # Every input is checked before --out is touched.
-    documents = check_pretrain_inputs(args.config, args.data, config)
-    if training_output(args.out, args, args.force) == "finished":
+    corpus = check_pretrain_inputs(args.config, args.data, config)
+    if training_output(args.out, args, args.force, remove=chief) == "finished":
         return report_finished(args.out)
     pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
-    write_run_info(args.out, args)
-    print(f"pre-training on {len(documents):,} documents "
-          f"({sum(len(d) for d in documents):,} sentences)")
-    result = pretrain(args.config, documents, args.out, config,
+    if chief:
+        write_run_info(args.out, args)
+    print(f"pre-training on {describe_corpus(corpus)}")
+    result = pretrain(args.config, corpus, args.out, config,
                       verbose=keras_verbosity(args.verbose))
+    if "worker" in result:  # not the chief: the chief reports
+        print(f"{result['worker']}: done ({result['train_examples_per_second']:.0f} "
+              "examples/s)")
+        return 0
     before, after = result["step_0"], result["trained"]
     for key in after:
-        print(f"{key}: {before[key]:.3f} at step 0 -> {after[key]:.3f} after {result['steps']} steps")
+        print(f"{key}: {before[key]:.3f} at step 0 -> {after[key]:.3f} after {result['steps']} steps "
+              f"({result['updates']} updates)")
     print(f"input pipeline {result['pipeline_examples_per_second']:.0f} examples/s vs training "
           f"{result['train_examples_per_second']:.0f} examples/s")
     print(f"model: {pathlib.Path(args.out) / 'model'}")
@@ -51,9 +68,11 @@ def register(subparsers):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Build BERT pre-training examples from raw text inside tf.data "
         "(sentence pairs, 50% next / 50% random, 15% masking re-drawn each epoch) and "
-        "train zoo.Pretrainer with model.fit. --data is a text file or folder "
-        "(blank lines separate documents), or `austen`, `wordnet` or `austen+wordnet` "
-        "for the installed real corpora. Re-running the same command resumes after a kill "
+        "train zoo.Pretrainer with model.fit. --data is a text file, folder or glob "
+        "(blank lines separate documents; streamed in groups of files, never held whole), "
+        "or `austen`, `wordnet` or `austen+wordnet` for the installed real corpora. "
+        "--strategy runs the same command on several devices, workers or a TPU; "
+        "--batch-size is the global batch. Re-running the same command resumes after a kill "
         "(a finished run prints its metrics; other arguments are refused).",
         epilog=help_examples(
             """
@@ -61,16 +80,24 @@ def register(subparsers):
             zoo pretrain --config bert_tiny --data austen+wordnet --out runs/pretrain \\
                 --epochs 3 --steps-per-epoch 100 --sequence-length 64 \\
                 --max-predictions 10 --learning-rate 1e-3
-            zoo pretrain --config models/minilm --data corpus/ --out runs/continued --no-nsp
+            zoo pretrain --config models/minilm --data 'shards/*.txt' --out runs/continued \
+                --no-nsp --batch-size 32 --gradient-accumulation 8
+            # two workers (one command per worker, each with its TF_CONFIG; README)
+            zoo pretrain --config bert_base --data /shared/shards --out /shared/run \
+                --strategy multiworker --batch-size 256
             """
         ),
     )
     p.add_argument("--config", required=True,
                    help="preset name (random init) or checkpoint/model directory (continued)")
-    p.add_argument("--data", required=True, help="text file/folder, or austen / wordnet / austen+wordnet")
+    p.add_argument("--data", required=True,
+                   help="text file, folder or glob (quote it), or austen / wordnet / "
+                   "austen+wordnet")
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=32, help=BATCH_HELP)
+    p.add_argument("--gradient-accumulation", type=int, default=1, metavar="N",
+                   help=ACCUMULATION_HELP)
     p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
     p.add_argument("--max-predictions", type=int, default=20)
     p.add_argument("--learning-rate", type=float, default=1e-4,
@@ -80,6 +107,9 @@ def register(subparsers):
     p.add_argument("--no-nsp", action="store_true", help="MLM only (DistilBERT recipe)")
     p.add_argument("--whole-word", action="store_true", help="whole-word masking")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--strategy", choices=distribute.STRATEGIES, default="none",
+                   help=distribute.STRATEGY_HELP)
+    p.add_argument("--tpu", default=None, help=distribute.TPU_HELP)
     add_verbose(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=run)

@@ -21,6 +21,12 @@ from zoo.utils.provenance import git_revision, versions
 class CliError(Exception):
     """A user-facing error: printed without a traceback, exit status 2."""
 
+BATCH_HELP = ("global batch per step: all replicas of all workers together, the same "
+              "under every --strategy (each of R replicas computes batch/R)")
+ACCUMULATION_HELP = ("average the gradients of N steps into one update: N x --batch-size "
+                     "examples per update (e.g. --batch-size 32 --gradient-accumulation 8 "
+                     "trains at BERT's 256 on a small machine); default 1")
+
 
 def plain_arguments(args):
     """The command's arguments as args.json stores them (paths as strings)."""

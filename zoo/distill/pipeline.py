@@ -28,7 +28,6 @@ import tensorflow as tf
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.checkpoints.model_dir import read_model_dir_meta
 from zoo.configs import EncoderConfig
-from zoo.distill import multiworker
 from zoo.distill.distiller import Distiller
 from zoo.distill.student_init import make_student
 from zoo.models import DEFAULT_SEQUENCE_LENGTH, ID_LEVEL_CLASS, MaskedLM
@@ -36,6 +35,7 @@ from zoo.models.encoder_task import dtype_policy_scope
 from zoo.models.task import task_of
 from zoo.text.pretraining import pretraining_dataset
 from zoo.train import data as task_data
+from zoo.train import distribute as multiworker
 from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile
 from zoo.train.finetune import FinetuneConfig, build_datasets, evaluate_model
 from zoo.train.optimization import make_adamw
@@ -43,7 +43,7 @@ from zoo.train.pretrain import corpus_documents
 from zoo.utils.atomic import atomic_file
 
 MODES = ("task", "general")
-STRATEGIES = ("none", "mirrored", "multiworker", "tpu")
+STRATEGIES = multiworker.STRATEGIES
 
 
 @dataclasses.dataclass
@@ -66,33 +66,13 @@ class DistillConfig:
     hidden_weight: float = 0.0
     attention_weight: float = 0.0
     strategy: str = "none"
+    tpu: str | None = None  # --strategy tpu: the TPU's name or address
     mixed_precision: str | None = None
     steps_per_epoch: int | None = None
     seed: int = 0
     cache_teacher: bool = False  # run the teacher once per dataset, not per epoch
     run_eagerly: bool = False
     evaluate: bool = True  # test metrics of teacher and student (task mode)
-
-
-def _strategy(name):
-    if name == "mirrored":
-        return tf.distribute.MirroredStrategy()
-    if name == "multiworker":
-        # The cluster comes from TF_CONFIG (no TF_CONFIG: one local worker).
-
-        return multiworker.strategy()
-    if name == "tpu":
-        try:
-            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
-            tf.config.experimental_connect_to_cluster(resolver)
-            tf.tpu.experimental.initialize_tpu_system(resolver)
-        except Exception as e:  # no TPU: resolver, client or runtime errors
-            raise ValueError(
-                f"--strategy tpu: no TPU found ({type(e).__name__}: {e}). Run on a TPU "
-                "host (or set TPU_NAME), or choose --strategy none, mirrored or "
-                "multiworker.") from None
-        return tf.distribute.TPUStrategy(resolver)
-    return tf.distribute.get_strategy()
 
 
 def _general_teacher(model):
@@ -117,9 +97,7 @@ def check_distill_inputs(teacher_dir, data, config):
     it, the sequence length is within its maximum, and the data reads."""
     if config.mode not in MODES:
         raise ValueError(f"--mode {config.mode!r}: expected one of {', '.join(MODES)}.")
-    if config.strategy not in STRATEGIES:
-        raise ValueError(f"--strategy {config.strategy!r}: expected one of "
-                         f"{', '.join(STRATEGIES)}.")
+    multiworker.check_strategy(config.strategy, config.tpu)
     try:
         meta = read_model_dir_meta(teacher_dir)
     except FileNotFoundError as e:
@@ -181,7 +159,7 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
     # Same seed, same data -> same student weights, process to process.
     tf.config.experimental.enable_op_determinism()
 
-    strategy = _strategy(config.strategy)
+    strategy = multiworker.make_strategy(config.strategy, config.tpu)
     # Several workers (--strategy multiworker): each backs up to its own
     # directory and only the chief writes OUT/model, history and metrics.
     multi = multiworker.applies(strategy)
@@ -246,7 +224,7 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
         train = train.apply(tf.data.experimental.assert_cardinality(steps))
 
 
-    backup = out / "backup" / multiworker.worker_name(strategy) if multi else out / "backup"
+    backup = multiworker.backup_dir(out, strategy)
     history = HistoryFile(out / "history.json") if chief else None
     callbacks = [
         EpochCounter(epoch_variable),
@@ -265,11 +243,7 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
     distiller.fit(train, validation_data=val, epochs=config.epochs,
                   callbacks=callbacks, shuffle=False, verbose=verbose)
     seconds = time.time() - started
-    if multi:
-        try:
-            (out / "backup").rmdir()  # the last worker to finish removes it
-        except OSError:
-            pass
+    multiworker.remove_backup_root(out, strategy)
     if not chief:
         # Wait for the chief's writes: a worker leaving before the chief
         # (which hosts the cluster's coordination service) is fine, the

@@ -8,6 +8,7 @@ import time
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from zoo.checkpoints.model_dir import MANIFEST, save_model_dir
 from zoo.utils.atomic import atomic_file
@@ -61,8 +62,11 @@ class BestModelDirectory(keras.callbacks.Callback):
     """
 
     def __init__(self, directory, tokenizer, extra, monitor="val_loss", patience=None,
-                 verbose=0, select=None):
+                 verbose=0, select=None, write=True):
         super().__init__()
+        # write=False: a multi-worker run's other workers follow the same
+        # early-stopping rule (they must stop with the chief) but do not write.
+        self.write = write
         self.directory = pathlib.Path(directory)
         self.tokenizer = tokenizer
         self.extra = extra
@@ -79,6 +83,8 @@ class BestModelDirectory(keras.callbacks.Callback):
             self.best_epoch = int(best.get("epoch", 0))
 
     def _save(self, value):
+        if not self.write:
+            return
         extra = dict(self.extra, best={"monitor": self.monitor, "value": value,
                                        "epoch": self.best_epoch})
         model = self.model if self.select is None else self.select(self.model)
@@ -144,3 +150,57 @@ class HistoryFile(keras.callbacks.Callback):
     def write(self):
         with atomic_file(self.path, "w") as f:
             json.dump(self.summary(), f, indent=2)
+
+
+class Throughput(keras.callbacks.Callback):
+    """Adds each epoch's training speed to its logs (and so to history.json):
+    `examples_per_second` and `tokens_per_second` of the whole run (every
+    replica of every worker: the global batch), and
+    `worker_examples_per_second`, this worker's share. The clock runs from
+    the epoch's start to its last training step (validation excluded).
+    Tokens are the real (non-padding) tokens of the batches, counted by
+    `count_tokens` on the global batches the input pipeline yields.
+
+        throughput = Throughput(global_batch_size=32, num_workers=2)
+        model.fit(throughput.count_tokens(train), callbacks=[throughput, history])
+
+    Put it before the callbacks that record the logs."""
+
+    def __init__(self, global_batch_size, num_workers=1):
+        super().__init__()
+        self.global_batch_size = int(global_batch_size)
+        self.num_workers = int(num_workers)
+        self.tokens = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self._started = self._last = None
+        self._steps = 0
+
+    def count_tokens(self, dataset):
+        """`dataset` (of `(inputs, ...)` batches with a `padding_mask`),
+        adding each batch's real tokens to the counter as it is read."""
+        counter = self.tokens
+
+        def count(*batch):
+            mask = batch[0]["padding_mask"]
+            with tf.control_dependencies([counter.assign_add(
+                    tf.reduce_sum(tf.cast(mask, tf.int64)))]):
+                return tf.nest.map_structure(tf.identity, batch)
+
+        return dataset.map(count)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.tokens.assign(0)
+        self._started = self._last = time.perf_counter()
+        self._steps = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._steps += 1
+        self._last = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None or not self._steps:
+            return
+        seconds = max(self._last - self._started, 1e-9)
+        examples = self._steps * self.global_batch_size
+        logs["examples_per_second"] = examples / seconds
+        logs["worker_examples_per_second"] = examples / self.num_workers / seconds
+        logs["tokens_per_second"] = int(self.tokens.numpy()) / seconds

@@ -38,8 +38,9 @@ from zoo.models import (
 from zoo.models.encoder_task import dtype_policy_scope, with_dtype_policy
 from zoo.text import features as feats
 from zoo.train import data as task_data
+from zoo.train import distribute
 from zoo.train import metrics as task_metrics
-from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile
+from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile, Throughput
 from zoo.train.optimization import make_adamw
 from zoo.utils.atomic import atomic_file
 
@@ -65,10 +66,13 @@ class FinetuneConfig:
     max_windows: int = 1  # classify: windows per long text (1 = truncate)
     max_answer_length: int = 30
     steps_per_epoch: int | None = None  # cap, for quick runs
+    strategy: str = "none"  # zoo.train.distribute.STRATEGIES
+    tpu: str | None = None
+    gradient_accumulation: int = 1  # steps whose gradients make one update
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "sequence_length", "doc_stride", "max_windows",
-                     "patience"):
+                     "patience", "gradient_accumulation"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be a positive integer; "
@@ -80,15 +84,21 @@ class FinetuneConfig:
                 f"--mixed-precision {self.mixed_precision!r}: expected mixed_float16 or "
                 "mixed_bfloat16."
             )
+        distribute.check_strategy(self.strategy, self.tpu)
 
 
-def _task_head(encoder, task, labels, config):
+def _task_head(encoder, task, labels, config, strategy=None):
+    def head(cls):
+        # Under a multi-worker strategy: the class with the strategy's overrides.
+        return cls if strategy is None else distribute.model_class(cls, strategy)
+
     if task == "classify":
-        return Classifier(encoder, len(labels), pooling=config.pooling,
-                          dropout=config.dropout, labels=labels)
+        return head(Classifier)(encoder, len(labels), pooling=config.pooling,
+                                dropout=config.dropout, labels=labels)
     if task == "tag":
-        return TokenClassifier(encoder, len(labels), dropout=config.dropout, labels=labels)
-    return QuestionAnswerer(encoder)
+        return head(TokenClassifier)(encoder, len(labels), dropout=config.dropout,
+                                     labels=labels)
+    return head(QuestionAnswerer)(encoder)
 
 
 def task_losses(task):
@@ -164,38 +174,50 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(config.seed)
-    encoder, tokenizer = load_checkpoint(model_path)
-    if config.mixed_precision:
-        # A zoo model directory records float32 for its layers, which would
-        # override the global policy: rebuild under the requested one.
-        encoder = with_dtype_policy(encoder, config.mixed_precision)
-    model = _task_head(encoder, task, data.labels, config)
-
+    # Same seed, same data -> same weights, process to process and worker
+    # to worker (a multi-worker run checks its losses against one process).
+    tf.config.experimental.enable_op_determinism()
+    strategy = distribute.make_strategy(config.strategy, config.tpu)
+    multi = distribute.applies(strategy)
+    chief = distribute.is_chief(strategy)
     epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)
-    train, val = build_datasets(data, tokenizer, config, epoch_variable)
-    steps = int(train.cardinality()) if int(train.cardinality()) > 0 else None
-    if steps is None:
-        steps = sum(1 for _ in train)
-    if config.steps_per_epoch:
-        # A capped epoch is the first `steps` batches of that epoch's own
-        # shuffle, a fresh pass each epoch: an epoch trains on the same
-        # batches whether or not the run was resumed (a repeated stream
-        # would continue where the killed process stopped reading).
-        steps = min(steps, config.steps_per_epoch)
-        train = train.take(steps)
+    with strategy.scope():
+        encoder, tokenizer = load_checkpoint(model_path)
+        if config.mixed_precision:
+            # A zoo model directory records float32 for its layers, which
+            # would override the global policy: rebuild under the requested one.
+            encoder = with_dtype_policy(encoder, config.mixed_precision)
+        model = _task_head(encoder, task, data.labels, config, strategy)
+
+        train, val = build_datasets(data, tokenizer, config, epoch_variable)
+        steps = int(train.cardinality()) if int(train.cardinality()) > 0 else None
+        if steps is None:
+            steps = sum(1 for _ in train)
+        if config.steps_per_epoch:
+            # A capped epoch is the first `steps` batches of that epoch's own
+            # shuffle, a fresh pass each epoch: an epoch trains on the same
+            # batches whether or not the run was resumed (a repeated stream
+            # would continue where the killed process stopped reading).
+            steps = min(steps, config.steps_per_epoch)
+            train = train.take(steps)
+        losses, metrics = task_losses(task)
+        model.compile(
+            optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
+                                 config.warmup_fraction, config.weight_decay,
+                                 gradient_accumulation=config.gradient_accumulation),
+            loss=losses,
+            metrics=metrics,
+        )
+        # Build the optimizer's variables before fit so BackupAndRestore can
+        # restore into them on a resumed run.
+        model.optimizer.build(model.trainable_variables)
+    throughput = Throughput(config.batch_size, num_workers=distribute.num_workers(strategy))
     # A known length gives Keras's progress bar its total and spares the
     # "input ran out of data" warning at the end of the first epoch.
-    train = train.apply(tf.data.experimental.assert_cardinality(steps))
-    losses, metrics = task_losses(task)
-    model.compile(
-        optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
-                             config.warmup_fraction, config.weight_decay),
-        loss=losses,
-        metrics=metrics,
-    )
-    # Build the optimizer's variables before fit so BackupAndRestore can
-    # restore into them on a resumed run.
-    model.optimizer.build(model.trainable_variables)
+    train = throughput.count_tokens(train).apply(
+        tf.data.experimental.assert_cardinality(steps))
+    if multi:
+        train, val = distribute.shard_by_data(train), distribute.shard_by_data(val)
 
     extra = {
         "task": task,
@@ -204,17 +226,21 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         "sequence_length": config.sequence_length,
         "finetune_config": dataclasses.asdict(config),
     }
-    history = HistoryFile(out / "history.json")
+    history = HistoryFile(out / "history.json") if chief else None
     callbacks = [
         EpochCounter(epoch_variable),
+        throughput,
         # The best model is written before the epoch's backup: a kill between
-        # the two re-runs the epoch instead of losing a best model.
+        # the two re-runs the epoch instead of losing a best model. Every
+        # worker applies the early-stopping rule (they stop together); the
+        # chief alone writes.
         BestModelDirectory(out / "model", tokenizer, extra, patience=config.patience,
-                           verbose=verbose),
-        history,
-        keras.callbacks.BackupAndRestore(str(out / "backup"), save_freq="epoch",
-                                         delete_checkpoint=True),
+                           verbose=verbose if chief else 0, write=chief),
+        *([history] if chief else []),
+        keras.callbacks.BackupAndRestore(str(distribute.backup_dir(out, strategy)),
+                                         save_freq="epoch", delete_checkpoint=True),
         keras.callbacks.TerminateOnNaN(),
+        *([distribute.EpochSync(strategy)] if multi else []),
         *callbacks,
     ]
     model.fit(
@@ -224,6 +250,12 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         callbacks=callbacks, shuffle=False,
         verbose=verbose,
     )
+    distribute.remove_backup_root(out, strategy)
+    if not chief:
+        # Wait for the chief's writes and evaluation (it hosts the cluster's
+        # coordination service).
+        distribute.barrier(strategy)
+        return {"worker": distribute.worker_name(strategy)}
     history.write()  # also when a resumed run had no epoch left to train
     train_seconds = history.summary()["seconds"]
 
@@ -232,6 +264,7 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
             f"training finished without a best model in {out / 'model'}: validation loss "
             "was never finite. Lower --learning-rate or check the data."
         )
+    # Outside the strategy: the chief evaluates alone.
     best, best_tokenizer, _ = load_model_dir(out / "model")
     test = data.splits.get("test") or data.splits["validation"]
     result = evaluate_model(best, best_tokenizer, task, test, data.labels, config)
@@ -239,6 +272,8 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
                    "num_train": len(data.splits["train"]), "num_test": len(test)})
     with atomic_file(out / "metrics.json", "w") as f:
         json.dump(result, f, indent=2)
+    if multi:
+        distribute.barrier(strategy)
     return result
 
 

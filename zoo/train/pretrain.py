@@ -19,6 +19,7 @@ import time
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from zoo.checkpoints import (
     checkpoint_config,
@@ -33,9 +34,15 @@ from zoo.configs import DEFAULT_SEQUENCE_LENGTH, PRESETS
 from zoo.models import MaskedLM, Pretrainer
 from zoo.models.bert_encoder import build_encoder
 from zoo.text.corpora import austen_documents, minilm_checkpoint_dir, wordnet_glosses
-from zoo.text.pretraining import pretraining_dataset, read_documents, split_sentences
+from zoo.text.pretraining import (
+    TextShards,
+    pretraining_dataset,
+    read_documents,
+    split_sentences,
+)
 from zoo.text.tokenizer import WordPieceTokenizer
-from zoo.train.callbacks import HistoryFile
+from zoo.train import distribute
+from zoo.train.callbacks import EpochCounter, HistoryFile, Throughput
 from zoo.train.optimization import make_adamw
 from zoo.utils.atomic import atomic_file
 
@@ -54,15 +61,18 @@ class PretrainConfig:
     seed: int = 0
     steps_per_epoch: int | None = None
     eval_batches: int = 20
+    strategy: str = "none"  # zoo.train.distribute.STRATEGIES
+    tpu: str | None = None
+    gradient_accumulation: int = 1  # steps whose gradients make one update
 
 
 CORPORA = ("austen", "wordnet", "austen+wordnet")
 
 
 def corpus_documents(data):
-    """Documents (lists of sentences) for pre-training.
+    """Documents (lists of sentences) for pre-training, in memory.
 
-    `data` is a text file or folder (`zoo.text.pretraining.read_documents`),
+    `data` is a text file, folder or glob (`zoo.text.pretraining.read_documents`),
     or an installed real corpus: `austen` (each paragraph of the six novels
     is a document of its sentences), `wordnet` (runs of 20 consecutive
     glosses of one lexicographer file, e.g. noun.food, form a document) or
@@ -86,9 +96,28 @@ def corpus_documents(data):
     return documents
 
 
+def pretraining_corpus(data):
+    """What `zoo pretrain --data` names: the installed corpora (`CORPORA`)
+    as documents in memory, anything else (a file, folder or glob of text
+    files) as `TextShards`, streamed."""
+    if str(data) in CORPORA:
+        return corpus_documents(data)
+    return TextShards.from_path(data)
+
+
+def describe_corpus(corpus):
+    if isinstance(corpus, TextShards):
+        c = corpus.count()
+        return (f"{c['documents']:,} documents ({c['sentences']:,} sentences) in "
+                f"{c['files']:,} files, streamed in {c['groups']:,} groups")
+    return (f"{len(corpus):,} documents ({sum(len(d) for d in corpus):,} sentences) "
+            "in memory")
+
+
 def check_pretrain_inputs(config_or_path, data, config):
-    """Check a run's inputs before anything is written; return the corpus's
-    documents. `config_or_path` is a preset name or a checkpoint."""
+    """Check a run's inputs before anything is written; return the corpus
+    (`pretraining_corpus`; a streamed one has been read through once to count
+    its examples). `config_or_path` is a preset name or a checkpoint."""
     if str(config_or_path) in PRESETS:
         encoder = PRESETS[str(config_or_path)]
     else:
@@ -102,16 +131,31 @@ def check_pretrain_inputs(config_or_path, data, config):
         raise ValueError(
             f"--sequence-length {config.sequence_length}: the model takes at most "
             f"{encoder.max_sequence_length} tokens (its max_sequence_length).")
-    documents = corpus_documents(data)
-    if not documents:
+    check_training_settings(config)
+    corpus = pretraining_corpus(data)
+    if isinstance(corpus, TextShards):
+        corpus.count()
+    elif not corpus:
         raise ValueError(f"--data {data}: no documents (no text) found.")
-    return documents
+    return corpus
 
 
-def build_pretrainer(config_or_path, nsp=True):
-    """(model, tokenizer) for a preset name or a checkpoint path."""
+def check_training_settings(config):
+    """Strategy and batch settings (shared with `zoo finetune`)."""
+    distribute.check_strategy(config.strategy, config.tpu)
+    n = config.gradient_accumulation
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"--gradient-accumulation must be a positive integer; received {n!r}.")
+
+
+def build_pretrainer(config_or_path, nsp=True, strategy=None):
+    """(model, tokenizer) for a preset name or a checkpoint path. Under a
+    multi-worker `strategy` the model class carries
+    `zoo.train.distribute.model_class`'s overrides."""
 
     head = Pretrainer if nsp else MaskedLM
+    if strategy is not None:
+        head = distribute.model_class(head, strategy)
     if str(config_or_path) in PRESETS:
 
         encoder = build_encoder(PRESETS[str(config_or_path)])
@@ -170,7 +214,7 @@ def _accuracy(model, dataset, batches, nsp):
 
 def pipeline_throughput(dataset, batches=30):
     """Examples per second the input pipeline produces on its own."""
-    iterator = iter(dataset)
+    iterator = iter(dataset.repeat())  # a small corpus may have fewer batches
     next(iterator)  # warm up tracing
     started, n = time.perf_counter(), 0
     for _ in range(batches):
@@ -179,57 +223,107 @@ def pipeline_throughput(dataset, batches=30):
     return n / (time.perf_counter() - started)
 
 
-def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
+def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verbose=1):
+    """Pre-train on `corpus` (a list of documents, or `TextShards`) and
+    write OUT/model, history.json and metrics.json; returns the metrics.
+
+    Under `config.strategy` the model and optimizer are built in the
+    strategy's scope and `config.batch_size` is the global batch (split over
+    the replicas); with `config.gradient_accumulation` N, one update
+    averages the gradients of N such batches (an effective batch of N x
+    batch_size under every strategy). Every epoch's order, pairs, masks and
+    dropout depend on (seed, epoch) only, so a killed and re-run command
+    trains the epochs it missed on the same batches as an uninterrupted
+    run. `callbacks` are appended to the built-in ones."""
     config = config or PretrainConfig()
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(config.seed)
-    model, tokenizer = build_pretrainer(config_or_path, nsp=config.nsp)
+    # Same seed, same data -> same weights, process to process and worker
+    # to worker.
+    tf.config.experimental.enable_op_determinism()
+    strategy = distribute.make_strategy(config.strategy, config.tpu)
+    multi = distribute.applies(strategy)
+    chief = distribute.is_chief(strategy)
+    epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)
     kwargs = dict(sequence_length=config.sequence_length,
                   max_predictions=config.max_predictions, batch_size=config.batch_size,
                   nsp=config.nsp, whole_word=config.whole_word)
-    train = pretraining_dataset(documents, tokenizer, seed=config.seed, **kwargs)
-    # A fixed probe drawn from the whole corpus (another seed; `cache` freezes
-    # the first draw, so step 0 and the end see the same examples). Unshuffled
-    # it would hold only the corpus's first documents (all Austen), whose NSP
-    # pairs are unlike the mixture the model trains on.
-    probe = pretraining_dataset(documents, tokenizer, seed=config.seed + 1, shuffle=True,
-                                **kwargs).take(config.eval_batches).cache()
-    steps = config.steps_per_epoch or int(train.cardinality())
-    if steps < 1:
-        raise ValueError("the corpus yields no full batch; lower --batch-size or add text.")
-    ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    losses = {"mlm_logits": ce}
-    metrics = {"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
-    if config.nsp:
-        losses["nsp_logits"] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        metrics["nsp_logits"] = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-    model.compile(optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
-                                       config.warmup_fraction, config.weight_decay),
-                  loss=losses, weighted_metrics=metrics)
-    model.optimizer.build(model.trainable_variables)
+    with strategy.scope():
+        model, tokenizer = build_pretrainer(config_or_path, nsp=config.nsp, strategy=strategy)
+        if isinstance(corpus, TextShards):
+            train = corpus.dataset(tokenizer, seed=config.seed, epoch_variable=epoch_variable,
+                                   **kwargs)
+            # A fixed probe (another seed; `cache` freezes its first draw, so
+            # step 0 and the end see the same examples).
+            probe = corpus.dataset(tokenizer, seed=config.seed + 1, **kwargs)
+        else:
+            train = pretraining_dataset(corpus, tokenizer, seed=config.seed,
+                                        epoch_variable=epoch_variable, **kwargs)
+            # Drawn from the whole corpus: unshuffled it would hold only the
+            # corpus's first documents (all Austen), whose NSP pairs are
+            # unlike the mixture the model trains on.
+            probe = pretraining_dataset(corpus, tokenizer, seed=config.seed + 1, **kwargs)
+        probe = probe.take(config.eval_batches).cache()
+        steps = int(train.cardinality())
+        if config.steps_per_epoch:
+            steps = min(steps, config.steps_per_epoch)
+        if steps < 1:
+            raise ValueError("the corpus yields no full batch; lower --batch-size or add text.")
+        ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        losses = {"mlm_logits": ce}
+        metrics = {"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+        if config.nsp:
+            losses["nsp_logits"] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            metrics["nsp_logits"] = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        model.compile(optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
+                                           config.warmup_fraction, config.weight_decay,
+                                           gradient_accumulation=config.gradient_accumulation),
+                      loss=losses, weighted_metrics=metrics)
+        # Optimizer variables exist before fit so BackupAndRestore can
+        # restore into them on a resumed run.
+        model.optimizer.build(model.trainable_variables)
 
     before = _accuracy(model, probe, config.eval_batches, config.nsp)
     examples_per_second_pipeline = pipeline_throughput(train)
+    # An epoch is one pass over the corpus, or its first `steps` batches:
+    # the same batches whether or not the run was resumed.
+    train = train.take(steps)
+    throughput = Throughput(config.batch_size, num_workers=distribute.num_workers(strategy))
+    train = throughput.count_tokens(train).apply(
+        tf.data.experimental.assert_cardinality(steps))
+    if multi:
+        train = distribute.shard_by_data(train)
+    history = HistoryFile(out / "history.json") if chief else None
     started = time.time()
-    history = HistoryFile(out / "history.json")
     trained = model.fit(
-        train.repeat(),
+        train,
         epochs=config.epochs,
-        steps_per_epoch=steps,
         shuffle=False,  # the dataset shuffles itself
         callbacks=[
-            history,
-            keras.callbacks.BackupAndRestore(str(out / "backup"), save_freq="epoch",
-                                             delete_checkpoint=True),
+            EpochCounter(epoch_variable),
+            throughput,
+            *([history] if chief else []),
+            keras.callbacks.BackupAndRestore(str(distribute.backup_dir(out, strategy)),
+                                             save_freq="epoch", delete_checkpoint=True),
             keras.callbacks.TerminateOnNaN(),
+            *([distribute.EpochSync(strategy)] if multi else []),
+            *callbacks,
         ],
         verbose=verbose,
     )
     seconds = time.time() - started
-    history.write()
+    distribute.remove_backup_root(out, strategy)
     # This process's epochs over this process's time (a resumed run trains fewer).
     examples_per_second_train = steps * config.batch_size * len(trained.epoch) / max(seconds, 1e-9)
+    if not chief:
+        # Wait for the chief's writes (it hosts the cluster's coordination
+        # service: leaving before it is fine, after it waits out a timeout).
+        distribute.barrier(strategy)
+        return {"worker": distribute.worker_name(strategy),
+                "train_seconds": round(seconds, 1),
+                "train_examples_per_second": round(examples_per_second_train, 1)}
+    history.write()
     after = _accuracy(model, probe, config.eval_batches, config.nsp)
     save_model_dir(model, out / "model", tokenizer,
                    extra={"task": "pretrain", "pretrain_config": dataclasses.asdict(config)})
@@ -238,6 +332,7 @@ def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
         "trained": after,
         "chance_nsp": 0.5 if config.nsp else None,
         "steps": steps * len(history.summary()["epochs"]),
+        "updates": steps * len(history.summary()["epochs"]) // config.gradient_accumulation,
         "train_seconds": history.summary()["seconds"],
         "pipeline_examples_per_second": round(examples_per_second_pipeline, 1),
         "train_examples_per_second": round(examples_per_second_train, 1),
@@ -245,4 +340,6 @@ def pretrain(config_or_path, documents, out_dir, config=None, *, verbose=1):
     }
     with atomic_file(out / "metrics.json", "w") as f:
         json.dump(result, f, indent=2)
+    if multi:
+        distribute.barrier(strategy)
     return result

@@ -1,12 +1,15 @@
-"""`zoo distill --strategy multiworker`: `tf.distribute.MultiWorkerMirroredStrategy`
-with Keras 3.15 (TensorFlow backend).
+"""tf.distribute for `zoo pretrain`, `zoo finetune` and `zoo distill`: one
+place builds the strategy (`--strategy none|mirrored|multiworker|tpu`),
+shards the input by DATA, names each worker's backup and decides who
+writes the shared outputs.
 
-Every worker runs the same command with its own `TF_CONFIG`, e.g. on two
-hosts (or two processes on one):
+`--strategy multiworker` is `tf.distribute.MultiWorkerMirroredStrategy`
+with Keras 3.15 (TensorFlow backend). Every worker runs the same command
+with its own `TF_CONFIG`, e.g. on two hosts (or two processes on one):
 
     TF_CONFIG='{"cluster": {"worker": ["10.0.0.1:2222", "10.0.0.2:2222"]},
                 "task": {"type": "worker", "index": 0}}' \\
-        zoo distill --strategy multiworker --batch-size 32 --out /shared/run ...
+        zoo pretrain --strategy multiworker --batch-size 32 --out /shared/run ...
 
 `--batch-size` is the global batch: each worker reads the same dataset and
 `tf.distribute` keeps its share of every global batch (auto-shard by
@@ -52,16 +55,29 @@ clipping under a strategy for this reason, tensorflow/tensorflow#33929):
    several devices, which this module does not touch.)
 
 Remove them when a Keras release fixes the issues (tests/distill/
-test_multiworker.py runs the two-worker path and checks the numbers).
+test_multiworker.py and tests/train/test_distribute.py run the two-worker
+paths and check the numbers).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 
 import keras
 import tensorflow as tf
+
+STRATEGIES = ("none", "mirrored", "multiworker", "tpu")
+
+STRATEGY_HELP = (
+    "tf.distribute: none; mirrored (the local devices); multiworker "
+    "(MultiWorkerMirroredStrategy: start the same command on every worker with its "
+    "TF_CONFIG and a shared --out; --batch-size is the global batch; each worker backs "
+    "up to OUT/backup/worker-<index>, the chief writes the outputs); tpu (TPUStrategy "
+    "on --tpu NAME, or the TPU this host finds)")
+TPU_HELP = ("--strategy tpu: the TPU's name or grpc:// address (default: TPU_NAME, or the "
+            "TPU attached to this host)")
 
 
 def strategy():
@@ -69,6 +85,55 @@ def strategy():
     options = tf.distribute.experimental.CommunicationOptions(
         implementation=tf.distribute.experimental.CommunicationImplementation.RING)
     return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+
+
+def check_strategy(name, tpu=None):
+    """The strategy arguments, checked before anything is written."""
+    if name not in STRATEGIES:
+        raise ValueError(f"--strategy {name!r}: expected one of {', '.join(STRATEGIES)}.")
+    if tpu and name != "tpu":
+        raise ValueError(f"--tpu {tpu}: only with --strategy tpu (received --strategy {name}).")
+
+
+def _check_reachable(master, timeout=10.0):
+    """A remote TPU's grpc:// address answers within `timeout` seconds
+    (`experimental_connect_to_cluster` would retry an unreachable one
+    without end)."""
+    if not master.startswith("grpc://"):
+        return
+    host, _, port = master[len("grpc://"):].rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as e:
+        raise ConnectionError(f"{master} does not answer ({e})") from None
+
+
+def make_strategy(name, tpu=None):
+    """The `tf.distribute.Strategy` for `--strategy NAME` (`STRATEGIES`):
+    the default (one device), `MirroredStrategy` over the local devices,
+    `MultiWorkerMirroredStrategy` over the cluster in `TF_CONFIG` (no
+    TF_CONFIG: one local worker), or `TPUStrategy` on `tpu` (a name or
+    grpc:// address; default the TPU_NAME environment variable or the TPU
+    of this host). Without a TPU the last raises a ValueError that says so."""
+    check_strategy(name, tpu)
+    if name == "mirrored":
+        return tf.distribute.MirroredStrategy()
+    if name == "multiworker":
+        return strategy()
+    if name == "tpu":
+        try:
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or None)
+            _check_reachable(resolver.master())
+            tf.config.experimental_connect_to_cluster(resolver)
+            tf.tpu.experimental.initialize_tpu_system(resolver)
+        except Exception as e:  # no TPU: resolver, client or runtime errors
+            where = f"--tpu {tpu}" if tpu else "this host (or TPU_NAME)"
+            raise ValueError(
+                f"--strategy tpu: no TPU found at {where} ({type(e).__name__}: {e}). Run "
+                "on a TPU host or name one with --tpu, or choose --strategy none, "
+                "mirrored or multiworker.") from None
+        return tf.distribute.TPUStrategy(resolver)
+    return tf.distribute.get_strategy()
 
 
 def applies(strategy):
@@ -110,6 +175,14 @@ def is_chief_process():
     return task.get("type") == "worker" and int(task.get("index", 0)) == 0
 
 
+def num_workers(strategy):
+    """Worker processes in the cluster (1 outside a multi-worker one)."""
+    if not applies(strategy):
+        return 1
+    jobs = strategy.cluster_resolver.cluster_spec().as_dict()
+    return sum(len(jobs.get(job, ())) for job in ("chief", "worker"))
+
+
 def worker_name(strategy):
     """`worker-0`, `worker-1`, ... (`chief-0`): one backup directory each."""
     task_type, task_id = task(strategy)
@@ -141,15 +214,19 @@ def _with_axis(logs):
     return tf.nest.map_structure(one, logs)
 
 
-class _ClipAfterAllReduce:
-    """(3): the replicas' gradients are summed before they are clipped."""
+def _clip_after_all_reduce(optimizer):
+    """(3): the replicas' gradients are summed before they are clipped. Set
+    on the instance, so the optimizer keeps its class (a model saved with
+    its compile config names a class every loader knows)."""
+    clip, all_reduce_sum = optimizer._clip_gradients, optimizer._all_reduce_sum_gradients
 
-    def _clip_gradients(self, grads):
-        summed = super()._all_reduce_sum_gradients(list(zip(grads, grads)))
-        return super()._clip_gradients([g for g, _ in summed])
+    def clip_summed(grads):
+        summed = all_reduce_sum(list(zip(grads, grads)))
+        return clip([g for g, _ in summed])
 
-    def _all_reduce_sum_gradients(self, grads_and_vars):
-        return list(grads_and_vars)  # summed in _clip_gradients
+    optimizer._clip_gradients = clip_summed
+    # summed in clip_summed
+    optimizer._all_reduce_sum_gradients = lambda grads_and_vars: list(grads_and_vars)
 
 
 class _MultiWorkerOverrides:
@@ -159,9 +236,7 @@ class _MultiWorkerOverrides:
         super().compile(optimizer=optimizer, **kwargs)
         # (3) on the optimizer that applies the gradients (the inner one of
         # a LossScaleOptimizer).
-        inner = getattr(self.optimizer, "inner_optimizer", self.optimizer)
-        inner.__class__ = type(f"ClipAfterAllReduce{type(inner).__name__}",
-                               (_ClipAfterAllReduce, type(inner)), {})
+        _clip_after_all_reduce(getattr(self.optimizer, "inner_optimizer", self.optimizer))
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         # (1) keras-team/keras#20329: local first batch, no all-reduce.
@@ -185,7 +260,9 @@ def model_class(cls, strategy):
     a subclass of it with the overrides."""
     if not applies(strategy):
         return cls
-    return type(f"MultiWorker{cls.__name__}", (_MultiWorkerOverrides, cls), {})
+    # zoo_saved_class: save_model_dir writes the model as `cls`.
+    return type(f"MultiWorker{cls.__name__}", (_MultiWorkerOverrides, cls),
+                {"zoo_saved_class": getattr(cls, "zoo_saved_class", cls)})
 
 
 def _gather(strategy, value):
@@ -222,3 +299,22 @@ class EpochSync(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         barrier(self.strategy)
+
+
+def backup_dir(out, strategy):
+    """Where this process's `BackupAndRestore` state goes: OUT/backup, or
+    OUT/backup/worker-<i> for each worker of a multi-worker cluster."""
+    if applies(strategy):
+        return out / "backup" / worker_name(strategy)
+    return out / "backup"
+
+
+def remove_backup_root(out, strategy):
+    """After a finished multi-worker run: OUT/backup once every worker's
+    `BackupAndRestore` has removed its own directory (the last one to
+    finish removes it)."""
+    if applies(strategy):
+        try:
+            (out / "backup").rmdir()
+        except OSError:
+            pass

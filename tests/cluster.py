@@ -1,0 +1,73 @@
+"""Processes for the multi-worker tests: free ports on 127.0.0.1, one
+TF_CONFIG per worker, starting and waiting with a hang guard."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+TIMEOUT = 300  # seconds, per group of processes (a hang guard)
+
+
+def free_ports(n):
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def tf_configs(ports):
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    return [json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})
+            for i in range(len(ports))]
+
+
+def env(tf_config=None):
+    env = dict(os.environ, PYTHONHASHSEED="0", TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    if tf_config:
+        env["TF_CONFIG"] = tf_config
+    return env
+
+
+def start(jobs, logs):
+    """Popen each (command, env), output to the files `logs`."""
+    procs = []
+    for (cmd, env), log in zip(jobs, logs):
+        with open(log, "w") as f:
+            procs.append(subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT))
+    return procs
+
+
+def wait(procs, logs, *, kill_all_when_one_dies=False, timeout=TIMEOUT):
+    """Wait for `procs` (killing all on timeout); optionally SIGKILL the rest
+    as soon as one dies, as a cluster manager would."""
+    deadline = time.time() + timeout
+    while any(p.poll() is None for p in procs):
+        if time.time() > deadline:
+            for p in procs:
+                p.kill()
+            pytest.fail("timeout:\n" + "\n".join(tail(log) for log in logs))
+        if kill_all_when_one_dies and any(p.poll() not in (None, 0) for p in procs):
+            for p in procs:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGKILL)
+        time.sleep(0.1)
+    return [p.wait() for p in procs]
+
+
+def tail(log, n=3000):
+    return f"--- {log}\n" + open(log).read()[-n:]
+
+
+def max_diff(a, b):
+    assert len(a) == len(b)
+    return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y)))) for x, y in zip(a, b))
