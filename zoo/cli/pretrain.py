@@ -80,10 +80,10 @@ def register(subparsers):
             zoo pretrain --config bert_tiny --data austen+wordnet --out runs/pretrain \\
                 --epochs 3 --steps-per-epoch 100 --sequence-length 64 \\
                 --max-predictions 10 --learning-rate 1e-3
-            zoo pretrain --config models/minilm --data 'shards/*.txt' --out runs/continued \
+            zoo pretrain --config models/minilm --data 'shards/*.txt' --out runs/continued \\
                 --no-nsp --batch-size 32 --gradient-accumulation 8
             # two workers (one command per worker, each with its TF_CONFIG; README)
-            zoo pretrain --config bert_base --data /shared/shards --out /shared/run \
+            zoo pretrain --config bert_base --data /shared/shards --out /shared/run \\
                 --strategy multiworker --batch-size 256
             """
         ),
