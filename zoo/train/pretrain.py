@@ -134,6 +134,8 @@ def check_pretrain_inputs(config_or_path, data, config):
     check_training_settings(config)
     corpus = pretraining_corpus(data)
     if isinstance(corpus, TextShards):
+        print(f"reading {len(corpus.files):,} text file(s) once to count an epoch's examples",
+              flush=True)
         corpus.count()
     elif not corpus:
         raise ValueError(f"--data {data}: no documents (no text) found.")
