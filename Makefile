@@ -8,6 +8,9 @@
 #   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
 #   make test-full     the opt-in full-recipe checks (`-m full`, ~10 min each)
 #   make lint    ruff over the sources, and the house check (scripts/import_graph.py)
+#   make bench   the project against keras-hub, HF torch, ONNX Runtime and LiteRT in one
+#                run (bench/peers.py; BENCH_ARGS=--quick for a few minutes); writes
+#                bench/results.md, results.json, results.png
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -20,7 +23,7 @@ ASSETS ?= .assets
 STAMP := $(VENV)/.zoo-setup-stamp
 PYTEST_ARGS ?= --durations=25
 
-.PHONY: setup test test-full demo lint clean android-test mediapipe-venv
+.PHONY: setup test test-full demo lint clean android-test mediapipe-venv bench
 
 setup: $(STAMP)
 
@@ -59,6 +62,11 @@ android-test: setup
 
 demo: setup
 	$(VENV)/bin/zoo demo
+
+BENCH_ARGS ?=
+bench: setup
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/peers.py $(BENCH_ARGS)
 
 lint: setup
 	$(PY) -m ruff check zoo export tests bench scripts
