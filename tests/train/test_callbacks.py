@@ -64,3 +64,30 @@ def test_select_saves_part_of_the_trained_model(tmp_path):
     callback.on_epoch_end(0, {"val_loss": 0.3})
     saved = json.loads((tmp_path / "model" / "zoo_model.json").read_text())
     assert saved["model_class"] == "Classifier" and saved["best"]["value"] == 0.3
+
+
+def test_epoch_counter_gives_each_worker_its_own_dropout_masks():
+    """Multi-worker runs: the same seed on every worker would draw the same
+    dropout masks for every worker's share of the global batch; the
+    worker's place in the cluster offsets the generators' state. Worker 0
+    keeps the single-process state, so one process and a cluster's chief
+    start alike."""
+    import numpy as np
+    import tensorflow as tf
+
+    from zoo.train.callbacks import EpochCounter
+
+    def masks(worker):
+        keras.utils.set_random_seed(3)
+        model = _model()  # dropout 0.1
+        counter = EpochCounter(tf.Variable(0, dtype=tf.int64), worker=worker)
+        counter.set_model(model)
+        counter.on_train_begin()
+        counter.on_epoch_begin(1)
+        x = {"token_ids": np.full((2, 8), 5, "int32"), "segment_ids": np.zeros((2, 8), "int32"),
+             "padding_mask": np.ones((2, 8), "int32")}
+        return model(x, training=True)["logits"].numpy()
+
+    single = masks(0)
+    np.testing.assert_array_equal(masks(0), single)
+    assert not np.allclose(masks(1), single)

@@ -227,7 +227,7 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
     backup = multiworker.backup_dir(out, strategy)
     history = HistoryFile(out / "history.json") if chief else None
     callbacks = [
-        EpochCounter(epoch_variable),
+        EpochCounter(epoch_variable, worker=multiworker.worker_index(strategy)),
         # The best student and the history are written before the epoch's
         # backup: a kill between them re-runs the epoch, losing nothing.
         *([BestModelDirectory(out / "model", tokenizer, extra,

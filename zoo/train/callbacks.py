@@ -22,10 +22,14 @@ class EpochCounter(keras.callbacks.Callback):
     save generator states, so without this a resumed epoch would draw other
     dropout masks than the uninterrupted run."""
 
-    def __init__(self, variable, offset=0):
+    def __init__(self, variable, offset=0, worker=0):
         super().__init__()
         self.variable = variable
         self.offset = int(offset)  # epochs trained by earlier fit calls on the same model
+        # The worker's place in a multi-worker cluster: each worker draws its
+        # own dropout masks for its share of the global batch (with one seed
+        # they would all draw the same).
+        self.worker = int(worker)
         self._seeds = None
 
     def _generators(self):
@@ -41,7 +45,7 @@ class EpochCounter(keras.callbacks.Callback):
         epoch += self.offset
         self.variable.assign(epoch)
         for generator, seed in self._seeds or ():
-            state = np.array([(seed + 1_000_003 * epoch) % 2**31, 0])
+            state = np.array([(seed + 1_000_003 * epoch + 104_729 * self.worker) % 2**31, 0])
             generator.state.assign(state.astype(generator.state.dtype))
 
 

@@ -183,6 +183,18 @@ def num_workers(strategy):
     return sum(len(jobs.get(job, ())) for job in ("chief", "worker"))
 
 
+def worker_index(strategy):
+    """This process's place in the cluster: 0 for the chief (or worker 0 of a
+    cluster without one), then 1, 2, ... (0 outside a multi-worker cluster)."""
+    if not applies(strategy):
+        return 0
+    task_type, task_id = task(strategy)
+    jobs = strategy.cluster_resolver.cluster_spec().as_dict()
+    if task_type == "chief":
+        return 0
+    return task_id + (1 if "chief" in jobs else 0)
+
+
 def worker_name(strategy):
     """`worker-0`, `worker-1`, ... (`chief-0`): one backup directory each."""
     task_type, task_id = task(strategy)

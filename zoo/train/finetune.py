@@ -228,7 +228,7 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
     }
     history = HistoryFile(out / "history.json") if chief else None
     callbacks = [
-        EpochCounter(epoch_variable),
+        EpochCounter(epoch_variable, worker=distribute.worker_index(strategy)),
         throughput,
         # The best model is written before the epoch's backup: a kill between
         # the two re-runs the epoch instead of losing a best model. Every

@@ -303,7 +303,7 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
         epochs=config.epochs,
         shuffle=False,  # the dataset shuffles itself
         callbacks=[
-            EpochCounter(epoch_variable),
+            EpochCounter(epoch_variable, worker=distribute.worker_index(strategy)),
             throughput,
             *([history] if chief else []),
             keras.callbacks.BackupAndRestore(str(distribute.backup_dir(out, strategy)),
