@@ -89,8 +89,6 @@ class _Corpus:
             "doc_of": doc_of,
             "anchors": np.flatnonzero(has_next).astype("int64"),
         }
-        self.num_documents = len(documents)
-        self.num_sentences = len(sentences)
         self.anchors = self.arrays["anchors"]
 
 
