@@ -1,6 +1,9 @@
 # The README's two commands are `make demo` and `make test`; both set up first.
-#   make setup   create/reuse .venv/, install the project editable with all
-#                extras, and install the real assets (scripts/install_assets.sh)
+#   make setup   create/reuse .venv/, install the project editable (runtime
+#                dependencies only) and the real assets (scripts/install_assets.sh):
+#                all `make demo` needs
+#   make setup-test  setup plus the `test` and `garden` extras (the oracles:
+#                torch, transformers, keras-hub, Model Garden; ruff, pytest)
 #   make mediapipe-venv  .venv-mediapipe/ with MediaPipe Tasks (tests only)
 #   make test    setup, ruff, the house check, then the test suite except `full`
 #                tests (what CI runs)
@@ -21,11 +24,14 @@ MPVENV ?= .venv-mediapipe
 PY := $(VENV)/bin/python
 ASSETS ?= .assets
 STAMP := $(VENV)/.zoo-setup-stamp
+TEST_STAMP := $(VENV)/.zoo-test-stamp
 PYTEST_ARGS ?= --durations=25
 
-.PHONY: setup test test-full demo lint clean android-test mediapipe-venv bench
+.PHONY: setup setup-test test test-full demo lint clean android-test mediapipe-venv bench
 
 setup: $(STAMP)
+
+setup-test: $(TEST_STAMP)
 
 mediapipe-venv: $(MPVENV)/.zoo-mediapipe-stamp
 
@@ -39,36 +45,43 @@ $(MPVENV)/.zoo-mediapipe-stamp:
 $(STAMP): pyproject.toml scripts/install_assets.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
-	$(PY) -m pip install --quiet -e '.[test,garden]'
+	$(PY) -m pip install --quiet -e .
 	bash scripts/install_assets.sh $(PY) $(ASSETS)
 	$(PY) -m pip check || echo "pip check reported conflicts (see BUILD_NOTES.md)"
 	touch $@
 
-test: setup mediapipe-venv
+# The test-only packages (reference implementations, lint): `make demo` does
+# without them, which keeps a fresh clone's demo setup short.
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,garden]'
+	$(PY) -m pip check || echo "pip check reported conflicts (see BUILD_NOTES.md)"
+	touch $@
+
+test: setup-test mediapipe-venv
 	$(PY) -m ruff check zoo export tests bench scripts
 	$(PY) scripts/import_graph.py
 	$(PY) -m pytest $(PYTEST_ARGS)
 	$(MAKE) android-test
 
 # Checks too long for CI (marked `full`, deselected by default in pyproject).
-test-full: setup mediapipe-venv
+test-full: setup-test mediapipe-venv
 	$(PY) -m pytest -m full $(PYTEST_ARGS)
 
 # The Android app's pure-Java core on the JVM, the real .tflite through
 # LiteRT's C library via JNA, and a signed debug APK (see android_demo/README.md).
 # Installs the Debian packages it needs when run as root.
-android-test: setup
+android-test: setup-test
 	bash android_demo/scripts/android_test.sh $(PY)
 
 demo: setup
 	$(VENV)/bin/zoo demo
 
 BENCH_ARGS ?=
-bench: setup
-	$(PY) -m pip install --quiet -e '.[bench]'
+bench: setup-test
+	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) bench/peers.py $(BENCH_ARGS)
 
-lint: setup
+lint: setup-test
 	$(PY) -m ruff check zoo export tests bench scripts
 	$(PY) scripts/import_graph.py
 	$(PY) -m ruff format --check zoo export tests
