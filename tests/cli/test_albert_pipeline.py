@@ -1,0 +1,62 @@
+"""ALBERT through the commands BERT goes through: an HF AlbertModel directory
+fine-tuned by `zoo finetune`, the result exported by `zoo export` to `.tflite`
+(and, under `full`, SavedModel: its validation in a fresh TF1-loader process
+costs ~50 s), each artifact passing the exporter's own validation gates (no
+--allow-degraded)."""
+
+import json
+
+import numpy as np
+import pytest
+
+import zoo
+from export import manifest as mf
+from tests.export.conftest import TINY_LABELS, VOCABULARY, sentences
+from zoo.checkpoints import load_model_dir, save_hf
+from zoo.cli import main
+
+
+def _finetuned(tmp_path):
+    encoder = zoo.AlbertEncoder(len(VOCABULARY), 4, 2, 16, 32, embedding_dim=8, num_groups=2,
+                                max_sequence_length=64)
+    save_hf(encoder, tmp_path / "hf", vocabulary=VOCABULARY, lowercase=True)
+    rows = [{"text": t, "label": TINY_LABELS[i % 3]} for i, t in enumerate(sentences(230))]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    assert main(["finetune", "--model", str(tmp_path / "hf"), "--data", str(data), "--task",
+                 "classify", "--out", str(tmp_path / "run"), "--epochs", "1",
+                 "--sequence-length", "24", "--batch-size", "32",
+                 "--learning-rate", "1e-3"]) == 0
+    model, _, meta = load_model_dir(tmp_path / "run" / "model")
+    assert type(model.encoder) is zoo.AlbertEncoder
+    assert meta["encoder_config"]["family"] == "albert"
+    assert meta["encoder_config"]["num_groups"] == 2
+    trained = model.encoder.embedding_projection.kernel.numpy()
+    assert not np.array_equal(trained, encoder.embedding_projection.kernel.numpy())
+    return tmp_path / "run" / "model", data
+
+
+def _export(model_dir, data, fmt, out, capsys):
+    capsys.readouterr()
+    assert main(["export", "--model", str(model_dir), "--format", fmt,
+                 "--sequence-lengths", "24", "--data", str(data), "--out", str(out)]) == 0
+    print(capsys.readouterr().out)
+    artifact = out if fmt == "tflite" else next(p for p in out.rglob("metadata.json")).parent
+    report = json.loads((artifact / "validation.json").read_text())
+    assert report["num_texts"] == 230
+    assert report["passed"] is True, report
+    mf.verify_manifest(artifact)
+    return report
+
+
+def test_albert_finetunes_and_exports_to_tflite(tmp_path, capsys):
+    model_dir, data = _finetuned(tmp_path)
+    report = _export(model_dir, data, "tflite", tmp_path / "tflite", capsys)
+    assert "model.tflite" in json.dumps(report)
+
+
+@pytest.mark.full
+def test_albert_exports_to_saved_model(tmp_path, capsys):
+    model_dir, data = _finetuned(tmp_path)
+    _export(model_dir, data, "saved_model", tmp_path / "saved_model", capsys)
