@@ -76,10 +76,11 @@ def _vocab_path(path, fmt):
         # Released ALBERT checkpoints: SentencePiece, not WordPiece.
         raise FileNotFoundError(
             f"{path}: holds spiece.model (a SentencePiece vocabulary, as released "
-            "ALBERT checkpoints do) but no vocab.txt; the zoo tokenizer reads WordPiece "
-            "vocabularies only. Load the weights with zoo.checkpoints.load_hf_encoder "
-            "and tokenize with the checkpoint's own SentencePiece model (BUILD_NOTES, "
-            "ALBERT), or use a checkpoint trained with a WordPiece vocab.txt."
+            "ALBERT checkpoints do) but no vocab.txt; model directories, exports and "
+            "the CLI take WordPiece vocabularies only. In Python: encoder = "
+            "zoo.checkpoints.load_hf_encoder(path) and tokenizer = "
+            "zoo.text.sentencepiece_tokenizer.SentencePieceTokenizer(path) (BUILD_NOTES, "
+            "ALBERT); or use a checkpoint trained with a WordPiece vocab.txt."
         )
     raise FileNotFoundError(
         f"{path}: no vocab.txt beside the checkpoint; the tokenizer needs the "
