@@ -19,10 +19,10 @@ from zoo.cli import main
 from zoo.text.tokenizer import WordPieceTokenizer
 
 
-def _encoder():
+def _encoder(**changes):
     keras.utils.set_random_seed(7)
     return zoo.AlbertEncoder(len(VOCABULARY), 4, 2, 16, 32, embedding_dim=8, num_groups=2,
-                             max_sequence_length=64)
+                             max_sequence_length=64, **changes)
 
 
 def _data(tmp_path):
@@ -46,12 +46,23 @@ def _export(model_dir, data, fmt, out, capsys):
 
 
 def test_albert_classifier_exports_to_tflite(tmp_path, capsys):
-    model = zoo.Classifier(_encoder(), 3, pooling="mean", labels=TINY_LABELS)
-    save_model_dir(model, tmp_path / "model", WordPieceTokenizer(VOCABULARY))
+    # Weights of std 0.5, so the tanh and erf GELU forms differ visibly
+    # (~1e-3 in the logits): the artifact must match the tanh one.
+    model = zoo.Classifier(_encoder(initializer_range=0.5), 3, pooling="mean",
+                           labels=TINY_LABELS)
+    exact = zoo.Classifier(_encoder(initializer_range=0.5, activation="gelu"), 3,
+                           pooling="mean")
+    exact.set_weights(model.get_weights())
+    tokenizer = WordPieceTokenizer(VOCABULARY)
+    batch = tokenizer(sentences(40), sequence_length=24)
+    forms = float(np.abs(np.asarray(model(batch)["logits"])
+                         - np.asarray(exact(batch)["logits"])).max())
+    save_model_dir(model, tmp_path / "model", tokenizer)
     report = _export(tmp_path / "model", _data(tmp_path), "tflite", tmp_path / "tflite", capsys)
-    # Label agreement means something only if the model's answers vary.
     for result in report["results"]:
+        # Label agreement means something only if the model's answers vary.
         assert len(set(result["predictions"])) > 1, result["file"]
+        assert result["metrics"]["max_abs_diff"] < forms / 10, (result, forms)
 
 
 @pytest.mark.full
