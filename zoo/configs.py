@@ -13,9 +13,14 @@ the tests check against the built Keras models::
     distil_bert_base   L6  H768  A12  no segments/pooler 66,362,880  # DistilBERT
     bert_base          L12 H768  A12                   109,482,240  # BERT-Base
     bert_large         L24 H1024 A16                   335,141,888  # BERT-Large
+    albert_base        L12 H768  A12  E128 vocab 30000  11,683,584  # ALBERT-Base
+    albert_large       L24 H1024 A16  E128 vocab 30000  17,683,968  # ALBERT-Large
 
 HF's `BertModel` reports 512 more parameters for MiniLM because it counts its
 `position_ids` buffer; that buffer is not a weight and is not stored here.
+The ALBERT counts equal `transformers.AlbertModel`'s (which stores its
+buffers as non-persistent): one shared layer, embeddings of width E = 128
+projected to H, the pooler included.
 """
 
 from __future__ import annotations
@@ -24,7 +29,12 @@ import dataclasses
 import json
 from typing import Any
 
-FAMILIES = ("bert", "distilbert")
+FAMILIES = ("bert", "distilbert", "albert")
+# The feed-forward activation. "gelu" is the exact erf form (BERT, MiniLM);
+# "gelu_tanh" is the tanh approximation 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))
+# that HF calls "gelu_new" and ALBERT v2's checkpoints were trained with.
+# They differ by up to ~1e-3 per unit, so each is its own, exact, choice.
+ACTIVATIONS = ("gelu", "gelu_tanh")
 
 # The encoder's inputs, by name, everywhere: tokenizer, datasets, heads,
 # exported signatures, metadata.json and the Android app.
@@ -35,10 +45,17 @@ DEFAULT_SEQUENCE_LENGTH = 128
 
 @dataclasses.dataclass(frozen=True)
 class EncoderConfig:
-    """Hyperparameters of a BERT-family encoder (post-LayerNorm, exact GELU).
+    """Hyperparameters of a BERT-family encoder (post-LayerNorm blocks).
 
     `family="bert"` has segment embeddings and a pooler (tanh dense on [CLS]);
-    `family="distilbert"` has neither, as in DistilBERT.
+    `family="distilbert"` has neither, as in DistilBERT. `family="albert"`
+    (Lan et al. 2019) is BERT with embeddings of width `embedding_dim`
+    projected to `hidden_dim`, and `num_layers` layers that share the weights
+    of `num_groups` distinct blocks (1: every layer is the same block; layer
+    i uses block i // (num_layers // num_groups)). `embedding_dim` and
+    `num_groups` belong to the albert family only (None and 1 elsewhere).
+    `activation` is the feed-forward (and masked-LM transform) activation,
+    one of `ACTIVATIONS`.
     """
 
     vocabulary_size: int
@@ -52,6 +69,9 @@ class EncoderConfig:
     layer_norm_epsilon: float = 1e-12
     initializer_range: float = 0.02
     family: str = "bert"
+    activation: str = "gelu"
+    embedding_dim: int | None = None
+    num_groups: int = 1
 
     def __post_init__(self):
         def _need(condition, field, value, advice):
@@ -103,6 +123,46 @@ class EncoderConfig:
                 "a bert-family encoder needs at least 1 segment type",
             )
         _need(
+            self.activation in ACTIVATIONS,
+            "activation",
+            self.activation,
+            f"expected one of {ACTIVATIONS} (exact erf GELU, or its tanh approximation)",
+        )
+        if self.family == "albert":
+            _need(
+                isinstance(self.embedding_dim, int)
+                and not isinstance(self.embedding_dim, bool)
+                and self.embedding_dim > 0,
+                "embedding_dim",
+                self.embedding_dim,
+                "an albert-family encoder needs a positive embedding width (128 in ALBERT)",
+            )
+            _need(
+                isinstance(self.num_groups, int)
+                and not isinstance(self.num_groups, bool)
+                and self.num_groups > 0
+                and self.num_layers % self.num_groups == 0,
+                "num_groups",
+                self.num_groups,
+                f"expected a positive divisor of num_layers={self.num_layers} "
+                "(each group of layers shares one block's weights)",
+            )
+        else:
+            _need(
+                self.embedding_dim is None,
+                "embedding_dim",
+                self.embedding_dim,
+                f"a {self.family}-family encoder embeds at hidden_dim; leave it None "
+                "(a factorised embedding is family='albert')",
+            )
+            _need(
+                self.num_groups == 1,
+                "num_groups",
+                self.num_groups,
+                f"a {self.family}-family encoder has one block per layer; use 1 "
+                "(shared layers are family='albert')",
+            )
+        _need(
             0.0 <= self.dropout < 1.0, "dropout", self.dropout, "expected 0 <= dropout < 1"
         )
         _need(
@@ -118,22 +178,44 @@ class EncoderConfig:
 
     @property
     def has_pooler(self) -> bool:
-        return self.family == "bert"
+        return self.family in ("bert", "albert")
+
+    @property
+    def embedding_width(self) -> int:
+        """Width of the token/position/segment tables: `embedding_dim` for
+        ALBERT, `hidden_dim` otherwise."""
+        return self.embedding_dim if self.family == "albert" else self.hidden_dim
+
+    @property
+    def num_blocks(self) -> int:
+        """Distinct transformer blocks (with their own weights)."""
+        return self.num_groups if self.family == "albert" else self.num_layers
 
     def num_parameters(self) -> int:
         """Exact trainable parameter count of the encoder built from this config."""
-        h, i = self.hidden_dim, self.intermediate_dim
+        h, i, e = self.hidden_dim, self.intermediate_dim, self.embedding_width
         embeddings = (
-            self.vocabulary_size * h
-            + self.max_sequence_length * h
-            + self.num_segments * h
-            + 2 * h  # LayerNorm gamma, beta
+            self.vocabulary_size * e
+            + self.max_sequence_length * e
+            + self.num_segments * e
+            + 2 * e  # LayerNorm gamma, beta
         )
+        if self.family == "albert":
+            embeddings += e * h + h  # the E -> H projection
         attention = 4 * (h * h + h)  # query, key, value, output dense
         feed_forward = (h * i + i) + (i * h + h)
         layer = attention + feed_forward + 2 * (2 * h)  # two LayerNorms
         pooler = (h * h + h) if self.has_pooler else 0
-        return embeddings + self.num_layers * layer + pooler
+        return embeddings + self.num_blocks * layer + pooler
+
+    def model_arguments(self) -> dict[str, Any]:
+        """The encoder class's constructor arguments: every field but `family`,
+        and the albert-only fields for the albert family only."""
+        fields = self.to_dict()
+        del fields["family"]
+        if self.family != "albert":
+            del fields["embedding_dim"], fields["num_groups"]
+        return fields
 
     def replace(self, **changes) -> EncoderConfig:
         return dataclasses.replace(self, **changes)
@@ -156,6 +238,7 @@ class EncoderConfig:
 
 
 _BERT_VOCAB = 30522
+_ALBERT_VOCAB = 30000
 
 PRESETS: dict[str, EncoderConfig] = {
     # Tiny width for tests and CPU demos (Turc et al.'s BERT-Tiny shape).
@@ -168,6 +251,17 @@ PRESETS: dict[str, EncoderConfig] = {
     ),
     "bert_base": EncoderConfig(_BERT_VOCAB, 12, 12, 768, 3072),
     "bert_large": EncoderConfig(_BERT_VOCAB, 24, 16, 1024, 4096),
+    # ALBERT (Lan et al. 2019) as released in v2 (HF albert-base-v2,
+    # albert-large-v2): SentencePiece vocabulary of 30,000, E = 128, one
+    # shared block, tanh-approximate GELU, no dropout.
+    "albert_base": EncoderConfig(
+        _ALBERT_VOCAB, 12, 12, 768, 3072, dropout=0.0, family="albert",
+        activation="gelu_tanh", embedding_dim=128,
+    ),
+    "albert_large": EncoderConfig(
+        _ALBERT_VOCAB, 24, 16, 1024, 4096, dropout=0.0, family="albert",
+        activation="gelu_tanh", embedding_dim=128,
+    ),
 }
 
 

@@ -189,7 +189,7 @@ def test_unsupported_activation_is_refused(minilm_dir, tmp_path):
 
     shutil.copytree(minilm_dir, tmp_path / "m")
     cfg = json.loads((tmp_path / "m" / "config.json").read_text())
-    cfg["hidden_act"] = "gelu_new"
+    cfg["hidden_act"] = "relu"  # gelu_new (tanh GELU) loads: tests/checkpoints/test_hf_albert.py
     (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
-    with pytest.raises(ValueError, match="hidden_act='gelu_new'"):
+    with pytest.raises(ValueError, match="hidden_act='relu'"):
         load_hf_encoder(tmp_path / "m")

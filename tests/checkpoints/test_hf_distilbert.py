@@ -184,8 +184,8 @@ def test_what_distilbert_cannot_express_is_refused(tmp_path, capsys):
 
     # Reading: an activation the zoo encoder does not compute.
     config = {"model_type": "distilbert", "vocab_size": 30, "dim": 8, "n_layers": 2,
-              "n_heads": 2, "hidden_dim": 16, "activation": "gelu_new"}
-    with pytest.raises(ValueError, match="activation='gelu_new'; zoo encoders use exact"):
+              "n_heads": 2, "hidden_dim": 16, "activation": "relu"}
+    with pytest.raises(ValueError, match="activation='relu'; zoo encoders compute GELU"):
         config_from_hf(config)
     with pytest.raises(ValueError, match=r"missing key\(s\) \['dim'\]; is this a DistilBERT"):
         config_from_hf({k: v for k, v in config.items() if k not in ("dim", "activation")})

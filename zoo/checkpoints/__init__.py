@@ -31,7 +31,8 @@ from zoo.utils.jsonfile import read_json_object
 
 SUPPORTED = (
     "a zoo model directory (zoo_model.json, model.keras, vocab.txt); "
-    "an HF BertModel or DistilBertModel directory (config.json, model.safetensors, "
+    "an HF BertModel, DistilBertModel or AlbertModel directory (config.json, "
+    "model.safetensors, "
     "vocab.txt), also sentence-transformers layout; a google-research BERT release "
     "(bert_config.json, bert_model.ckpt.index/.data-*, vocab.txt); a TF Model Garden "
     "BertEncoder checkpoint (tf.train.Checkpoint files + vocab.txt)"
@@ -71,6 +72,16 @@ def _vocab_path(path, fmt):
     for candidate in candidates:
         if candidate.is_file():
             return candidate
+    if any((c.parent / "spiece.model").is_file() for c in candidates):
+        # Released ALBERT checkpoints: SentencePiece, not WordPiece.
+        raise FileNotFoundError(
+            f"{path}: holds spiece.model (a SentencePiece vocabulary, as released "
+            "ALBERT checkpoints do) but no vocab.txt; model directories, exports and "
+            "the CLI take WordPiece vocabularies only. In Python: encoder = "
+            "zoo.checkpoints.load_hf_encoder(path) and tokenizer = "
+            "zoo.text.sentencepiece_tokenizer.SentencePieceTokenizer(path) (BUILD_NOTES, "
+            "ALBERT); or use a checkpoint trained with a WordPiece vocab.txt."
+        )
     raise FileNotFoundError(
         f"{path}: no vocab.txt beside the checkpoint; the tokenizer needs the "
         "WordPiece vocabulary the weights were trained with. Copy it next to the weights."

@@ -436,6 +436,11 @@ def build_garden_encoder(config: EncoderConfig, *, functional: bool = True):
             f"Garden's BertEncoder has segment embeddings and a pooler; a "
             f"{config.family}-family config does not fit it."
         )
+    if config.activation != "gelu":
+        raise ValueError(
+            f"EncoderConfig.activation={config.activation!r}: the Garden encoder is "
+            "built with exact GELU here; use a zoo model directory or HF for this one."
+        )
     kwargs = dict(
         vocab_size=config.vocabulary_size,
         hidden_size=config.hidden_dim,

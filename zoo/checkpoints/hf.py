@@ -8,6 +8,10 @@ directory, or in a `0_Transformer/` sub-folder) and BertForPreTraining files
 `model_type: "distilbert"` directories (DistilBertModel keys, or a
 DistilBertFor* file's `distilbert.` prefix) load into a `DistilBertEncoder`,
 and a distilbert-family encoder is written as DistilBertModel.
+`model_type: "albert"` directories (AlbertModel keys, or AlbertForPreTraining's
+`albert.` prefix with its `predictions.*` and `sop_classifier.*` heads) load
+into an `AlbertEncoder` (or a zoo MaskedLM / Pretrainer on one), and an
+albert-family model is written back as AlbertModel / AlbertForPreTraining.
 Weights are read with `safetensors.numpy`: no torch needed.
 """
 
@@ -21,7 +25,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
-from zoo.checkpoints.names import hf_distilbert_name, hf_name, model_entries
+from zoo.checkpoints.names import hf_albert_name, hf_distilbert_name, hf_name, model_entries
 from zoo.configs import EncoderConfig
 from zoo.models.bert_encoder import build_encoder
 from zoo.utils.atomic import atomic_directory
@@ -32,13 +36,26 @@ _HF_BUFFERS = (
     "embeddings.position_ids",
     "bert.embeddings.position_ids",
     "distilbert.embeddings.position_ids",
+    "albert.embeddings.position_ids",
 )
-# HF spells exact GELU "gelu"; the tanh approximations would change outputs.
-_EXACT_GELU = ("gelu",)
+# HF's activation names -> `EncoderConfig.activation`. "gelu" is the exact erf
+# form; "gelu_new", "gelu_pytorch_tanh" and "gelu_fast" are three codings of
+# one function, the tanh approximation (ALBERT v2's). Anything else (relu,
+# "gelu_python", ...) is refused: it would load and compute something else.
+_HF_ACTIVATIONS = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu_fast": "gelu_tanh",
+}
+_TO_HF_ACTIVATION = {"gelu": "gelu", "gelu_tanh": "gelu_new"}
 # Pre-training heads a bare encoder has no place for: BERT's, and
 # DistilBertForMaskedLM's (read and ignored, as for BERT).
 _BERT_HEADS = ("cls.",)
 _DISTILBERT_HEADS = ("vocab_transform.", "vocab_layer_norm.", "vocab_projector.")
+# AlbertForPreTraining's heads; `predictions.decoder.*` (when a file holds it)
+# is the tied copy of the word embeddings and `predictions.bias`.
+_ALBERT_HEADS = ("predictions.", "sop_classifier.")
 # HF's DistilBERT builds every LayerNorm with eps=1e-12; no config field sets it.
 DISTILBERT_LAYER_NORM_EPSILON = 1e-12
 
@@ -60,14 +77,17 @@ def _require(hf, keys, origin, what):
         raise ValueError(f"{origin}: missing key(s) {missing}; is this a {what} config?")
 
 
-def _check_activation(hf, key, origin):
-    activation = hf.get(key, "gelu")
-    if activation not in _EXACT_GELU:
+def _check_activation(hf, key, origin, default="gelu"):
+    """`EncoderConfig.activation` for HF's activation name under `key`."""
+    activation = hf.get(key, default)
+    if activation not in _HF_ACTIVATIONS:
         raise ValueError(
-            f"{origin}: {key}={activation!r}; zoo encoders use exact (erf) GELU, "
-            "which HF calls 'gelu'. A checkpoint trained with another activation "
-            "would load but give different outputs."
+            f"{origin}: {key}={activation!r}; zoo encoders compute GELU, exact "
+            "(HF 'gelu') or tanh-approximate (HF 'gelu_new', 'gelu_pytorch_tanh', "
+            "'gelu_fast'). A checkpoint trained with another activation would load "
+            "but give different outputs."
         )
+    return _HF_ACTIVATIONS[activation]
 
 
 def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
@@ -76,13 +96,15 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
     model_type = hf.get("model_type", "bert")
     if model_type == "distilbert":
         return _config_from_distilbert(hf, origin)
+    if model_type == "albert":
+        return _config_from_albert(hf, origin)
     if model_type != "bert":
         raise ValueError(
             f"{origin}: model_type={model_type!r}; only BERT-architecture checkpoints "
-            "(model_type 'bert', e.g. BERT, MiniLM, TinyBERT) and DistilBERT "
-            "(model_type 'distilbert') load here."
+            "(model_type 'bert', e.g. BERT, MiniLM, TinyBERT), DistilBERT "
+            "(model_type 'distilbert') and ALBERT (model_type 'albert') load here."
         )
-    _check_activation(hf, "hidden_act", origin)
+    activation = _check_activation(hf, "hidden_act", origin)
     _require(
         hf,
         (
@@ -106,13 +128,50 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
         dropout=hf.get("hidden_dropout_prob", 0.1),
         layer_norm_epsilon=hf.get("layer_norm_eps", 1e-12),
         initializer_range=hf.get("initializer_range", 0.02),
+        activation=activation,
+    )
+
+
+def _config_from_albert(hf, origin):
+    # HF's AlbertConfig defaults (its ALBERT-xxlarge shape) are not filled in:
+    # a config.json without the sizes is refused rather than guessed.
+    activation = _check_activation(hf, "hidden_act", origin, default="gelu_new")
+    _require(
+        hf,
+        ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
+         "num_attention_heads", "intermediate_size"),
+        origin,
+        "ALBERT",
+    )
+    inner = hf.get("inner_group_num", 1)
+    if inner != 1:
+        raise ValueError(
+            f"{origin}: inner_group_num={inner!r}; the zoo's AlbertEncoder runs one "
+            "block per layer (inner_group_num 1, as in every released ALBERT). "
+            "This checkpoint stacks several blocks inside each layer and cannot load."
+        )
+    return EncoderConfig(
+        vocabulary_size=hf["vocab_size"],
+        num_layers=hf["num_hidden_layers"],
+        num_heads=hf["num_attention_heads"],
+        hidden_dim=hf["hidden_size"],
+        intermediate_dim=hf["intermediate_size"],
+        max_sequence_length=hf.get("max_position_embeddings", 512),
+        num_segments=hf.get("type_vocab_size", 2),
+        dropout=hf.get("hidden_dropout_prob", 0.0),
+        layer_norm_epsilon=hf.get("layer_norm_eps", 1e-12),
+        initializer_range=hf.get("initializer_range", 0.02),
+        family="albert",
+        activation=activation,
+        embedding_dim=hf["embedding_size"],
+        num_groups=hf.get("num_hidden_groups", 1),
     )
 
 
 def _config_from_distilbert(hf, origin):
     # DistilBERT's `hidden_dim` is the feed-forward width (our
     # intermediate_dim) and `dim` the model width (our hidden_dim).
-    _check_activation(hf, "activation", origin)
+    activation = _check_activation(hf, "activation", origin)
     _require(hf, ("vocab_size", "dim", "n_layers", "n_heads", "hidden_dim"), origin,
              "DistilBERT")
     return EncoderConfig(
@@ -127,18 +186,23 @@ def _config_from_distilbert(hf, origin):
         layer_norm_epsilon=DISTILBERT_LAYER_NORM_EPSILON,
         initializer_range=hf.get("initializer_range", 0.02),
         family="distilbert",
+        activation=activation,
     )
 
 
 def config_to_hf(config: EncoderConfig) -> dict:
-    """config.json for HF's BertModel (bert family) or DistilBertModel
-    (distilbert family); ValueError for what the HF class cannot express."""
+    """config.json for HF's BertModel (bert family), DistilBertModel
+    (distilbert family) or AlbertModel (albert family); ValueError for what
+    the HF class cannot express."""
     if config.family == "distilbert":
         return _config_to_distilbert(config)
+    if config.family == "albert":
+        return _config_to_albert(config)
     if config.family != "bert":
         raise ValueError(
-            f"HF formats hold bert- and distilbert-family encoders; a {config.family} "
-            "encoder does not fit them. Save it as a zoo model directory instead."
+            f"HF formats hold bert-, distilbert- and albert-family encoders; a "
+            f"{config.family} encoder does not fit them. Save it as a zoo model "
+            "directory instead."
         )
     return {
         "architectures": ["BertModel"],
@@ -148,7 +212,7 @@ def config_to_hf(config: EncoderConfig) -> dict:
         "num_hidden_layers": config.num_layers,
         "num_attention_heads": config.num_heads,
         "intermediate_size": config.intermediate_dim,
-        "hidden_act": "gelu",
+        "hidden_act": _TO_HF_ACTIVATION[config.activation],
         "hidden_dropout_prob": config.dropout,
         "attention_probs_dropout_prob": config.dropout,
         "max_position_embeddings": config.max_sequence_length,
@@ -157,6 +221,29 @@ def config_to_hf(config: EncoderConfig) -> dict:
         "layer_norm_eps": config.layer_norm_epsilon,
         "pad_token_id": 0,
         "position_embedding_type": "absolute",
+    }
+
+
+def _config_to_albert(config: EncoderConfig) -> dict:
+    return {
+        "architectures": ["AlbertModel"],
+        "model_type": "albert",
+        "vocab_size": config.vocabulary_size,
+        "embedding_size": config.embedding_dim,
+        "hidden_size": config.hidden_dim,
+        "num_hidden_layers": config.num_layers,
+        "num_hidden_groups": config.num_groups,
+        "inner_group_num": 1,
+        "num_attention_heads": config.num_heads,
+        "intermediate_size": config.intermediate_dim,
+        "hidden_act": _TO_HF_ACTIVATION[config.activation],
+        "hidden_dropout_prob": config.dropout,
+        "attention_probs_dropout_prob": config.dropout,
+        "max_position_embeddings": config.max_sequence_length,
+        "type_vocab_size": config.num_segments,
+        "initializer_range": config.initializer_range,
+        "layer_norm_eps": config.layer_norm_epsilon,
+        "pad_token_id": 0,
     }
 
 
@@ -182,7 +269,7 @@ def _config_to_distilbert(config: EncoderConfig) -> dict:
         "n_layers": config.num_layers,
         "n_heads": config.num_heads,
         "hidden_dim": config.intermediate_dim,
-        "activation": "gelu",
+        "activation": _TO_HF_ACTIVATION[config.activation],
         "dropout": config.dropout,
         "attention_dropout": config.dropout,
         "max_position_embeddings": config.max_sequence_length,
@@ -201,6 +288,9 @@ def _hf_naming(model, tensors):
     """(canonical name -> (HF key, transpose), head-tensor prefixes a bare
     encoder leaves unread) for `model`'s encoder family and `tensors`' layout."""
     encoder = getattr(model, "encoder", model)
+    if encoder.config.family == "albert":
+        prefix = "albert." if "albert.embeddings.word_embeddings.weight" in tensors else ""
+        return functools.partial(hf_albert_name, prefix=prefix), _ALBERT_HEADS
     if encoder.config.family == "distilbert":
         prefix = (
             "distilbert."
@@ -229,6 +319,10 @@ def load_hf_weights(model, directory, *, allow_partial=False):
         key, transpose = name_of(entry.name)
         pairs.append((entry.variable, key, transpose != entry.transposed))
     consumed = {key for _, key, _ in pairs}
+    if any(k.startswith("predictions.") for k in consumed):
+        # AlbertForPreTraining may store its decoder, a tied copy of the word
+        # embeddings and `predictions.bias`, which the zoo head shares too.
+        consumed |= {"predictions.decoder.weight", "predictions.decoder.bias"}
     unused = [
         k
         for k in tensors
@@ -272,7 +366,8 @@ def save_hf(model, directory, *, vocabulary=None, lowercase=None):
     `tokenizer_config.json` when `lowercase` is given) in HF's layout.
 
     A bert-family model is written as BertModel (BertForPreTraining keys when
-    `model` has heads), a distilbert-family encoder as DistilBertModel. What
+    `model` has heads), a distilbert-family encoder as DistilBertModel, an
+    albert-family one as AlbertModel (AlbertForPreTraining keys with heads). What
     the HF class cannot express (a LayerNorm epsilon DistilBERT does not
     have, heads on a distilbert-family encoder) raises ValueError before
     anything is written.
@@ -288,6 +383,10 @@ def save_hf(model, directory, *, vocabulary=None, lowercase=None):
                 "Pass its `.encoder`, or save the whole model as a zoo model directory."
             )
         name_of = hf_distilbert_name
+    elif encoder.config.family == "albert":
+        if has_heads:
+            hf_config["architectures"] = ["AlbertForPreTraining"]
+        name_of = functools.partial(hf_albert_name, prefix="albert." if has_heads else "")
     else:
         prefix = "bert." if has_heads else ""
         if has_heads:

@@ -31,6 +31,8 @@ def _layer_norm(prefix, layer):
 
 
 def encoder_entries(encoder: BertEncoder) -> list[Entry]:
+    if encoder.config.family == "albert":
+        return albert_encoder_entries(encoder)
     emb = encoder.embeddings
     entries = [
         Entry(emb.token_embedding.embeddings, "bert/embeddings/word_embeddings"),
@@ -54,6 +56,36 @@ def encoder_entries(encoder: BertEncoder) -> list[Entry]:
         entries += _layer_norm(f"{p}/output/LayerNorm", block.output_layer_norm)
     if encoder.pooler_dense is not None:
         entries += _dense("bert/pooler/dense", encoder.pooler_dense)
+    return entries
+
+
+# ALBERT's canonical names are google-research ALBERT's TF1 names: one
+# `group_g/inner_group_0` per shared block (ALBERT's `inner_group_num` is 1
+# in every released model, and the only value the zoo builds).
+_ALBERT_BLOCK = "bert/encoder/transformer/group_{}/inner_group_0"
+
+
+def albert_encoder_entries(encoder) -> list[Entry]:
+    emb = encoder.embeddings
+    entries = [
+        Entry(emb.token_embedding.embeddings, "bert/embeddings/word_embeddings"),
+        Entry(emb.position_embedding.embeddings, "bert/embeddings/position_embeddings"),
+        Entry(emb.segment_embedding.embeddings, "bert/embeddings/token_type_embeddings"),
+    ]
+    entries += _layer_norm("bert/embeddings/LayerNorm", emb.layer_norm)
+    entries += _dense("bert/encoder/embedding_hidden_mapping_in", encoder.embedding_projection)
+    for g, block in enumerate(encoder.blocks):
+        p = _ALBERT_BLOCK.format(g)
+        att = block.attention
+        entries += _dense(f"{p}/attention_1/self/query", att.query_dense)
+        entries += _dense(f"{p}/attention_1/self/key", att.key_dense)
+        entries += _dense(f"{p}/attention_1/self/value", att.value_dense)
+        entries += _dense(f"{p}/attention_1/output/dense", att.output_dense)
+        entries += _layer_norm(f"{p}/LayerNorm", block.attention_layer_norm)
+        entries += _dense(f"{p}/ffn_1/intermediate/dense", block.intermediate_dense)
+        entries += _dense(f"{p}/ffn_1/intermediate/output/dense", block.output_dense)
+        entries += _layer_norm(f"{p}/LayerNorm_1", block.output_layer_norm)
+    entries += _dense("bert/pooler/dense", encoder.pooler_dense)
     return entries
 
 
@@ -169,3 +201,63 @@ def hf_distilbert_name(name: str, prefix: str = "") -> tuple[str, bool]:
             "layers; no segment embeddings, pooler or pre-training heads)."
         )
     return prefix + key, transpose
+
+
+# --- HF transformers ALBERT names ------------------------------------------
+
+# Inside one shared block: ALBERT's TF1 module path -> AlbertLayer's.
+_ALBERT_LAYER_MODULES = {
+    "attention_1/self/query": "attention.query",
+    "attention_1/self/key": "attention.key",
+    "attention_1/self/value": "attention.value",
+    "attention_1/output/dense": "attention.dense",
+    "LayerNorm": "attention.LayerNorm",
+    "ffn_1/intermediate/dense": "ffn",
+    "ffn_1/intermediate/output/dense": "ffn_output",
+    "LayerNorm_1": "full_layer_layer_norm",
+}
+# The pre-training heads: BERT's `cls/...` names -> AlbertForPreTraining's.
+_ALBERT_HEADS = {
+    "cls/predictions/transform/dense": "predictions.dense",
+    "cls/predictions/transform/LayerNorm": "predictions.LayerNorm",
+    "cls/seq_relationship": "sop_classifier.classifier",
+}
+_PARAMETER = {"kernel": ("weight", True), "bias": ("bias", False),
+              "gamma": ("weight", False), "beta": ("bias", False)}
+
+
+def hf_albert_name(name: str, prefix: str = "") -> tuple[str, bool]:
+    """Canonical ALBERT name -> (HF AlbertModel / AlbertForPreTraining key,
+    transpose_from_canonical).
+
+    Shared block g is `encoder.albert_layer_groups.g.albert_layers.0`; the MLM
+    head is `predictions.*` (its decoder is tied to the word embeddings in HF
+    too), the SOP head `sop_classifier.classifier` (stored [2, hidden], like
+    BERT's `cls/seq_relationship/output_weights`). `prefix` is "albert." for
+    AlbertFor* files and "" for AlbertModel files.
+    """
+    if name == "cls/predictions/output_bias":
+        return "predictions.bias", False
+    if name == "cls/seq_relationship/output_weights":
+        return "sop_classifier.classifier.weight", False
+    if name == "cls/seq_relationship/output_bias":
+        return "sop_classifier.classifier.bias", False
+    module, parameter = name.rsplit("/", 1)
+    for canonical, hf in _ALBERT_HEADS.items():
+        if module == canonical:
+            key, transpose = _PARAMETER[parameter]
+            return f"{hf}.{key}", transpose
+    block = _ALBERT_BLOCK.split("{}")[0]
+    if module.startswith(block):
+        group, _, inner = module[len(block):].split("/", 2)
+        key, transpose = _PARAMETER[parameter]
+        layer = _ALBERT_LAYER_MODULES[inner]
+        return f"{prefix}encoder.albert_layer_groups.{group}.albert_layers.0.{layer}.{key}", transpose
+    if module == "bert/encoder/embedding_hidden_mapping_in":
+        key, transpose = _PARAMETER[parameter]
+        return f"{prefix}encoder.embedding_hidden_mapping_in.{key}", transpose
+    if module == "bert/pooler/dense":  # AlbertModel's pooler is a bare Linear
+        key, transpose = _PARAMETER[parameter]
+        return f"{prefix}pooler.{key}", transpose
+    # Embeddings and pooler have BERT's HF names.
+    return hf_name(name, prefix)

@@ -106,8 +106,15 @@ def save_tf1(model, directory, *, vocabulary=None, name="bert_model.ckpt"):
     if encoder.config.family != "bert":
         raise ValueError(
             "google-research checkpoints hold bert-family encoders (with segment "
-            "embeddings and pooler); save a distilbert-family encoder as a zoo "
-            "model directory instead."
+            f"embeddings and pooler); save a {encoder.config.family}-family encoder "
+            "as a zoo model directory (or HF) instead."
+        )
+    if encoder.config.activation != "gelu":
+        raise ValueError(
+            f"save_tf1: EncoderConfig.activation={encoder.config.activation!r}, but a "
+            "google-research bert_config.json says 'gelu' and the zoo reads that as "
+            "exact GELU; this encoder would load back computing something else. "
+            "Save it as HF (`zoo convert ... --to hf`) or as a zoo model directory."
         )
     entries = model_entries(model)
     names = [e.name for e in entries]

@@ -46,13 +46,17 @@ def register(subparsers):
         "convert",
         help="turn a checkpoint (HF, google-research TF1, zoo) into a model directory",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Read an HF BertModel or DistilBertModel directory (config.json + "
-        "model.safetensors; sentence-transformers layout too), a google-research BERT "
+        description="Read an HF BertModel, DistilBertModel or AlbertModel directory "
+        "(config.json + model.safetensors; sentence-transformers layout too), a "
+        "google-research BERT "
         "release (bert_config.json + bert_model.ckpt.*) or a zoo model directory, and "
         "write it as a zoo model directory (model.keras, vocab.txt, zoo_model.json), or "
         "as HF / TF1 files with --to. --to hf writes BERT encoders as BertModel and "
-        "DistilBERT-style students (zoo distill) as DistilBertModel, with vocab.txt and "
-        "tokenizer_config.json; --to tf1 takes BERT encoders only.",
+        "DistilBERT-style students (zoo distill) as DistilBertModel, ALBERT encoders as "
+        "AlbertModel, with vocab.txt and tokenizer_config.json; --to tf1 takes BERT "
+        "encoders with exact GELU only. ALBERT needs a WordPiece vocab.txt beside the "
+        "weights (released ALBERTs ship a SentencePiece spiece.model, which the zoo "
+        "tokenizer does not read).",
         epilog=help_examples(
             """
             zoo convert ~/ckpt/uncased_L-12_H-768_A-12 --out models/bert_base

@@ -8,9 +8,23 @@ The student has the teacher's width, heads and vocabulary; its embeddings,
 the mapped transformer layers, the pooler (bert style) and the task head are
 copied bit-exactly, so distillation starts from the teacher's function
 restricted to fewer layers instead of from noise.
+
+An ALBERT teacher gives a BERT-family student (style "bert": family bert;
+"distilbert" as for BERT): student layer i copies the shared block teacher
+layer `layer_map[i]` runs, and the E-wide tables are folded through the
+E -> H projection W, b (word @ W, segment @ W, position @ W + b: every token
+has exactly one position, so b is added once). What cannot be exact is the
+embedding LayerNorm: ALBERT normalises the E-wide sum before projecting,
+BERT the H-wide sum; the student's gamma and beta are fitted (least squares
+over the vocabulary) to the teacher's embedding output, and
+`fold_albert_embeddings` returns how far apart the two still are. Given the
+teacher's embedding output, the copied layers reproduce the teacher's
+layers exactly.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from zoo.models import Classifier, MaskedLM, QuestionAnswerer, TokenClassifier
 from zoo.models.bert_encoder import BertEncoder, build_encoder
@@ -99,6 +113,13 @@ def _student_head(head, encoder):
         student = QuestionAnswerer(encoder)
         _copy(head.span_dense, student.span_dense)
     elif isinstance(head, MaskedLM):
+        if head.encoder.config.family == "albert":
+            raise ValueError(
+                "make_student: an ALBERT MaskedLM's head maps H -> E and decodes with "
+                "the E-wide table, a BERT student's maps H -> H: there is no copy. "
+                "Distil the ALBERT encoder (make_student(teacher.encoder, ...)) and "
+                "put a fresh zoo.MaskedLM on the student."
+            )
         student = MaskedLM(encoder)
         _copy(head.mlm_head, student.mlm_head)
     else:
@@ -107,6 +128,52 @@ def _student_head(head, encoder):
             "Classifier, TokenClassifier, QuestionAnswerer and MaskedLM."
         )
     return student
+
+
+def _layer_norm(x, gamma, beta, epsilon):
+    mean = x.mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(-1, keepdims=True) + epsilon) * gamma + beta
+
+
+def fold_albert_embeddings(teacher, student, max_rows=8192):
+    """H-wide embedding tables for `student` (a BERT-family encoder) from an
+    ALBERT `teacher`'s E-wide tables and its E -> H projection W, b:
+    word @ W, position @ W + b, segment @ W. The student's pre-LayerNorm sum
+    is then exactly the teacher's projected sum.
+
+    The LayerNorm cannot be carried over (ALBERT normalises the E-wide sum
+    before projecting, BERT the H-wide sum after): its gamma and beta are
+    fitted, per dimension by least squares, so that the student's embedding
+    output is closest to the teacher's over (up to `max_rows`) vocabulary
+    rows, each at a position cycling through the table, segment 0. Returns
+    the max and mean |difference| of the two embedding outputs on those rows.
+    """
+    t_emb, s_emb = teacher.embeddings, student.embeddings
+    kernel = teacher.embedding_projection.kernel.numpy().astype("float64")  # (E, H)
+    bias = teacher.embedding_projection.bias.numpy().astype("float64")
+    word = t_emb.token_embedding.embeddings.numpy().astype("float64")
+    position = t_emb.position_embedding.embeddings.numpy().astype("float64")
+    segment = t_emb.segment_embedding.embeddings.numpy().astype("float64")
+    s_emb.token_embedding.embeddings.assign((word @ kernel).astype("float32"))
+    s_emb.position_embedding.embeddings.assign((position @ kernel + bias).astype("float32"))
+    if s_emb.segment_embedding is not None:
+        s_emb.segment_embedding.embeddings.assign((segment @ kernel).astype("float32"))
+
+    rows = np.unique(np.linspace(0, len(word) - 1, min(max_rows, len(word))).astype(int))
+    summed = word[rows] + position[rows % len(position)] + segment[0]  # (N, E)
+    t_ln = t_emb.layer_norm
+    target = _layer_norm(summed, t_ln.gamma.numpy(), t_ln.beta.numpy(), t_ln.epsilon)
+    target = target @ kernel + bias  # the teacher's embedding output (N, H)
+    normalised = _layer_norm(summed @ kernel + bias, 1.0, 0.0, s_emb.layer_norm.epsilon)
+    centred = normalised - normalised.mean(0)
+    variance = (centred**2).mean(0)
+    gamma = np.where(variance > 0, (centred * (target - target.mean(0))).mean(0)
+                     / np.maximum(variance, 1e-12), 1.0)
+    beta = target.mean(0) - gamma * normalised.mean(0)
+    s_emb.layer_norm.gamma.assign(gamma.astype("float32"))
+    s_emb.layer_norm.beta.assign(beta.astype("float32"))
+    gap = np.abs(normalised * gamma + beta - target)
+    return float(gap.max()), float(gap.mean())
 
 
 def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
@@ -119,7 +186,8 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
         layer_map: teacher layer index for each student layer; default
             `default_layer_map(teacher_layers, num_layers)`.
         style: `"distilbert"` (no segment embeddings, no pooler: a
-            `DistilBertEncoder`) or `"bert"` (same family as the teacher).
+            `DistilBertEncoder`) or `"bert"` (same family as the teacher;
+            a `BertEncoder` for an ALBERT teacher).
 
     Returns the same kind of model as `teacher` (encoder or head model), built
     under the current dtype policy.
@@ -132,6 +200,9 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
                  else _check_layer_map(layer_map, n, num_layers))
 
     config = encoder.config.replace(num_layers=int(num_layers))
+    if config.family == "albert":
+        # A BERT-style student: H-wide embeddings, one block per layer.
+        config = config.replace(family="bert", embedding_dim=None, num_groups=1)
     if style == "distilbert":
         config = config.replace(family="distilbert", num_segments=0)
     elif config.family == "distilbert":
@@ -142,10 +213,13 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
     student = build_encoder(config)
 
     t_emb, s_emb = encoder.embeddings, student.embeddings
-    for name in ("token_embedding", "position_embedding", "layer_norm"):
-        _copy(getattr(t_emb, name), getattr(s_emb, name))
-    if s_emb.segment_embedding is not None:
-        _copy(t_emb.segment_embedding, s_emb.segment_embedding)
+    if encoder.config.family == "albert":
+        fold_albert_embeddings(encoder, student)
+    else:
+        for name in ("token_embedding", "position_embedding", "layer_norm"):
+            _copy(getattr(t_emb, name), getattr(s_emb, name))
+        if s_emb.segment_embedding is not None:
+            _copy(t_emb.segment_embedding, s_emb.segment_embedding)
     for i, t in enumerate(layer_map):
         _copy(encoder.transformer_layers[t], student.transformer_layers[i])
     if student.pooler_dense is not None:

@@ -1,8 +1,19 @@
-"""One BERT encoder block (post-LayerNorm, exact GELU)."""
+"""One BERT encoder block (post-LayerNorm, GELU)."""
 
 import keras
 
 from zoo.layers.attention import MultiHeadSelfAttention
+
+GELU_FORMS = {"gelu": False, "gelu_tanh": True}  # activation -> approximate
+
+
+def gelu(x, activation="gelu"):
+    """GELU in the form `activation` names (see `zoo.configs.ACTIVATIONS`)."""
+    if activation not in GELU_FORMS:
+        raise ValueError(
+            f"activation={activation!r}: expected one of {sorted(GELU_FORMS)}."
+        )
+    return keras.activations.gelu(x, approximate=GELU_FORMS[activation])
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -10,9 +21,10 @@ class TransformerEncoderBlock(keras.layers.Layer):
     """Self-attention and feed-forward sublayers, each followed by dropout,
     a residual connection and LayerNorm (post-LN, as in BERT).
 
-    GELU is the exact erf form (`approximate=False`), which is what BERT's
-    and MiniLM's checkpoints were trained with; the tanh approximation moves
-    outputs by ~1e-3 and would break parity.
+    `activation="gelu"` is the exact erf form (`approximate=False`), which is
+    what BERT's and MiniLM's checkpoints were trained with; `"gelu_tanh"` is
+    the tanh approximation ALBERT v2's were trained with (HF's "gelu_new").
+    The two differ by ~1e-3, so each checkpoint needs its own for parity.
 
     Call args:
         x: `[batch, seq, hidden_dim]`; padding_mask: `[batch, seq]`.
@@ -27,9 +39,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
         dropout=0.1,
         layer_norm_epsilon=1e-12,
         initializer_range=0.02,
+        activation="gelu",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.activation = activation
         self.num_heads = num_heads
         self.hidden_dim = hidden_dim
         self.intermediate_dim = intermediate_dim
@@ -84,7 +98,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         x = self.attention_layer_norm(
             x + self.attention_dropout(attended, training=training)
         )
-        h = keras.activations.gelu(self.intermediate_dense(x), approximate=False)
+        h = gelu(self.intermediate_dense(x), self.activation)
         h = self.output_dropout(self.output_dense(h), training=training)
         return self.output_layer_norm(x + h), probs
 
@@ -101,6 +115,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
                 "dropout": self.dropout,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "initializer_range": self.initializer_range,
+                "activation": self.activation,
             }
         )
         return config

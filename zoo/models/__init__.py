@@ -1,6 +1,7 @@
 """Encoders, the task heads built on them, and the names they share."""
 
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES
+from zoo.models.albert_encoder import AlbertEncoder
 from zoo.models.bert_encoder import (
     ENCODER_CLASSES,
     BertEncoder,
@@ -36,6 +37,7 @@ __all__ = [
     "INPUT_NAMES",
     "TASKS",
     "TASK_MODELS",
+    "AlbertEncoder",
     "BertEncoder",
     "Classifier",
     "DistilBertEncoder",

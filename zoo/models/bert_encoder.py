@@ -49,6 +49,7 @@ class BertEncoder(keras.Model):
         dropout=0.1,
         layer_norm_epsilon=1e-12,
         initializer_range=0.02,
+        activation="gelu",
         dtype=None,
         **kwargs,
     ):
@@ -65,6 +66,7 @@ class BertEncoder(keras.Model):
             layer_norm_epsilon=layer_norm_epsilon,
             initializer_range=initializer_range,
             family=self._family,
+            activation=activation,
         )
 
         # === Layers ===
@@ -87,6 +89,7 @@ class BertEncoder(keras.Model):
                 dropout=dropout,
                 layer_norm_epsilon=layer_norm_epsilon,
                 initializer_range=initializer_range,
+                activation=activation,
                 dtype=dtype,
                 name=f"transformer_layer_{i}",
             )
@@ -133,6 +136,7 @@ class BertEncoder(keras.Model):
         self.dropout = dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.activation = activation
         self._internal_outputs = (hidden_states, attention_probs)
 
     @property
@@ -150,6 +154,7 @@ class BertEncoder(keras.Model):
             layer_norm_epsilon=self.layer_norm_epsilon,
             initializer_range=self.initializer_range,
             family=self._family,
+            activation=self.activation,
         )
 
     @property
@@ -191,11 +196,7 @@ class BertEncoder(keras.Model):
             # The policy the layers compute under (a functional model's own
             # `dtype_policy` does not follow a `dtype` given at construction).
             "dtype": keras.saving.serialize_keras_object(self.compute_policy),
-            **{
-                k: v
-                for k, v in self.config.to_dict().items()
-                if k != "family"
-            },
+            **self.config.model_arguments(),
         }
 
     @property
@@ -216,14 +217,13 @@ ENCODER_CLASSES["bert"] = BertEncoder
 
 def build_encoder(config: EncoderConfig, **kwargs):
     """A randomly initialised encoder of the class `config.family` names."""
-    fields = config.to_dict()
-    family = fields.pop("family")
+    family = config.family
     if family not in ENCODER_CLASSES:
         raise ValueError(
             f"EncoderConfig.family {family!r}: no encoder class is registered for it; "
             f"known families: {sorted(ENCODER_CLASSES)}."
         )
-    return ENCODER_CLASSES[family](**fields, **kwargs)
+    return ENCODER_CLASSES[family](**config.model_arguments(), **kwargs)
 
 
 def padding_mean(sequence_output, padding_mask):

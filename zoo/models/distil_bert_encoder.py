@@ -27,6 +27,7 @@ class DistilBertEncoder(BertEncoder):
         dropout=0.1,
         layer_norm_epsilon=1e-12,
         initializer_range=0.02,
+        activation="gelu",
         dtype=None,
         **kwargs,
     ):
@@ -42,6 +43,7 @@ class DistilBertEncoder(BertEncoder):
             dropout=dropout,
             layer_norm_epsilon=layer_norm_epsilon,
             initializer_range=initializer_range,
+            activation=activation,
             dtype=dtype,
             **kwargs,
         )

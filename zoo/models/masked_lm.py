@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.configs import INPUT_NAMES
+from zoo.layers.transformer_encoder import gelu
 from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
 
@@ -15,6 +16,9 @@ class MaskedLMHead(keras.layers.Layer):
 
     `token_embedding` is the encoder's embedding layer; it is re-linked by the
     owning model on reload, so it is not part of this layer's config.
+    `embedding_dim` is the transform's output width, the width of the token
+    embedding (None: `hidden_dim`, as in BERT; ALBERT's head maps H -> E and
+    decodes with its E-wide table). `activation` is the encoder's GELU form.
 
     Call args: `sequence_output [batch, seq, hidden]`, `masked_positions [batch, P]`.
     Returns: logits `[batch, P, vocabulary_size]` (compute dtype).
@@ -27,16 +31,21 @@ class MaskedLMHead(keras.layers.Layer):
         layer_norm_epsilon=1e-12,
         initializer_range=0.02,
         token_embedding=None,
+        embedding_dim=None,
+        activation="gelu",
         **kwargs,
     ):
         super().__init__(**kwargs)
         self.vocabulary_size = vocabulary_size
         self.hidden_dim = hidden_dim
+        self.embedding_dim = embedding_dim
+        self.activation = activation
+        width = embedding_dim or hidden_dim
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
         self.token_embedding = token_embedding
         self.transform_dense = keras.layers.Dense(
-            hidden_dim,
+            width,
             kernel_initializer=keras.initializers.TruncatedNormal(
                 stddev=initializer_range
             ),
@@ -55,7 +64,8 @@ class MaskedLMHead(keras.layers.Layer):
                 "zoo.MaskedLM or zoo.Pretrainer, which pass it."
             )
         self.transform_dense.build(sequence_output_shape)
-        self.transform_layer_norm.build(tuple(sequence_output_shape[:-1]) + (self.hidden_dim,))
+        width = self.embedding_dim or self.hidden_dim
+        self.transform_layer_norm.build(tuple(sequence_output_shape[:-1]) + (width,))
         self.output_bias = self.add_weight(
             shape=(self.vocabulary_size,), initializer="zeros", name="output_bias"
         )
@@ -64,9 +74,9 @@ class MaskedLMHead(keras.layers.Layer):
     def call(self, sequence_output, masked_positions):
         positions = ops.cast(masked_positions, "int32")[:, :, None]
         x = ops.take_along_axis(sequence_output, positions, axis=1)  # (B, P, H)
-        x = keras.activations.gelu(self.transform_dense(x), approximate=False)
+        x = gelu(self.transform_dense(x), self.activation)
         x = self.transform_layer_norm(x)
-        embeddings = ops.cast(self.token_embedding.embeddings, x.dtype)  # (V, H)
+        embeddings = ops.cast(self.token_embedding.embeddings, x.dtype)  # (V, H or E)
         logits = ops.matmul(x, ops.transpose(embeddings))
         return logits + ops.cast(self.output_bias, x.dtype)
 
@@ -81,18 +91,27 @@ class MaskedLMHead(keras.layers.Layer):
                 "hidden_dim": self.hidden_dim,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "initializer_range": self.initializer_range,
+                "embedding_dim": self.embedding_dim,
+                "activation": self.activation,
             }
         )
         return config
 
 
 def masked_lm_head_for(encoder):
+    """The masked-LM head that fits `encoder`: BERT's (transform at H, decoder
+    tied to the V x H table) or, for an ALBERT encoder, ALBERT's (dense
+    H -> E, LayerNorm(E), decoder tied to the V x E table); the transform
+    uses the encoder's GELU form."""
+    config = encoder.config
     return MaskedLMHead(
         encoder.vocabulary_size,
         encoder.hidden_dim,
         layer_norm_epsilon=encoder.layer_norm_epsilon,
         initializer_range=encoder.initializer_range,
         token_embedding=encoder.token_embedding,
+        embedding_dim=config.embedding_dim,
+        activation=config.activation,
         dtype=encoder.dtype_policy,
         name="mlm_head",
     )

@@ -1,0 +1,71 @@
+"""The SentencePiece tokenizer against transformers' AlbertTokenizer, both
+built from one `spiece.model` trained here (the `sentencepiece` package) on
+real Austen text: the same ids for single texts and pairs, packed and
+truncated, and a config round trip holding the model."""
+
+import io
+
+import keras
+import numpy as np
+import pytest
+
+from tests.conftest import asset_or_fail
+from zoo.text.sentencepiece_tokenizer import SentencePieceTokenizer
+
+
+@pytest.fixture(scope="module")
+def austen():
+    from zoo.text.corpora import austen_sentences
+
+    return asset_or_fail(austen_sentences, "Jane Austen's novels (janeaustenr)")
+
+
+@pytest.fixture(scope="module")
+def spiece_dir(austen, tmp_path_factory):
+    spm = pytest.importorskip("sentencepiece")
+    model = io.BytesIO()
+    # ALBERT's layout: <pad> 0, <unk> 1, [CLS] 2, [SEP] 3, [MASK] 4.
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(austen[:2000]), model_writer=model, vocab_size=600,
+        model_type="unigram", pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
+        user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"], character_coverage=1.0,
+        minloglevel=2)
+    directory = tmp_path_factory.mktemp("spiece")
+    (directory / "spiece.model").write_bytes(model.getvalue())
+    return directory
+
+
+def test_ids_equal_transformers_albert_tokenizer(spiece_dir, austen, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    reference = transformers.AlbertTokenizer.from_pretrained(str(spiece_dir))
+    assert len(reference) == 600  # it read the model (a bare vocab_file= is ignored)
+    tok = SentencePieceTokenizer(spiece_dir)
+    assert (tok.pad_id, tok.unk_id, tok.cls_id, tok.sep_id, tok.mask_id) == (0, 1, 2, 3, 4)
+    # Held-out sentences (not trained on), with ALBERT's quote and accent
+    # rules exercised.
+    texts = austen[-300:] + ["``Quite so,'' said Mr. Darcy.", "Café naïve ÉLAN  spaced   out"]
+    firsts, seconds = texts[::2], texts[1::2]
+    for a, b in ((texts, None), (firsts[:len(seconds)], seconds)):
+        ours = {k: np.asarray(v) for k, v in tok(a, text_b=b, sequence_length=48).items()}
+        theirs = reference(a, b, padding="max_length", truncation="longest_first",
+                           max_length=48, return_token_type_ids=True, return_tensors="np")
+        np.testing.assert_array_equal(ours["token_ids"], theirs["input_ids"])
+        np.testing.assert_array_equal(ours["segment_ids"], theirs["token_type_ids"])
+        np.testing.assert_array_equal(ours["padding_mask"], theirs["attention_mask"])
+    unknown = np.asarray(tok(texts, sequence_length=48)["token_ids"])
+    assert (unknown == tok.unk_id).mean() < 0.01  # real pieces, not [UNK]s
+
+    # The model travels in the config (as Keras serializes the layer inside
+    # a saved model), so a reload needs no file.
+    config = keras.saving.serialize_keras_object(tok)
+    again = keras.saving.deserialize_keras_object(config, safe_mode=True)
+    assert type(again) is SentencePieceTokenizer and again.vocabulary == tok.vocabulary
+    np.testing.assert_array_equal(np.asarray(again(texts[:5], sequence_length=16)["token_ids"]),
+                                  np.asarray(tok(texts[:5], sequence_length=16)["token_ids"]))
+
+
+def test_missing_model_and_special_tokens_are_named(spiece_dir, tmp_path):
+    with pytest.raises(FileNotFoundError, match="no SentencePiece model at"):
+        SentencePieceTokenizer(tmp_path)
+    with pytest.raises(ValueError, match=r"Cannot find special token '\[PAD\]' \(`pad_token`\)"):
+        SentencePieceTokenizer(spiece_dir, pad_token="[PAD]")
