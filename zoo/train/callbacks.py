@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.checkpoints.model_dir import MANIFEST, save_model_dir
+from zoo.train import metrics as task_metrics
 from zoo.utils.atomic import atomic_file
 from zoo.utils.jsonfile import read_json_object
 
@@ -208,3 +209,24 @@ class Throughput(keras.callbacks.Callback):
         logs["examples_per_second"] = examples / seconds
         logs["worker_examples_per_second"] = examples / self.num_workers / seconds
         logs["tokens_per_second"] = int(self.tokens.numpy()) / seconds
+
+
+class ValidationCorrelation(keras.callbacks.Callback):
+    """Adds `val_pearson` and `val_spearman` of a regression head's `score`
+    output on `dataset` (batches of `(inputs, {"score": target})`) to each
+    epoch's logs, and so to history.json. Correlations are over the whole
+    split (Spearman needs every prediction's rank), so they are computed on
+    the host after the epoch rather than as a streaming Keras metric. Put it
+    before the callbacks that record or select on the logs."""
+
+    def __init__(self, dataset):
+        super().__init__()
+        self.dataset = dataset
+        self.targets = np.concatenate([y["score"].numpy() for _, y in dataset])
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None:
+            return
+        predicted = self.model.predict(self.dataset.map(lambda x, y: x), verbose=0)["score"]
+        logs["val_pearson"] = task_metrics.pearson(self.targets, predicted)
+        logs["val_spearman"] = task_metrics.spearman(self.targets, predicted)
