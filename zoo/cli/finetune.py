@@ -67,7 +67,8 @@ def register(subparsers):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Fine-tune a checkpoint (any format `zoo convert` reads) with "
         "AdamW, linear warmup and decay, weight decay off for LayerNorm and biases, "
-        "early stopping on validation loss. Writes OUT/model (the best model, a zoo "
+        "early stopping on validation loss (regress: on validation Spearman, and MSE loss "
+        "with Pearson/Spearman/MSE reported). Writes OUT/model (the best model, a zoo "
         "model directory), OUT/metrics.json (test split), OUT/history.json. A killed "
         "run resumes at its last finished epoch when re-run with the same arguments (a "
         "finished one prints its metrics; other arguments are refused).\n\n"
@@ -108,7 +109,7 @@ def register(subparsers):
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--patience", type=int, default=2,
                    help="stop after this many epochs without a better validation loss "
-                        "(counted across a resume; default 2)")
+                        "(regress: validation Spearman) (counted across a resume; default 2)")
     p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
                    help="compute policy for this run (float32 weights); OUT/model is "
                         "saved computing in float32, ready for export")

@@ -123,6 +123,15 @@ def task_losses(task):
     return {"logits": ce}, {"logits": ["accuracy"]}
 
 
+def selection(task):
+    """How the best epoch is chosen: lowest validation loss; for a regressor,
+    highest validation Spearman (the ranking STS is scored by: in a measured
+    run the epoch with the lower MSE had the lower correlation)."""
+    if task == "regress":
+        return {"monitor": "val_spearman", "mode": "max"}
+    return {"monitor": "val_loss", "mode": "min"}
+
+
 def build_datasets(data, tokenizer, config, epoch_variable):
     """(train, validation, extras) datasets for `data.task`."""
     common = dict(seed=config.seed, epoch_variable=epoch_variable)
@@ -253,7 +262,8 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         # worker applies the early-stopping rule (they stop together); the
         # chief alone writes.
         BestModelDirectory(out / "model", tokenizer, extra, patience=config.patience,
-                           verbose=verbose if chief else 0, write=chief),
+                           verbose=verbose if chief else 0, write=chief,
+                           **selection(task)),
         *([history] if chief else []),
         keras.callbacks.BackupAndRestore(str(distribute.backup_dir(out, strategy)),
                                          save_freq="epoch", delete_checkpoint=True),
