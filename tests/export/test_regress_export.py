@@ -15,6 +15,7 @@ from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from export.validate import check_thresholds, compare, format_report
 from tests.export.conftest import TINY, VOCABULARY, sentences
+from zoo.predict import open_predictor
 
 
 def tiny_regressor(seed=11):
@@ -65,6 +66,9 @@ def test_tflite_float32_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
         got = run(**{k: np.asarray(v)[i : i + 1] for k, v in ids.items()})["score"]
         assert got.shape == (1,) and got.dtype == np.float32
         np.testing.assert_allclose(got[0], keras_scores[i], atol=1e-5)
+    # `zoo predict`'s library on the artifact: the same scores from text pairs.
+    answers = open_predictor(out).predict([{"text": a, "text_b": b} for a, b in pairs[:5]])
+    np.testing.assert_allclose([x["score"] for x in answers], keras_scores, atol=1e-5)
 
 
 def test_saved_model_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
@@ -79,7 +83,7 @@ def test_saved_model_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
     # Every compared signature ran in the TF1 session loader (fresh process).
     compared = {r["signature"]: r["metrics"] for r in report["results"]
                 if "max_abs_diff" in r["metrics"]}
-    assert {"serve_text_pair", "serve_ids"} <= set(compared)
+    assert {"serving_default", "serve_text_pair", "serve_ids"} <= set(compared)
     assert all(m["max_abs_diff"] <= 1e-4 for m in compared.values())
     assert report["runtime"].startswith("tf.compat.v1.saved_model.loader")
 
