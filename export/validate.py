@@ -64,19 +64,22 @@ THRESHOLDS = {
 }
 # A regressor (task "regress", one float `score`) has no label to agree on:
 # every profile is gated on the score itself, by its largest difference from
-# the Keras model (in the score's own units, e.g. 0..5 for STS) and by the
-# Pearson correlation of the two over the validation texts. The quantized
-# bounds are set from measurement on a fine-tuned all-MiniLM-L6-v2 regressor
-# on WordNet STS (BUILD_NOTES, "Regression"), with headroom.
+# the Keras model (in the score's own units, 0..5 for STS) and by the Pearson
+# r of the two over the validation texts. Measured on a MiniLM regressor
+# fine-tuned on WordNet STS, 500 test pairs at 64 tokens (BUILD_NOTES,
+# "Regression"): float16 max 5.1e-4; dynamic_int8 max 0.053, r 0.9996; int8
+# max 0.40, r 0.979; int4 max 0.31, r 0.984. The bounds leave 1.5-3x room.
 REGRESSION_THRESHOLDS = {
     "float32": {"max_abs_diff": 1e-4},
-    "float16": {"max_abs_diff": 0.02, "score_pearson": 0.9999},
-    "dynamic_int8": {"max_abs_diff": 0.25, "score_pearson": 0.99},
-    "int8": {"max_abs_diff": 0.5, "score_pearson": 0.97},
+    "float16": {"max_abs_diff": 0.005, "score_pearson": 0.9999},
+    "dynamic_int8": {"max_abs_diff": 0.15, "score_pearson": 0.998},
+    "int8": {"max_abs_diff": 0.6, "score_pearson": 0.97},
     "int4": {"max_abs_diff": 0.5, "score_pearson": 0.97},
     "saved_model": {"max_abs_diff": 1e-4, "token_ids_match": 1.0},
     "tpu_float32": {"max_abs_diff": 1e-4},
-    "tpu_bfloat16": {"max_abs_diff": 0.1, "score_pearson": 0.99},
+    # Not measured (no TPU here): bfloat16 keeps 8 bits of mantissa, between
+    # float16 and int8.
+    "tpu_bfloat16": {"max_abs_diff": 0.1, "score_pearson": 0.995},
 }
 LOWER_IS_BETTER = {"max_abs_diff", "mean_abs_diff"}
 

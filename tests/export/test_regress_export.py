@@ -97,7 +97,7 @@ def test_score_gates_catch_a_wrong_artifact():
     assert close["max_abs_diff"] == pytest.approx(0.01, abs=1e-5)
     assert close["score_pearson"] == pytest.approx(1.0)
     results = [{"file": "model.tflite", "signature": "serving_L32", "metrics": close}]
-    assert check_thresholds("float16", results, "regress") == []
+    assert check_thresholds("dynamic_int8", results, "regress") == []
     assert check_thresholds("float32", results, "regress")  # 0.01 > 1e-4
     shuffled = compare("regress", {"score": rng.permutation(reference)}, {"score": reference}, ids)
     results = [{"file": "model.tflite", "signature": "serving_L32", "metrics": shuffled}]

@@ -155,12 +155,12 @@ def test_tiny_finetune_reduces_mse_and_evaluate_predict_agree(tmp_path, capsys):
     _overlap_pairs(data / "test.jsonl", 48, seed=3)
     out = tmp_path / "run"
     assert main(["finetune", "--model", str(base), "--data", str(data), "--task", "regress",
-                 "--out", str(out), "--epochs", "2", "--batch-size", "16", "--sequence-length",
-                 "32", "--learning-rate", "3e-3", "--pooling", "mean", "--verbose", "0"]) == 0
+                 "--out", str(out), "--epochs", "1", "--batch-size", "16", "--sequence-length",
+                 "32", "--learning-rate", "5e-3", "--pooling", "mean", "--verbose", "0"]) == 0
     trained = json.loads((out / "metrics.json").read_text())
     history = json.loads((out / "history.json").read_text())["history"]
     assert {"val_pearson", "val_spearman", "val_loss"} <= set(history)
-    assert len(history["val_pearson"]) == 2
+    assert len(history["val_pearson"]) == 1
     test = read_task_examples(data, "regress").splits["test"]
     gold = np.array([e.score for e in test])
     ids = tokenizer([e.text for e in test], [e.text_b for e in test], sequence_length=32)
