@@ -277,8 +277,10 @@ def run_saved_model(artifact_dir, meta, texts, tokenizer):
         elif info["input"] == "text":
             feeds = {"text": "text"}
             run_ids = ids
-            if b is not None and info.get("text_b"):
-                feeds["text_b"] = "text_b"  # QA: question and context
+            if b is not None and meta["task"] == "qa":
+                # QA's text signatures (serving_default, tokenize) take the
+                # question and the context.
+                feeds["text_b"] = "text_b"
             elif b is not None:
                 # A one-text signature (serving_default of a pair model) has
                 # no text_b input: it is compared on the first texts alone.
