@@ -65,21 +65,24 @@ THRESHOLDS = {
 # A regressor (task "regress", one float `score`) has no label to agree on:
 # every profile is gated on the score itself, by its largest difference from
 # the Keras model (in the score's own units, 0..5 for STS) and by the Pearson
-# r of the two over the validation texts. Measured on a MiniLM regressor
+# r of the two over the validation texts. Measured on two MiniLM regressors
 # fine-tuned on WordNet STS, 500 test pairs at 64 tokens (BUILD_NOTES,
-# "Regression"): float16 max 5.1e-4; dynamic_int8 max 0.053, r 0.9996; int8
-# max 0.40, r 0.979; int4 max 0.31, r 0.984. The bounds leave 1.5-3x room.
+# "Regression"): float16 max 5e-4 / 2.2e-3; dynamic_int8 max 0.053 / 0.22,
+# r 0.9996 / 0.9991; int8 max 0.40 / 1.70, r 0.979 / 0.921; int4 max 0.31 /
+# 1.20, r 0.984 / 0.964. The float16 and dynamic_int8 bounds leave 2-5x
+# room; the int8/int4 bounds (r as the classifiers' 0.97 agreement, and a
+# fifth of the 0..5 scale) pass the first model and flag the second.
 REGRESSION_THRESHOLDS = {
     "float32": {"max_abs_diff": 1e-4},
-    "float16": {"max_abs_diff": 0.005, "score_pearson": 0.9999},
-    "dynamic_int8": {"max_abs_diff": 0.15, "score_pearson": 0.998},
-    "int8": {"max_abs_diff": 0.6, "score_pearson": 0.97},
-    "int4": {"max_abs_diff": 0.5, "score_pearson": 0.97},
+    "float16": {"max_abs_diff": 0.01, "score_pearson": 0.9999},
+    "dynamic_int8": {"max_abs_diff": 0.5, "score_pearson": 0.995},
+    "int8": {"max_abs_diff": 1.0, "score_pearson": 0.97},
+    "int4": {"max_abs_diff": 1.0, "score_pearson": 0.97},
     "saved_model": {"max_abs_diff": 1e-4, "token_ids_match": 1.0},
     "tpu_float32": {"max_abs_diff": 1e-4},
     # Not measured (no TPU here): bfloat16 keeps 8 bits of mantissa, between
     # float16 and int8.
-    "tpu_bfloat16": {"max_abs_diff": 0.1, "score_pearson": 0.995},
+    "tpu_bfloat16": {"max_abs_diff": 0.25, "score_pearson": 0.995},
 }
 LOWER_IS_BETTER = {"max_abs_diff", "mean_abs_diff"}
 
