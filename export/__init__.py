@@ -17,6 +17,7 @@ from export.runtime import load_interpreter, load_saved_model
 from export.saved_model import XlaLoweringError, export_saved_model, export_tpu_saved_model
 from export.tflite import QUANTIZATION_MODES, TFLiteConversionError, export_tflite
 from export.validate import (
+    REGRESSION_THRESHOLDS,
     THRESHOLDS,
     ExportValidationError,
     format_report,
@@ -26,6 +27,7 @@ from zoo.text.readers import read_data
 
 __all__ = [
     "QUANTIZATION_MODES",
+    "REGRESSION_THRESHOLDS",
     "THRESHOLDS",
     "ExportValidationError",
     "ManifestError",

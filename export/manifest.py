@@ -225,8 +225,8 @@ def check_metadata_fields(meta, path):
     need(meta.get("task") in TASKS, "task", f"one of {list(TASKS)}")
     need(meta.get("kind") in ARTIFACT_KINDS, "kind", f"one of {list(ARTIFACT_KINDS)}")
     labels = meta.get("labels")
-    if meta["task"] == "qa":
-        need(labels is None, "labels", "null (a QA model has no labels)")
+    if meta["task"] in ("qa", "regress"):
+        need(labels is None, "labels", f"null (a {meta['task']} model has no labels)")
     else:
         need(isinstance(labels, list) and labels and all(
             isinstance(x, str) and x and "\n" not in x and "\r" not in x for x in labels),
@@ -320,8 +320,9 @@ def default_sequence_length(model) -> int:
 
 
 def label_names(model) -> list[str] | None:
-    """The model's label names, or "0".."n-1" when it has none; None for QA."""
-    if task_of(model) == "qa":
+    """The model's label names, or "0".."n-1" when it has none; None for QA
+    and regression (no classes)."""
+    if task_of(model) in ("qa", "regress"):
         return None
     labels = getattr(model, "labels", None)
     if labels is None:

@@ -264,18 +264,27 @@ def run_saved_model(artifact_dir, meta, texts, tokenizer):
     for signature, info in meta["signatures"].items():
         length = info.get("sequence_length") or primary
         if info["input"] == "text_pair":
-            # Classifiers' pair signature: each text paired with itself on
-            # the first texts is enough to prove the in-graph pair packing.
+            # The pair signature of classifiers, taggers and regressors, on
+            # the first texts: their own pairs when the texts are pairs, else
+            # each text paired with itself (enough to prove the in-graph
+            # pair packing).
             sub = a[:SECONDARY_TEXTS]
+            sub_b = sub if b is None else b[:SECONDARY_TEXTS]
             texts_by_name["pair_a"] = sub
-            texts_by_name["pair_b"] = sub
+            texts_by_name["pair_b"] = sub_b
             feeds = {"text": "pair_a", "text_b": "pair_b"}
-            run_ids = tokenize_texts(tokenizer, list(zip(sub, sub)), length)
+            run_ids = tokenize_texts(tokenizer, list(zip(sub, sub_b)), length)
         elif info["input"] == "text":
             feeds = {"text": "text"}
-            if b is not None:
-                feeds["text_b"] = "text_b"
             run_ids = ids
+            if b is not None and meta["task"] == "qa":
+                # QA's text signatures (serving_default, tokenize) take the
+                # question and the context.
+                feeds["text_b"] = "text_b"
+            elif b is not None:
+                # A one-text signature (serving_default of a pair model) has
+                # no text_b input: it is compared on the first texts alone.
+                run_ids = tokenize_texts(tokenizer, a, length)
         else:
             # A text-in model's serve_ids is the same graph as serving_default
             # minus tokenization: its first texts suffice. Ids-only (TPU)

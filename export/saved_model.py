@@ -10,8 +10,10 @@ a Keras 3 model fails in the TF1 session loader that TF Serving uses):
     serving_default   text [B] string                 -> logits, probabilities, label
                       (QA: text = question, text_b = context -> start_logits,
                       end_logits, answer_start, answer_end, answer, answer_score;
-                      tagging: logits, probabilities, label [B, L], tokens [B, L])
-    serve_text_pair   text, text_b [B] string         -> as serving_default (classifiers, taggers)
+                      tagging: logits, probabilities, label [B, L], tokens [B, L];
+                      regression: score [B] float32)
+    serve_text_pair   text, text_b [B] string         -> as serving_default (classifiers, taggers,
+                                                         regressors)
     serve_ids         token_ids, segment_ids, padding_mask int32 [B, T] -> model outputs
     tokenize          text (, text_b)                 -> token_ids, segment_ids, padding_mask,
                                                          tokens (the word pieces, from vocab.txt)
@@ -109,6 +111,8 @@ def _answer_spans(start, end, ids, sep_id, max_answer_length=MAX_ANSWER_LENGTH):
 
 def _task_outputs(task, model, ids, labels_table, vocab_table, sep_id):
     out = _model_outputs(model, ids)
+    if task == "regress":
+        return {"score": out["score"]}
     if task == "classify":
         logits = out["logits"]
         return {
@@ -386,7 +390,8 @@ def export_saved_model(
     signature against the Keras model), and only then renamed into place.
 
     Args:
-        model: a zoo `Classifier`, `TokenClassifier` or `QuestionAnswerer`.
+        model: a zoo `Classifier`, `TokenClassifier`, `QuestionAnswerer` or
+            `Regressor`.
         tokenizer: the project `WordPieceTokenizer` the model was trained with
             (None: a text model's own).
         base_dir: TF Serving's model base (holds `NAME/`).

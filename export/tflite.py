@@ -8,8 +8,10 @@ writes `out/`:
 
     model.tflite       signatures serving_L64, serving_L128, ... : inputs token_ids,
                        segment_ids, padding_mask int32 [1, L]; outputs logits (+ probabilities
-                       for classifiers; start_logits/end_logits for QA), float32
-    mediapipe.tflite   (uncased classifiers) the primary length's subgraph of model.tflite
+                       for classifiers; start_logits/end_logits for QA; score [1] for
+                       regressors), float32
+    mediapipe.tflite   (uncased classifiers only; metadata.json `mediapipe` says why a
+                       file has none) the primary length's subgraph of model.tflite
                        with its probabilities output, TFLite Model Metadata (BERT tokenizer,
                        labels) and vocab.txt + labels.txt inside: MediaPipe Tasks'
                        TextClassifier runs it as it is (export/mediapipe.py)
@@ -422,7 +424,8 @@ def export_tflite(
     """Convert `model` to a validated `.tflite` artifact directory `out_dir`.
 
     Args:
-        model: a zoo `Classifier`, `TokenClassifier` or `QuestionAnswerer`.
+        model: a zoo `Classifier`, `TokenClassifier`, `QuestionAnswerer` or
+            `Regressor`.
         tokenizer: the project `WordPieceTokenizer` it was trained with (None: a
             text model's own).
         out_dir: the artifact directory (replaced atomically when complete).
@@ -506,6 +509,8 @@ def export_tflite(
             info["outputs"] = [mediapipe.OUTPUT]
             info["associated_files"] = [mediapipe.VOCABULARY_FILE, mediapipe.LABELS_FILE]
             files[mediapipe.FILE] = (mp, info)
+        else:
+            meta["mediapipe"] = mediapipe_skipped(task, tokenizer.lowercase)
         if text_in:
             write_text_saved_model(model, tokenizer, lengths[0], work / "text")
             # Full-int8 calibration would need string inputs; the text-in
@@ -538,7 +543,20 @@ def export_tflite(
     return out_dir
 
 
+def mediapipe_skipped(task, lowercase):
+    """Why an artifact holds no `mediapipe.tflite` (recorded in metadata.json
+    and printed with the validation report; not an error)."""
+    if task != "classify":
+        return (f"not written: MediaPipe Tasks' TextClassifier takes classifiers only (one "
+                f"[1, N] probabilities output with a label file); this is a {task} model. Use "
+                f"{MODEL_FILE} with the LiteRT interpreter.")
+    return ("not written: MediaPipe's BertTokenizer always lower-cases and this model's "
+            f"vocabulary is cased (lowercase={lowercase}). Use {MODEL_FILE}.")
+
+
 def _output_names(task):
+    if task == "regress":
+        return {"score": "float32 [1]"}
     if task == "classify":
         return {
             "logits": "float32 [1, num_classes]",

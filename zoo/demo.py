@@ -47,7 +47,11 @@ from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.distill.pipeline import DistillConfig, distill
 from zoo.distill.prune import prune_model_dir
 from zoo.distill.student_init import default_layer_map
-from zoo.models.bert_encoder import padding_mean
+from zoo.models.sentence_embedding import (
+    PUBLISHED_SIMILARITY,
+    SIMILARITY_SENTENCES,
+    embed_texts,
+)
 from zoo.text.corpora import minilm_checkpoint_dir
 from zoo.text.readers import calibration_and_validation, read_data
 from zoo.text.tokenizer import tokenize_texts
@@ -62,15 +66,6 @@ STAGES = ("convert", "teacher", "distill", "prune", "export", "measure", "report
 TFLITE_MODES = ("float32", "float16", "dynamic_int8", "int8", "int4")
 # The quantized phone files the headline compares with the float32 teacher.
 PHONE_MODES = ("dynamic_int8", "int8", "int4")
-SIMILARITY_SENTENCES = [
-    "A man is playing a guitar.",
-    "Someone is strumming a guitar.",
-    "The stock market fell sharply today.",
-    "Shares dropped steeply on Wall Street.",
-    "A chef is cooking pasta in the kitchen.",
-]
-# all-MiniLM-L6-v2's model card: guitar/strumming and guitar/stock market.
-PUBLISHED_SIMILARITY = {(0, 1): 0.719, (0, 2): -0.054}
 
 
 @dataclasses.dataclass
@@ -160,9 +155,7 @@ def stage_convert(out, config):
     _log(f"      reading {src}")
     encoder, tokenizer = load_checkpoint(src)
     # The published sentence similarities are the conversion's sanity check.
-    batch = tokenizer(SIMILARITY_SENTENCES, sequence_length=32)
-    emb = np.array(padding_mean(encoder(batch)["sequence_output"], batch["padding_mask"]))
-    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    emb = embed_texts(encoder, tokenizer, SIMILARITY_SENTENCES, sequence_length=32)
     sim = emb @ emb.T
     for (i, j), published in PUBLISHED_SIMILARITY.items():
         if abs(sim[i, j] - published) > 0.01:

@@ -23,6 +23,7 @@ Answers (one dict per input, JSON-ready):
     tag       {"entities": [{"label", "text", "start", "end", "score"}],
                "tags": [tag per word]}
     qa        {"answer", "start", "end", "score"}   ("" and -1 when no span)
+    regress   {"score"}   (the regression head's float output, e.g. similarity 0..5)
 Character offsets index the input string (end exclusive).
 """
 
@@ -78,6 +79,8 @@ class Predictor:
             return self._classify(records, top_k)
         if self.task == "tag":
             return self._tag(records)
+        if self.task == "regress":
+            return self._regress(records)
         return self._answer(records)
 
     # --- classify ------------------------------------------------------------------------
@@ -100,6 +103,15 @@ class Predictor:
                                        for i in order},
                             "windows": int(n)})
         return answers
+
+    # --- regress -------------------------------------------------------------------------
+
+    def _regress(self, records):
+        pairs = any(r["text_b"] is not None for r in records)
+        scores = decode.regression_scores(
+            [r["text"] for r in records], [r["text_b"] or "" for r in records] if pairs else None,
+            self.tokenizer, self.sequence_length, self.run_ids)
+        return [{"score": round(float(s), 6)} for s in scores]
 
     # --- tag -----------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@
     zoo prune                                keep the word pieces a task needs
     zoo export / validate                    SavedModel and TFLite artifacts, proven
     zoo predict                              answers on new text from any format
+    zoo similarity                           sentence-embedding cosines (mean pooling)
     zoo demo                                 the main job on the real default
 """
 
@@ -27,13 +28,14 @@ from zoo.cli import (
     presets,
     pretrain,
     prune,
+    similarity,
 )
 from zoo.cli.runs import CliError, help_examples
 from zoo.models import NotATaskModelError
 
 # In `zoo --help` order.
 COMMANDS = (presets, convert, demo, pretrain, finetune, evaluate, distill, prune, export,
-            predict)
+            predict, similarity)
 
 
 def build_parser():

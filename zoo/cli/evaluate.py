@@ -35,7 +35,8 @@ def run(args):
 def register(subparsers):
     p = subparsers.add_parser(
         "evaluate",
-        help="accuracy / macro-F1, entity F1 or EM/F1 of a fine-tuned model",
+        help="accuracy / macro-F1, entity F1, EM/F1 or Pearson/Spearman/MSE of a fine-tuned "
+        "model",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Evaluate a fine-tuned zoo model directory on the test split (or "
         "--split) of --data, split as `zoo finetune` splits it: its own split, else "
@@ -44,6 +45,7 @@ def register(subparsers):
             """
             zoo evaluate --model runs/bbc/model --data bbc
             zoo evaluate --model runs/ner/model --data ner/ --json
+            zoo evaluate --model runs/sts/model --data wordnet-sts   # pearson, spearman, mse
             """
         ),
     )

@@ -1,4 +1,4 @@
-"""`zoo finetune`: classification, tagging or span QA through model.fit."""
+"""`zoo finetune`: classification, tagging, span QA or regression through model.fit."""
 
 from __future__ import annotations
 
@@ -63,11 +63,12 @@ def run(args):
 def register(subparsers):
     p = subparsers.add_parser(
         "finetune",
-        help="fine-tune for classification, tagging or span QA",
+        help="fine-tune for classification, tagging, span QA or regression (similarity)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Fine-tune a checkpoint (any format `zoo convert` reads) with "
         "AdamW, linear warmup and decay, weight decay off for LayerNorm and biases, "
-        "early stopping on validation loss. Writes OUT/model (the best model, a zoo "
+        "early stopping on validation loss (regress: on validation Spearman, and MSE loss "
+        "with Pearson/Spearman/MSE reported). Writes OUT/model (the best model, a zoo "
         "model directory), OUT/metrics.json (test split), OUT/history.json. A killed "
         "run resumes at its last finished epoch when re-run with the same arguments (a "
         "finished one prints its metrics; other arguments are refused).\n\n"
@@ -85,12 +86,18 @@ def register(subparsers):
             zoo finetune --model models/bert_base --data ner/ --task tag --out runs/ner
             zoo finetune --model models/bert_base --data squad.json --task qa \\
                 --sequence-length 384 --out runs/squad
+            # sentence-pair similarity (rows text, text_b, score): MSE loss, test
+            # Pearson/Spearman; wordnet-sts is a generated WordNet STS-style set
+            zoo finetune --model models/minilm --data wordnet-sts --task regress \\
+                --pooling mean --sequence-length 64 --out runs/sts
             """
         ),
     )
     p.add_argument("--model", type=pathlib.Path, required=True)
     p.add_argument("--data", required=True, help=DATA_HELP)
-    p.add_argument("--task", choices=("classify", "tag", "qa"), required=True)
+    p.add_argument("--task", choices=("classify", "tag", "qa", "regress"), required=True,
+                   help="classify (label), tag (NER-style), qa (SQuAD spans), regress (a float "
+                   "score per text or pair, e.g. STS similarity: MSE loss, Pearson/Spearman)")
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=16, help=BATCH_HELP)
@@ -102,12 +109,13 @@ def register(subparsers):
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--patience", type=int, default=2,
                    help="stop after this many epochs without a better validation loss "
-                        "(counted across a resume; default 2)")
+                        "(regress: validation Spearman) (counted across a resume; default 2)")
     p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
                    help="compute policy for this run (float32 weights); OUT/model is "
                         "saved computing in float32, ready for export")
     p.add_argument("--pooling", choices=("auto", "pooled", "cls", "mean"), default="auto",
-                   help="classifier pooling (mean suits sentence-transformers checkpoints)")
+                   help="classifier and regressor pooling (mean suits sentence-transformers "
+                   "checkpoints)")
     p.add_argument("--doc-stride", type=int, default=128,
                    help="pieces between the starts of consecutive windows of a long text "
                         "(qa contexts; classify with --max-windows)")

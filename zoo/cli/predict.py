@@ -79,6 +79,8 @@ def _line(answer, task):
     """One human-readable line for an answer."""
     if task == "classify":
         return "  ".join(f"{label} {score:.4f}" for label, score in answer["scores"].items())
+    if task == "regress":
+        return f"{answer['score']:.4f}"
     if task == "tag":
         if not answer["entities"]:
             return "(no entities)"
@@ -150,14 +152,15 @@ def run(args):
 def register(subparsers):
     p = subparsers.add_parser(
         "predict",
-        help="labels, entities or answers for new text, from any model format",
+        help="labels, entities, answers or scores for new text, from any model format",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a fine-tuned model on new text: a zoo model directory, a .tflite "
         "artifact directory (LiteRT) or a text-in SavedModel (BASE/NAME or BASE/NAME/VERSION). "
         "Classifiers print labels with probabilities, taggers entities with character "
         "offsets, QA models (--text the question, --text-b the context) answers with "
-        "offsets. Every format uses the model's own vocab.txt and the same host-side "
-        "steps, so a text gets the same answer from each.",
+        "offsets, regressors (--text and optionally --text-b) their score. Every format "
+        "uses the model's own vocab.txt and the same host-side steps, so a text gets the same "
+        "answer from each.",
         epilog=help_examples(
             """
             zoo predict --model runs/bbc/model --text "Shares fell 3% in Tokyo."

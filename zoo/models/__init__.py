@@ -20,6 +20,13 @@ from zoo.models.input_contract import (
 from zoo.models.masked_lm import MaskedLM, MaskedLMHead
 from zoo.models.pretrainer import NextSentencePredictor, Pretrainer
 from zoo.models.question_answerer import QuestionAnswerer
+from zoo.models.regressor import Regressor
+from zoo.models.sentence_embedding import (
+    cosine,
+    embed_texts,
+    pair_cosines,
+    sentence_embedding,
+)
 from zoo.models.task import (
     ID_LEVEL_CLASS,
     TASK_MODELS,
@@ -48,14 +55,19 @@ __all__ = [
     "NotATaskModelError",
     "Pretrainer",
     "QuestionAnswerer",
+    "Regressor",
     "TokenClassifier",
     "build_encoder",
     "check_ids",
     "check_task",
+    "cosine",
     "dtype_policy_scope",
+    "embed_texts",
     "ids_assertions",
     "input_contract",
+    "pair_cosines",
     "padding_mean",
+    "sentence_embedding",
     "task_of",
     "with_dtype_policy",
 ]

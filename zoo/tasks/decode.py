@@ -43,6 +43,15 @@ def classify_logits(texts, texts_b, tokenizer, sequence_length, run_ids, *, max_
     return logits, np.bincount(w.example_index, minlength=len(texts))
 
 
+def regression_scores(texts, texts_b, tokenizer, sequence_length, run_ids):
+    """`scores [N]` float64 of a regression head: one window per text or pair
+    (the tokenizer's truncating packer, as `zoo finetune --task regress`)."""
+    ids = tokenizer(list(texts), texts_b if texts_b is None else list(texts_b),
+                    sequence_length=sequence_length)
+    scores = run_ids({k: np.asarray(v) for k, v in ids.items()})["score"]
+    return np.asarray(scores, np.float64).reshape(-1)
+
+
 def tag_words(texts, tokenizer, labels, sequence_length, run_ids):
     """Per text: `(spans, probabilities [words, tags])` of its whitespace
     words (each word's first piece; a word cut off by the sequence gets

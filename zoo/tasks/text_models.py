@@ -360,10 +360,14 @@ class TextTaskMixin:
     def _adopt(cls, model, text_model):
         """`text_model` with the fine-tuned `model`'s weights (same layers)."""
         if not isinstance(model, cls._id_class):
+            task = task_of(model)
+            # A regressor has no text model yet: its id-level model and `zoo predict` serve it.
+            other = (f"use the text model of its task ({TEXT_MODELS[task].__name__})"
+                     if task in TEXT_MODELS else
+                     "load it with zoo.checkpoints.load_model_dir, or run `zoo predict`")
             raise TypeError(
                 f"{cls.__name__}.from_checkpoint: the model directory holds a "
-                f"{type(model).__name__}, not a {cls._id_class.__name__}; use the text model "
-                f"of its task ({TEXT_MODELS[task_of(model)].__name__}).")
+                f"{type(model).__name__}, not a {cls._id_class.__name__}; {other}.")
         text_model.set_weights(model.get_weights())
         return text_model
 

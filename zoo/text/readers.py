@@ -6,6 +6,9 @@
 - tagging: CoNLL column files (word first, tag last; blank line between
   sentences; `-DOCSTART-` lines skipped);
 - span QA: SQuAD v1.1 / v2.0 JSON;
+- regression (STS-style similarity): a CSV / TSV / JSONL file with columns
+  `text`, optional `text_b`, `score` (a number), or `wordnet-sts` (the
+  generated WordNet set of `zoo.text.wordnet_sts`, with its own split);
 - a folder holding `train`, `validation` (or `dev`) and `test` entries (at
   least `train` and one other), each a file or folder in one of these forms:
   an explicit split.
@@ -23,18 +26,22 @@ import functools
 import json
 import pathlib
 
+from zoo.text import wordnet_sts
 from zoo.text.corpora import bbc_news_split, decode_text
 
 CLASSIFICATION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json")
 BBC = "bbc"
+WORDNET_STS = "wordnet-sts"
+REGRESSION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json")
 # Texts an export calibrates its int8/int4 modes on (the first of a train split).
 CALIBRATION_TEXTS = 200
 # What `--data` may name, for help texts and for errors that have to say what to give.
 DATA_FORMS = (
     "`bbc` (the installed BBC News corpus, with the project's fixed split); a folder of "
     "class sub-folders of .txt files (DATA/LABEL/*.txt); a .csv, .tsv or .jsonl file with "
-    "columns `text`, optional `text_b`, `label`; a CoNLL file (tagging); SQuAD v1.1/v2.0 "
-    "JSON (QA); or a folder with `train` and `test` (and/or `validation` or `dev`) "
+    "columns `text`, optional `text_b`, `label` (regression: `score`, a number, instead of "
+    "`label`); a CoNLL file (tagging); SQuAD v1.1/v2.0 JSON (QA); `wordnet-sts` (regression: "
+    "WordNet definition pairs scored 0..5 by taxonomy similarity); or a folder with `train` and `test` (and/or `validation` or `dev`) "
     "entries, each a file or folder in one of those forms"
 )
 SPLIT_FOLDER_HINT = (
@@ -47,6 +54,15 @@ SPLIT_FOLDER_HINT = (
 class TextExample:
     text: str
     label: str | None  # None only where labels are optional (texts for export)
+    text_b: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoredText:
+    """A text (or text pair) with a float target: regression, e.g. STS similarity."""
+
+    text: str
+    score: float
     text_b: str | None = None
 
 
@@ -188,6 +204,74 @@ def _read_jsonl(path, labelled=True):
     return examples
 
 
+# --- regression ------------------------------------------------------------------------
+
+
+def _scored_example(row, where):
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: expected an object with `text` and `score`; got {row!r:.80}")
+    missing = [k for k in ("text", "score") if row.get(k) in (None, "")]
+    if missing:
+        raise ValueError(
+            f"{where}: missing {' and '.join(f'`{m}`' for m in missing)} (columns present: "
+            f"{sorted(k for k in row if k is not None)}); every row needs `text` and `score` (a "
+            "number), `text_b` is optional.")
+    raw = row["score"]
+    try:
+        if isinstance(raw, bool):
+            raise ValueError
+        score = float(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: `score` is {raw!r:.40}, not a number; give the target as a "
+                         "number (e.g. 3.8).") from None
+    if score != score or score in (float("inf"), float("-inf")):
+        raise ValueError(f"{where}: `score` is {raw!r}; give a finite number.")
+    text_b = row.get("text_b") or None
+    return ScoredText(str(row["text"]), score, None if text_b is None else str(text_b))
+
+
+def read_regression(path):
+    """List of `ScoredText` from a CSV / TSV / JSONL file with `text`, optional
+    `text_b` and `score` (a number: the target, e.g. an STS similarity 0..5).
+    A missing or non-numeric score is an error naming the line."""
+    path = pathlib.Path(path)
+    _need_file(path, "regression data is a .csv/.tsv/.jsonl file with `text`, optional "
+                     "`text_b`, and `score`")
+    suffix = path.suffix.lower()
+    examples = []
+    if suffix in (".csv", ".tsv"):
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+            header = reader.fieldnames or []
+            _need("text" in header and "score" in header, path,
+                  f"header must name `text` and `score` columns (and optionally `text_b`); "
+                  f"found {header}.")
+            examples = [_scored_example(row, f"{path}:{i + 2}") for i, row in enumerate(reader)]
+    elif suffix in (".jsonl", ".ndjson", ".json"):
+        with open(path, encoding="utf-8") as handle:
+            for i, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{path}:{i}: not valid JSON ({e.msg}).") from e
+                examples.append(_scored_example(row, f"{path}:{i}"))
+    else:
+        raise ValueError(
+            f"{path}: unsupported file type {suffix!r} for regression; give one of "
+            f"{', '.join(REGRESSION_SUFFIXES)} with `text`, optional `text_b`, and `score`, "
+            "or a folder with train and test (and/or validation) files in that form.")
+    _need(examples, path, "no examples (expected rows with `text` and `score`).")
+    return examples
+
+
+def wordnet_sts_examples(sizes=None, seed=wordnet_sts.SEED):
+    """`wordnet_sts.wordnet_sts_splits` as `{split: [ScoredText]}`."""
+    return {name: [ScoredText(e["text"], e["score"], e["text_b"]) for e in examples]
+            for name, examples in wordnet_sts.wordnet_sts_splits(sizes, seed).items()}
+
+
 # --- CoNLL tagging -------------------------------------------------------------------
 
 
@@ -312,19 +396,21 @@ def _texts_or(read):
 
 def _reader(task, labelled):
     # Keyed by the task names of zoo.models.task (one floor up).
-    readers = {"classify": read_classification, "tag": read_conll, "qa": read_squad}
+    readers = {"classify": read_classification, "tag": read_conll, "qa": read_squad,
+               "regress": read_regression}
     if task not in readers:
         raise ValueError(f"task {task!r}: expected one of {', '.join(readers)}.")
     read = readers[task]
     if labelled:
         return read
-    if task == "classify":
+    if task in ("classify", "regress"):
+        # Texts to export and validate on: the score column is not needed.
         return functools.partial(read_classification, labelled=False)
     return _texts_or(read)
 
 
 def read_task_examples(spec, task="classify", *, labelled=True):
-    """Read `--data` for `task` ("classify", "tag" or "qa") as `TaskExamples`.
+    """Read `--data` for `task` ("classify", "tag", "qa", "regress") as `TaskExamples`.
 
     `spec` is `bbc`, one file/folder in the task's form, or a folder of
     split entries (`find_split_files`) each in that form. With
@@ -333,11 +419,24 @@ def read_task_examples(spec, task="classify", *, labelled=True):
     optional `text_b`) in a .csv/.tsv/.jsonl file.
     """
     read = _reader(task, labelled)
+    if str(spec) == WORDNET_STS:
+        if task != "regress":
+            raise ValueError(f"--data {WORDNET_STS} is a regression set (scored text pairs); "
+                             f"it goes with --task regress, not {task}.")
+        splits = wordnet_sts_examples()
+        if not labelled:
+            splits = {k: [TextExample(e.text, None, e.text_b) for e in v]
+                      for k, v in splits.items()}
+        return TaskExamples(
+            WORDNET_STS, splits, None,
+            "WordNet noun-definition pairs scored 5 x Wu-Palmer similarity, synsets split "
+            "i%5==0 test, i%10==1 validation (zoo.text.wordnet_sts, seed 0)")
     if str(spec) == BBC:
         if task != "classify":
             raise ValueError(
                 f"--data bbc is a classification corpus (BBC News); a {task} model needs "
-                f"{'CoNLL' if task == 'tag' else 'SQuAD'} data (for `zoo finetune`, "
+                f"{ {'tag': 'CoNLL', 'qa': 'SQuAD'}.get(task, 'scored text-pair') } data (for "
+                "`zoo finetune`, "
                 "--data bbc goes with --task classify).")
         raw = bbc_news_split()
         return TaskExamples(

@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.checkpoints.model_dir import MANIFEST, save_model_dir
+from zoo.train import metrics as task_metrics
 from zoo.utils.atomic import atomic_file
 from zoo.utils.jsonfile import read_json_object
 
@@ -59,15 +60,20 @@ class BestModelDirectory(keras.callbacks.Callback):
     before the kill and stops where the uninterrupted one would have (Keras's
     EarlyStopping keeps its count in memory and would start again from zero).
     Without validation data (no `monitor` in the logs) every epoch's model is
-    written: the latest is the best known.
+    written: the latest is the best known. `mode="max"` for a monitor where
+    higher is better (a regressor's `val_spearman`).
 
     `select(model)` picks what to save from the trained model (a distiller
     saves its `.student`); default the model itself.
     """
 
     def __init__(self, directory, tokenizer, extra, monitor="val_loss", patience=None,
-                 verbose=0, select=None, write=True):
+                 verbose=0, select=None, write=True, mode="min"):
         super().__init__()
+        if mode not in ("min", "max"):
+            raise ValueError(f"BestModelDirectory: mode={mode!r}; expected 'min' or 'max'.")
+        # Compared as "lower is better": a "max" monitor is negated.
+        self.sign = 1.0 if mode == "min" else -1.0
         # write=False: a multi-worker run's other workers follow the same
         # early-stopping rule (they must stop with the chief) but do not write.
         self.write = write
@@ -83,13 +89,14 @@ class BestModelDirectory(keras.callbacks.Callback):
         if manifest.is_file():
             best = read_json_object(manifest, "re-create the model directory").get("best") or {}
             value = best.get("value")
-            self.best = np.inf if value is None else float(value)
+            self.best = np.inf if value is None else self.sign * float(value)
             self.best_epoch = int(best.get("epoch", 0))
 
     def _save(self, value):
         if not self.write:
             return
-        extra = dict(self.extra, best={"monitor": self.monitor, "value": value,
+        extra = dict(self.extra, best={"monitor": self.monitor,
+                                       "value": None if value is None else self.sign * value,
                                        "epoch": self.best_epoch})
         model = self.model if self.select is None else self.select(self.model)
         save_model_dir(model, self.directory, self.tokenizer, extra=extra)
@@ -100,14 +107,15 @@ class BestModelDirectory(keras.callbacks.Callback):
             self.best_epoch = epoch + 1
             self._save(None)
             return
-        if value < self.best:
-            self.best, self.best_epoch = float(value), epoch + 1
+        if self.sign * value < self.best:
+            self.best, self.best_epoch = self.sign * float(value), epoch + 1
             self._save(self.best)
         if self.patience is not None and epoch + 1 - self.best_epoch >= self.patience:
             self.model.stop_training = True
             if self.verbose:
                 print(f"\nEpoch {epoch + 1}: early stopping ({self.monitor} best "
-                      f"{self.best:.4f} at epoch {self.best_epoch}, patience {self.patience})")
+                      f"{self.sign * self.best:.4f} at epoch {self.best_epoch}, patience "
+                      f"{self.patience})")
 
 
 class HistoryFile(keras.callbacks.Callback):
@@ -208,3 +216,24 @@ class Throughput(keras.callbacks.Callback):
         logs["examples_per_second"] = examples / seconds
         logs["worker_examples_per_second"] = examples / self.num_workers / seconds
         logs["tokens_per_second"] = int(self.tokens.numpy()) / seconds
+
+
+class ValidationCorrelation(keras.callbacks.Callback):
+    """Adds `val_pearson` and `val_spearman` of a regression head's `score`
+    output on `dataset` (batches of `(inputs, {"score": target})`) to each
+    epoch's logs, and so to history.json. Correlations are over the whole
+    split (Spearman needs every prediction's rank), so they are computed on
+    the host after the epoch rather than as a streaming Keras metric. Put it
+    before the callbacks that record or select on the logs."""
+
+    def __init__(self, dataset):
+        super().__init__()
+        self.dataset = dataset
+        self.targets = np.concatenate([y["score"].numpy() for _, y in dataset])
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None:
+            return
+        predicted = self.model.predict(self.dataset.map(lambda x, y: x), verbose=0)["score"]
+        logs["val_pearson"] = task_metrics.pearson(self.targets, predicted)
+        logs["val_spearman"] = task_metrics.spearman(self.targets, predicted)

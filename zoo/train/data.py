@@ -19,7 +19,7 @@ from zoo.text.splits import deduplicate, split_examples
 class TaskData:
     task: str
     splits: dict  # name -> list of examples
-    labels: list | None  # class names / tags; None for QA
+    labels: list | None  # class names / tags; None for QA and regression
     source: str
     split_rule: str
 
@@ -53,7 +53,7 @@ def load_task_data(path, task):
                      "split, which also selected the best epoch")
     else:
         examples = read.examples
-        if task == "classify":
+        if task in ("classify", "regress"):
             examples = deduplicate(examples)
         elif task == "tag":
             examples = deduplicate(examples, key=lambda s: s.words)
@@ -74,6 +74,9 @@ def load_task_data(path, task):
         labels = sorted({t for s in splits["train"] for t in s.tags})
     if labels is not None and len(labels) < 2:
         raise ValueError(f"--data {path}: found {len(labels)} label(s) {labels}; need >= 2.")
+    if task == "regress" and len({e.score for e in splits["train"]}) < 2:
+        raise ValueError(f"--data {path}: every train example has the score "
+                         f"{splits['train'][0].score}; a regression needs varied targets.")
     return TaskData(task, splits, labels, source, rule)
 
 
@@ -151,6 +154,25 @@ def _windowed_classification(examples, index, tokenizer, sequence_length, batch_
         return x, {"logits": b["label"]}
 
     return ds.map(split).prefetch(tf.data.AUTOTUNE)
+
+
+def regression_dataset(examples, tokenizer, sequence_length, batch_size, *, seed=0,
+                       epoch_variable=None, shuffle=False):
+    """Batches of `(features, {"score": float32 target})` from `ScoredText`s;
+    pairs take the tokenizer's truncating packer (longest first)."""
+    tensors = {
+        "text": np.array([e.text for e in examples], dtype=object),
+        "score": np.array([e.score for e in examples], np.float32),
+    }
+    if any(e.text_b for e in examples):
+        tensors["text_b"] = np.array([e.text_b or "" for e in examples], dtype=object)
+    ds = shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle)
+
+    def encode(batch):
+        x = tokenizer(batch["text"], text_b=batch.get("text_b"), sequence_length=sequence_length)
+        return x, {"score": batch["score"]}
+
+    return ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
 def tagging_dataset(sentences, labels, tokenizer, sequence_length, batch_size,

@@ -1,4 +1,5 @@
-"""Fine-tuning through `model.fit`: classification, tagging and span QA.
+"""Fine-tuning through `model.fit`: classification, tagging, span QA and
+regression (STS-style similarity scores).
 
     result = finetune("models/minilm", "bbc", "classify", "runs/bbc")
 
@@ -32,6 +33,7 @@ from zoo.models import (
     DEFAULT_SEQUENCE_LENGTH,
     Classifier,
     QuestionAnswerer,
+    Regressor,
     TokenClassifier,
     check_task,
 )
@@ -40,7 +42,13 @@ from zoo.text import features as feats
 from zoo.train import data as task_data
 from zoo.train import distribute
 from zoo.train import metrics as task_metrics
-from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile, Throughput
+from zoo.train.callbacks import (
+    BestModelDirectory,
+    EpochCounter,
+    HistoryFile,
+    Throughput,
+    ValidationCorrelation,
+)
 from zoo.train.optimization import make_adamw
 from zoo.utils.atomic import atomic_file
 
@@ -98,15 +106,30 @@ def _task_head(encoder, task, labels, config, strategy=None):
     if task == "tag":
         return head(TokenClassifier)(encoder, len(labels), dropout=config.dropout,
                                      labels=labels)
+    if task == "regress":
+        return head(Regressor)(encoder, pooling=config.pooling, dropout=config.dropout)
     return head(QuestionAnswerer)(encoder)
 
 
 def task_losses(task):
-    """`(loss, metrics)` for `compile`: cross-entropy on logits, accuracy."""
+    """`(loss, metrics)` for `compile`: cross-entropy on logits, accuracy;
+    regression: mean squared error on the score (Pearson and Spearman, which
+    need the whole split, come from `ValidationCorrelation`)."""
+    if task == "regress":
+        return {"score": keras.losses.MeanSquaredError()}, {"score": ["mae"]}
     ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     if task == "qa":
         return {"start_logits": ce, "end_logits": ce}, {"start_logits": ["accuracy"]}
     return {"logits": ce}, {"logits": ["accuracy"]}
+
+
+def selection(task):
+    """How the best epoch is chosen: lowest validation loss; for a regressor,
+    highest validation Spearman (the ranking STS is scored by: in a measured
+    run the epoch with the lower MSE had the lower correlation)."""
+    if task == "regress":
+        return {"monitor": "val_spearman", "mode": "max"}
+    return {"monitor": "val_loss", "mode": "min"}
 
 
 def build_datasets(data, tokenizer, config, epoch_variable):
@@ -124,6 +147,10 @@ def build_datasets(data, tokenizer, config, epoch_variable):
         val = task_data.classification_dataset(validation, data.labels, tokenizer, L, B,
                                                **windows)
         return train, val
+    if data.task == "regress":
+        train = task_data.regression_dataset(splits["train"], tokenizer, L, B, shuffle=True,
+                                             **common)
+        return train, task_data.regression_dataset(validation, tokenizer, L, B)
     if data.task == "tag":
         train = task_data.tagging_dataset(splits["train"], data.labels, tokenizer, L, B,
                                           shuffle=True, **common)
@@ -235,7 +262,8 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         # worker applies the early-stopping rule (they stop together); the
         # chief alone writes.
         BestModelDirectory(out / "model", tokenizer, extra, patience=config.patience,
-                           verbose=verbose if chief else 0, write=chief),
+                           verbose=verbose if chief else 0, write=chief,
+                           **selection(task)),
         *([history] if chief else []),
         keras.callbacks.BackupAndRestore(str(distribute.backup_dir(out, strategy)),
                                          save_freq="epoch", delete_checkpoint=True),
@@ -243,6 +271,9 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         *([distribute.EpochSync(strategy)] if multi else []),
         *callbacks,
     ]
+    if task == "regress":
+        # First, so the best-model directory and history.json see them.
+        callbacks.insert(0, ValidationCorrelation(val))
     model.fit(
         train,
         validation_data=val,
@@ -318,6 +349,11 @@ def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):
         return {"task": task, "accuracy": task_metrics.accuracy(y, pred),
                 "macro_f1": task_metrics.macro_f1(y, pred, len(labels)), "num_examples": len(y),
                 "max_windows": config.max_windows}
+    if task == "regress":
+        ds = task_data.regression_dataset(examples, tokenizer, L, 64)
+        predicted = model.predict(ds.map(lambda x, y: x), verbose=0)["score"]
+        scores = task_metrics.regression_scores([e.score for e in examples], predicted)
+        return {"task": task, **scores, "num_examples": len(examples)}
     if task == "tag":
         labels = labels or model.labels
         tag_to_id = {t: i for i, t in enumerate(labels)}

@@ -1,6 +1,7 @@
 """Task metrics computed on the host from predictions (evaluation, not the
-training graph): accuracy and macro-F1, entity-level F1 over BIO tags, and
-SQuAD's exact match and token F1."""
+training graph): accuracy and macro-F1, entity-level F1 over BIO tags,
+SQuAD's exact match and token F1, and Pearson / Spearman correlation and
+mean squared error of regression scores."""
 
 from __future__ import annotations
 
@@ -96,3 +97,53 @@ def squad_scores(examples, predictions):
         f1 += max(_token_f1(predicted, t) for t in truths)
     n = max(len(examples), 1)
     return {"exact_match": em / n, "f1": f1 / n}
+
+
+# --- regression (sentence-pair similarity) ---------------------------------------------
+
+
+def _ranks(values):
+    """1-based ranks of `values`, ties sharing the mean of their ranks (what
+    Spearman's coefficient needs; scipy.stats.rankdata's "average")."""
+    values = np.asarray(values, np.float64)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values), np.float64)
+    ranks[order] = np.arange(1, len(values) + 1)
+    sorted_values = values[order]
+    # Runs of equal values: give every member the mean rank of the run.
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    ends = np.r_[starts[1:], len(values)]
+    for start, end in zip(starts, ends):
+        if end - start > 1:
+            ranks[order[start:end]] = (start + 1 + end) / 2.0
+    return ranks
+
+
+def pearson(x, y):
+    """Pearson's correlation of two equal-length sequences; 0.0 when either is
+    constant (the coefficient is undefined there, and no prediction that
+    ignores its input should score above chance)."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if len(x) != len(y):
+        raise ValueError(f"pearson: {len(x)} values against {len(y)}; pass equal lengths.")
+    if len(x) < 2:
+        return 0.0
+    dx, dy = x - x.mean(), y - y.mean()
+    denominator = np.sqrt((dx * dx).sum() * (dy * dy).sum())
+    return float((dx * dy).sum() / denominator) if denominator > 0 else 0.0
+
+
+def spearman(x, y):
+    """Spearman's rank correlation: Pearson's on the ranks (ties averaged)."""
+    if len(x) != len(y):
+        raise ValueError(f"spearman: {len(x)} values against {len(y)}; pass equal lengths.")
+    return pearson(_ranks(x), _ranks(y))
+
+
+def regression_scores(targets, predictions):
+    """Pearson, Spearman and mean squared error of predicted scores."""
+    targets = np.asarray(targets, np.float64)
+    predictions = np.asarray(predictions, np.float64)
+    return {"pearson": pearson(targets, predictions),
+            "spearman": spearman(targets, predictions),
+            "mse": float(np.mean((targets - predictions) ** 2)) if len(targets) else 0.0}

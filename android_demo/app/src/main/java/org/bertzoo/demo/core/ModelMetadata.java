@@ -132,6 +132,12 @@ public final class ModelMetadata {
         labels.add(a.getString(i));
       }
     }
+    if (labels.isEmpty() && !task.equals("classify")) {
+      // A regressor (or QA model) has no labels by design: say what the app needs.
+      throw new IllegalArgumentException(
+          "metadata.json is for a '" + task + "' model, which has no labels; this app"
+              + " classifies text: export a classifier (zoo finetune --task classify).");
+    }
     if (labels.isEmpty()) {
       throw new IllegalArgumentException(
           "metadata.json has no 'labels' (task '" + task + "'). The app shows a label per class:"

@@ -63,6 +63,10 @@ class ModelMetadataTest {
     e = assertThrows(IllegalArgumentException.class,
         () -> ModelMetadata.parse("{\"task\": \"classify\", \"labels\": [\"a\"]}"));
     assertTrue(e.getMessage().contains("no signatures"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> ModelMetadata.parse("{\"task\": \"regress\", \"labels\": null,"
+            + " \"sequence_lengths\": [32]}"));
+    assertTrue(e.getMessage().contains("'regress' model"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> ModelMetadata.parse("not json"));
     assertTrue(e.getMessage().contains("not a JSON object"), e.getMessage());
   }
