@@ -565,60 +565,73 @@ class TextShards:
 
 
 def masking_statistics(dataset, tokenizer, num_examples=10_000):
-    """Measure the masking of `num_examples` examples of a pre-training
-    dataset (batches of `pretraining_dataset`): the share of maskable
-    tokens masked, spans (runs of masked positions with the same
-    boundaries, or with token/whole-word masking, maximal runs of adjacent
-    masked positions) and their length in words, special tokens masked
-    (must be 0), and the 80/10/10 split over masked tokens.
+    """Measure the masking of the first `num_examples` examples of a
+    pre-training dataset (batches of `pretraining_dataset`): the share of
+    maskable tokens masked, the spans and their length in words (with
+    span masking the positions sharing span boundaries, otherwise maximal
+    runs of adjacent masked positions), special or padding tokens masked
+    (must be 0), the 80/10/10 split over masked tokens and, per span, how
+    many spans mix those actions (`mixed_spans`; 0 for span masking but for
+    a random id that hits a special token and is kept instead).
 
-    Reads the batches in Python (an analysis, not the training path)."""
+    An analysis over numpy arrays, not part of the training path."""
     specials = np.array([tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id,
                          tokenizer.mask_id])
-    piece = np.array(continuation_table(tokenizer.vocabulary).numpy())
-    seen = masked = maskable = special_masked = as_mask = randomised = 0
-    span_words = []
+    piece = continuation_table(tokenizer.vocabulary).numpy()
+    seen = masked = maskable = special_masked = as_mask = randomised = mixed = 0
+    histograms = []
     for x, y, w in dataset:
-        ids_now = x["token_ids"].numpy()
-        positions = x["masked_positions"].numpy()
-        real = w["mlm_logits"].numpy() > 0
-        original = ids_now.copy()
-        rows = np.repeat(np.arange(len(ids_now))[:, None], positions.shape[1], 1)
-        original[rows[real], positions[real]] = y["mlm_logits"].numpy()[real]
-        take = min(len(ids_now), num_examples - seen)
-        for r in range(take):
-            pos = positions[r][real[r]]
-            was, now = original[r, pos], ids_now[r, pos]
-            valid = x["padding_mask"].numpy()[r] > 0
-            maskable += int((valid & ~np.isin(original[r], specials)).sum())
-            masked += len(pos)
-            special_masked += int(np.isin(was, specials).sum() + (~valid[pos]).sum())
-            as_mask += int((now == tokenizer.mask_id).sum())
-            randomised += int(((now != was) & (now != tokenizer.mask_id)).sum())
-            if "span_left_positions" in x:
-                keys = list(zip(x["span_left_positions"].numpy()[r][real[r]],
-                                x["span_right_positions"].numpy()[r][real[r]]))
-            else:  # runs of adjacent positions
-                breaks = np.concatenate([[0], np.cumsum(np.diff(pos) != 1)])
-                keys = list(breaks)
-            starts = ~piece[was]
-            for key in dict.fromkeys(keys):
-                members = np.array([k == key for k in keys])
-                span_words.append(int(starts[members].sum()) or 1)
+        take = min(int(x["token_ids"].shape[0]), num_examples - seen)
+        now_ids = x["token_ids"].numpy()[:take]
+        valid = x["padding_mask"].numpy()[:take] > 0
+        positions = x["masked_positions"].numpy()[:take]
+        real = w["mlm_logits"].numpy()[:take] > 0
+        rows = np.broadcast_to(np.arange(take)[:, None], positions.shape)[real]
+        cols = positions[real]
+        was = y["mlm_logits"].numpy()[:take][real]
+        now = now_ids[rows, cols]
+        original = now_ids.copy()
+        original[rows, cols] = was
+        maskable += int((valid & ~np.isin(original, specials)).sum())
+        masked += len(cols)
+        special_masked += int(np.isin(was, specials).sum() + (~valid[rows, cols]).sum())
+        is_mask = now == tokenizer.mask_id
+        is_random = (now != was) & ~is_mask
+        as_mask += int(is_mask.sum())
+        randomised += int(is_random.sum())
+        if "span_left_positions" in x:
+            left = x["span_left_positions"].numpy()[:take][real]
+            right = x["span_right_positions"].numpy()[:take][real]
+            width = now_ids.shape[1] + 1
+            keys = (rows * width + left) * width + right
+        else:  # runs of adjacent positions (positions are sorted per row)
+            new_run = np.ones(len(cols), bool)
+            new_run[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)
+            keys = np.cumsum(new_run)
+        _, span = np.unique(keys, return_inverse=True)
+        words = np.bincount(span, weights=~piece[was]).astype(int)
+        histograms.append(np.bincount(np.maximum(words, 1)))
+        action = np.where(is_mask, 0, np.where(is_random, 1, 2))
+        kinds = np.zeros((span.max() + 1 if len(span) else 0, 3), int)
+        np.add.at(kinds, (span, action), 1)
+        mixed += int(((kinds > 0).sum(1) > 1).sum())
         seen += take
         if seen >= num_examples:
             break
     if seen < num_examples:
         raise ValueError(f"the dataset holds {seen} examples; asked for {num_examples}.")
-    lengths = np.array(span_words)
+    size = max(len(h) for h in histograms)
+    histogram = sum(np.pad(h, (0, size - len(h))) for h in histograms)[1:]
+    spans = int(histogram.sum())
     return {
         "examples": seen,
         "masked_share": masked / max(maskable, 1),
-        "spans": len(lengths),
-        "mean_span_words": float(lengths.mean()) if len(lengths) else 0.0,
-        "span_words_histogram": np.bincount(lengths, minlength=11)[1:].tolist(),
+        "spans": spans,
+        "mean_span_words": float((np.arange(1, size) * histogram).sum() / max(spans, 1)),
+        "span_words_histogram": histogram.tolist(),
         "special_tokens_masked": special_masked,
         "mask_share": as_mask / max(masked, 1),
         "random_share": randomised / max(masked, 1),
         "kept_share": 1 - (as_mask + randomised) / max(masked, 1),
+        "mixed_spans": mixed,
     }
