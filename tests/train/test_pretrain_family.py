@@ -75,6 +75,18 @@ def test_contradicting_flags_are_refused_before_writing(tmp_path, capsys, flags,
     assert not out.exists()
 
 
+def test_full_packing_of_text_files_is_refused_before_writing(tmp_path, capsys):
+    from zoo.cli import main
+
+    (tmp_path / "a.txt").write_text("One. Two.\n\nThree. Four.\n")
+    out = tmp_path / "run"
+    code = main(["pretrain", "--config", "bert_tiny", "--data", str(tmp_path / "a.txt"),
+                 "--out", str(out), "--recipe", "roberta"])
+    assert code == 2
+    assert "--packing sentences" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_recipe_defaults_and_overrides():
     from zoo.train.pretrain import PretrainConfig
 

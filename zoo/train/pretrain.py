@@ -182,6 +182,11 @@ def check_pretrain_inputs(config_or_path, data, config):
             f"{encoder.max_sequence_length} tokens (its max_sequence_length).")
     check_training_settings(config)
     corpus = pretraining_corpus(data)
+    if isinstance(corpus, TextShards) and config.packing == "full":
+        raise ValueError(
+            f"--data {data}: full-sentence packing (--recipe roberta, --packing full) works "
+            f"on the installed corpora ({', '.join(CORPORA)}) only for now; for text files "
+            "add --packing sentences (runs of one document's sentences).")
     if isinstance(corpus, TextShards):
         print(f"reading {len(corpus.files):,} text file(s) once to count an epoch's examples",
               flush=True)
