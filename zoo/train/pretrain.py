@@ -85,7 +85,7 @@ class PretrainConfig:
     objective: str | None = None  # "mlm", "mlm+nsp" (default), "mlm+sop", "mlm+sbo", ...
     masking: str | None = None  # "token" (default), "whole-word", "span"
     packing: str | None = None  # "sentences" (default), "full" (RoBERTa)
-    recipe: str = "bert"
+    recipe: str = "bert"  # a record: `for_recipe` applies a recipe's defaults, this does not
     seed: int = 0
     steps_per_epoch: int | None = None
     eval_batches: int = 20
