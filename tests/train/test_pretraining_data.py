@@ -139,3 +139,112 @@ def test_documents_and_sentences_from_text():
     assert documents_from_text(text) == [["First one.", "Second one!", "Third?"],
                                          ["Other doc.", "Yes."]]
     assert split_sentences('He said "Go." Then left.') == ['He said "Go."', "Then left."]
+
+
+def test_span_masking_statistics_on_10000_real_examples(tokenizer, documents):
+    """SpanBERT's masking measured on 10,000 examples the training pipeline
+    builds (`--objective mlm+sbo`: runs of one Austen paragraph's
+    sentences, 128 tokens). scripts/masking_stats.py measures the same on
+    Austen + WordNet (README, "Pre-training objectives")."""
+    from zoo.text.pretraining import masking_statistics
+
+    ds = pretraining_dataset(documents, tokenizer, sequence_length=128, batch_size=500, seed=5,
+                             objective="mlm+sbo", drop_remainder=False)
+    stats = masking_statistics(ds, tokenizer, 10_000)
+    print(f"\nspan masking, 10,000 Austen examples: {stats}")
+    assert abs(stats["masked_share"] - 0.15) <= 0.005
+    assert stats["special_tokens_masked"] == 0
+    # Drawn lengths have mean 3.797 (test_span_masking.py); what is masked
+    # is shorter: the budget cuts a row's last span, spans stop at the
+    # segment's end and draws overlapping a span are dropped (README).
+    assert 2.3 < stats["mean_span_words"] < 3.797
+    assert stats["span_words_histogram"][0] > stats["span_words_histogram"][1]
+    assert len(stats["span_words_histogram"]) == 10  # never longer than 10 words
+    assert abs(stats["mask_share"] - 0.8) <= 0.02
+    assert abs(stats["random_share"] - 0.1) <= 0.02
+    assert stats["mixed_spans"] <= 0.01 * stats["spans"]
+
+
+def test_sop_pairs_are_consecutive_sentences_in_or_out_of_order(tokenizer):
+    docs = [[f"alpha{d} sentence {i} ." for i in range(4)] for d in range(6)]
+    ds = pretraining_dataset(docs, tokenizer, sequence_length=32, batch_size=18, seed=2,
+                             max_predictions=1, objective="mlm+sop")
+    x, y, w = next(iter(ds))
+    assert "nsp_logits" not in y and set(y) == {"mlm_logits", "sop_logits"}
+    labels = y["sop_logits"].numpy()
+    assert 0 < labels.mean() < 1
+    for row in range(18):
+        ids = x["token_ids"][row].numpy()
+        if w["mlm_logits"][row, 0] > 0:
+            ids[x["masked_positions"][row, 0]] = y["mlm_logits"][row, 0]
+        text = " ".join(tokenizer.vocabulary[i] for i in ids if i != tokenizer.pad_id)
+        a_part, b_part = text.replace("[CLS]", "").split("[SEP]")[:2]
+        a_num = [int(t) for t in a_part.split() if t.isdigit()][0]
+        b_num = [int(t) for t in b_part.split() if t.isdigit()][0]
+        assert a_part.split()[:2] == b_part.split()[:2], text  # one document
+        assert b_num - a_num == (1 if labels[row] == 0 else -1), text
+
+
+def test_full_sentence_packing_crosses_documents_with_a_separator(tokenizer):
+    """RoBERTa's FULL-SENTENCES: one segment, whole sentences in corpus
+    order up to the length, [SEP] between documents; each sentence in
+    exactly one example per epoch; no NSP input or target."""
+    docs = [[f"doc{d} s{i} ." for i in range(d % 3 + 1)] for d in range(12)]
+    ds = pretraining_dataset(docs, tokenizer, sequence_length=24, batch_size=4, seed=3,
+                             max_predictions=1, objective="mlm", packing="full",
+                             shuffle=False, drop_remainder=False)
+    seen = []
+    crossed = False
+    for x, y, w in ds:
+        assert set(x) == {"token_ids", "segment_ids", "padding_mask", "masked_positions"}
+        assert set(y) == {"mlm_logits"}
+        assert not x["segment_ids"].numpy().any()  # no segment B
+        for row in range(len(x["token_ids"])):
+            ids = x["token_ids"][row].numpy()
+            if w["mlm_logits"][row, 0] > 0:
+                ids[x["masked_positions"][row, 0]] = y["mlm_logits"][row, 0]
+            real = ids[x["padding_mask"][row].numpy() > 0]
+            assert real[0] == tokenizer.cls_id and real[-1] == tokenizer.sep_id
+            parts = " ".join(tokenizer.vocabulary[i] for i in real[1:-1]).replace(" ##", "")
+            parts = parts.replace("[SEP]", "|")
+            docs_here = [p.strip() for p in parts.split("|")]
+            crossed |= len(docs_here) > 1
+            for part in docs_here:
+                names = {t for t in part.split() if t.startswith("doc")}
+                assert len(names) == 1, parts  # a [SEP] at every document change
+                seen += [(t, u) for t, u in zip(part.split(), part.split()[1:])
+                         if t.startswith("doc")]
+    assert crossed
+    expected = [(f"doc{d}", f"s{i}") for d in range(12) for i in range(d % 3 + 1)]
+    assert sorted(seen) == sorted(expected)  # every sentence once, none cut
+
+
+def test_roberta_masks_are_redrawn_each_epoch(tokenizer, documents):
+    ds = pretraining_dataset(documents[:400], tokenizer, sequence_length=64, batch_size=16,
+                             seed=4, objective="mlm", packing="full", shuffle=False)
+    first, second = ([x for x, _, _ in ds.take(2)] for _ in range(2))
+    for a, b in zip(first, second):
+        same_text = np.array_equal(a["padding_mask"].numpy(), b["padding_mask"].numpy())
+        assert same_text  # unshuffled: the same packed examples
+        assert not np.array_equal(a["masked_positions"].numpy(), b["masked_positions"].numpy())
+
+
+def test_objective_flags_resolve_and_contradictions_are_named():
+    from zoo.text.pretraining import pretraining_objective as resolve
+
+    assert resolve().name == "mlm+nsp" and resolve().masking == "token"
+    assert resolve(nsp=False).name == "mlm"
+    assert resolve(whole_word=True).masking == "whole-word"
+    span = resolve("mlm+sop+sbo")
+    assert (span.sentence, span.sbo, span.masking) == ("sop", True, "span")
+    for args, kwargs, words in [
+        (("mlm+nsp",), {"nsp": False}, "--no-nsp contradicts"),
+        (("mlm+nsp+sop",), {}, "choose one"),
+        (("nsp",), {}, "expected 'mlm'"),
+        (("mlm+sbo", "token"), {}, "needs --masking span"),
+        (("mlm", "span"), {"whole_word": True}, "--whole-word contradicts"),
+        (("mlm+nsp", None, "full"), {}, "no segment B"),
+        (("mlm", "spans"), {}, "--masking 'spans'"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            resolve(*args, **kwargs)

@@ -1,4 +1,5 @@
-"""`zoo pretrain`: MLM (+ NSP) pre-training from raw text."""
+"""`zoo pretrain`: BERT-family pre-training from raw text (MLM with NSP,
+SOP or SBO; token, whole-word or span masking; the BERT or RoBERTa recipe)."""
 
 from __future__ import annotations
 
@@ -19,18 +20,39 @@ from zoo.cli.runs import (
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.train import distribute
 from zoo.train.pretrain import (
+    RECIPES,
     PretrainConfig,
     check_pretrain_inputs,
     describe_corpus,
     pretrain,
 )
 
+RECIPE_HELP = """\
+recipes (--recipe; paper vs ours, scaled for a small machine):
+                     BERT paper   bert (ours)   RoBERTa paper   roberta (ours)
+  objective          MLM+NSP      mlm+nsp       MLM             mlm
+  input              sent. pairs  sent. pairs   FULL-SENTENCES  full (across docs)
+  masking            static x10   per epoch     dynamic         per epoch
+  batch              256          32            8K              128
+  peak rate          1e-4         1e-4          6e-4            6e-4
+  warmup             10K of 1M    10%           24K of 500K     5%
+  Adam beta_2, eps   0.999, 1e-6  0.999, 1e-6   0.98, 1e-6      0.98, 1e-6
+  weight decay       0.01         0.01          0.01            0.01
+  sequence length    128 -> 512   128           512             128
+ALBERT's SOP: --objective mlm+sop. SpanBERT: --objective mlm+sbo (span masking)."""
+
 
 def run(args):
-    config = PretrainConfig(
+    # Flags left unset (None) take the recipe's default (RECIPES, then
+    # PretrainConfig's); --no-nsp and --whole-word map onto --objective and
+    # --masking, and contradicting those is an error.
+    config = PretrainConfig.for_recipe(
+        args.recipe,
         epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
         max_predictions=args.max_predictions, learning_rate=args.learning_rate,
-        nsp=not args.no_nsp, whole_word=args.whole_word, seed=args.seed,
+        warmup_fraction=args.warmup_fraction, beta_2=args.beta_2,
+        nsp=False if args.no_nsp else None, whole_word=True if args.whole_word else None,
+        objective=args.objective, masking=args.masking, packing=args.packing, seed=args.seed,
         steps_per_epoch=args.steps_per_epoch, strategy=args.strategy, tpu=args.tpu,
         gradient_accumulation=args.gradient_accumulation,
     )
@@ -44,7 +66,9 @@ def run(args):
     pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
     if chief:
         write_run_info(args.out, args)
-    print(f"pre-training on {describe_corpus(corpus)}")
+    print(f"pre-training ({config.recipe} recipe: {config.objective}, {config.masking} "
+          f"masking, {config.packing} packing, batch {config.batch_size}, peak rate "
+          f"{config.learning_rate:g}) on {describe_corpus(corpus)}")
     result = pretrain(args.config, corpus, args.out, config,
                       verbose=keras_verbosity(args.verbose))
     if "worker" in result:  # not the chief: the chief reports
@@ -64,7 +88,8 @@ def run(args):
 def register(subparsers):
     p = subparsers.add_parser(
         "pretrain",
-        help="MLM + NSP pre-training from raw text (random init or continued)",
+        help="BERT-family pre-training from raw text: MLM + NSP/SOP/SBO, BERT or RoBERTa "
+        "recipe (random init or continued)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Build BERT pre-training examples from raw text inside tf.data "
         "(sentence pairs, 50% next / 50% random, 15% masking re-drawn each epoch) and "
@@ -73,7 +98,8 @@ def register(subparsers):
         "or `austen`, `wordnet` or `austen+wordnet` for the installed real corpora. "
         "--strategy runs the same command on several devices, workers or a TPU; "
         "--batch-size is the global batch. Re-running the same command resumes after a kill "
-        "(a finished run prints its metrics; other arguments are refused).",
+        "(a finished run prints its metrics; other arguments are refused).\n\n"
+        + RECIPE_HELP,
         epilog=help_examples(
             """
             # the CI test's budget: 300 steps, MLM and NSP well above chance
@@ -82,6 +108,14 @@ def register(subparsers):
                 --max-predictions 10 --learning-rate 1e-3
             zoo pretrain --config models/minilm --data 'shards/*.txt' --out runs/continued \\
                 --no-nsp --batch-size 32 --gradient-accumulation 8
+            # ALBERT's sentence order; SpanBERT's spans and boundary objective
+            zoo pretrain --config bert_tiny --data austen+wordnet --out runs/sop \\
+                --objective mlm+sop --sequence-length 64 --learning-rate 1e-3
+            zoo pretrain --config bert_tiny --data austen+wordnet --out runs/span \\
+                --objective mlm+sbo --sequence-length 64 --learning-rate 1e-3
+            # RoBERTa: no NSP, full sentences across documents, batch 128, 6e-4
+            zoo pretrain --config bert_tiny --data austen+wordnet --out runs/roberta \\
+                --recipe roberta --sequence-length 64
             # two workers (one command per worker, each with its TF_CONFIG; README)
             zoo pretrain --config bert_base --data /shared/shards --out /shared/run \\
                 --strategy multiworker --batch-size 256
@@ -94,18 +128,42 @@ def register(subparsers):
                    help="text file, folder or glob (quote it), or austen / wordnet / "
                    "austen+wordnet")
     p.add_argument("--out", type=pathlib.Path, required=True)
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=32, help=BATCH_HELP)
+    p.add_argument("--recipe", choices=list(RECIPES), default="bert",
+                   help="defaults for the flags below (table above); flags you give win")
+    p.add_argument("--objective", default=None, metavar="mlm[+nsp|+sop][+sbo]",
+                   help="heads trained: mlm (+nsp: BERT, the bert recipe's default; +sop: "
+                   "ALBERT's sentence order; +sbo: SpanBERT's span boundary, needs --masking "
+                   "span); the roberta recipe: mlm")
+    p.add_argument("--masking", choices=["token", "whole-word", "span"], default=None,
+                   help="what 15%% of the tokens are chosen as: tokens (default), whole words, "
+                   "or SpanBERT's spans of Geometric(0.2) words clipped at 10 (default with "
+                   "+sbo)")
+    p.add_argument("--packing", choices=["sentences", "full"], default=None,
+                   help="sentences: a sentence pair, or a run of one document's sentences "
+                   "(bert default); full: RoBERTa's FULL-SENTENCES, one segment of whole "
+                   "sentences across documents, [SEP] between them (roberta default; the "
+                   "installed corpora only)")
+    p.add_argument("--epochs", type=int, default=None, help="default 3")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help=BATCH_HELP + "; default 32 (roberta recipe: 128)")
     p.add_argument("--gradient-accumulation", type=int, default=1, metavar="N",
                    help=ACCUMULATION_HELP)
-    p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
-    p.add_argument("--max-predictions", type=int, default=20)
-    p.add_argument("--learning-rate", type=float, default=1e-4,
-                   help="peak AdamW rate (default 1e-4, for continued pre-training); "
-                   "bert_tiny from scratch wants about 1e-3 (2e-3 kept NSP at chance)")
+    p.add_argument("--sequence-length", type=int, default=None,
+                   help=f"default {DEFAULT_SEQUENCE_LENGTH}")
+    p.add_argument("--max-predictions", type=int, default=None, help="default 20")
+    p.add_argument("--learning-rate", type=float, default=None,
+                   help="peak AdamW rate (default 1e-4, for continued pre-training; roberta "
+                   "recipe 6e-4); bert_tiny from scratch wants about 1e-3 (2e-3 kept NSP at "
+                   "chance)")
+    p.add_argument("--warmup-fraction", type=float, default=None,
+                   help="share of the updates warming up (default 0.1; roberta recipe 0.05)")
+    p.add_argument("--beta-2", type=float, default=None,
+                   help="Adam's beta_2 (default 0.999; roberta recipe 0.98)")
     p.add_argument("--steps-per-epoch", type=int, default=None)
-    p.add_argument("--no-nsp", action="store_true", help="MLM only (DistilBERT recipe)")
-    p.add_argument("--whole-word", action="store_true", help="whole-word masking")
+    p.add_argument("--no-nsp", action="store_true",
+                   help="MLM only (DistilBERT recipe); same as --objective mlm")
+    p.add_argument("--whole-word", action="store_true",
+                   help="whole-word masking; same as --masking whole-word")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--strategy", choices=distribute.STRATEGIES, default="none",
                    help=distribute.STRATEGY_HELP)

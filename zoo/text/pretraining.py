@@ -11,6 +11,21 @@ otherwise (label 1). The pair is trimmed longest-first to the target length
 and masked for MLM (`masking.py`). With `nsp=False` (the DistilBERT recipe)
 examples are runs of consecutive sentences of one document, MLM only.
 
+`objective`, `masking` and `packing` choose the rest of the BERT family
+(`pretraining_objective`):
+
+- `mlm+sop` (ALBERT): A and B are two consecutive sentences of one document,
+  swapped with probability 1/2; `sop_logits` label 0 = in order, 1 = swapped
+  (0 is the positive class, as NSP's "is next").
+- `masking="span"` (SpanBERT): whole-word spans (`masking.mask_spans`); with
+  `+sbo` the inputs also carry each masked position's span boundaries
+  (`span_left_positions`, `span_right_positions`) and the targets `sbo_logits`.
+- `packing="full"` (RoBERTa's FULL-SENTENCES): one segment of whole
+  consecutive sentences up to the length, crossing document boundaries with
+  an extra `[SEP]` between documents. The corpus is cut into such examples
+  once (each sentence in exactly one); the order and the masks are re-drawn
+  each epoch as for every objective.
+
 The corpus is tokenized once, in one batched call, into a ragged tensor held
 by the pipeline; pairing, packing and masking are batched graph ops on
 indices, so no Python runs per example. Shuffling and masking are re-drawn
@@ -20,6 +35,7 @@ same seed gives the same stream in a fresh process.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import pathlib
 import re
@@ -29,7 +45,7 @@ import tensorflow as tf
 
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.text import corpora
-from zoo.text.masking import continuation_table, mask_tokens
+from zoo.text.masking import continuation_table, mask_spans, mask_tokens
 
 TEXT_SUFFIXES = (".txt", ".text", ".md")
 
@@ -58,12 +74,88 @@ def read_documents(path):
     return [d for file in text_files(path) for d in documents_from_text(_read_text(file))]
 
 
+OBJECTIVE_PARTS = ("mlm", "nsp", "sop", "sbo")
+MASKINGS = ("token", "whole-word", "span")
+PACKINGS = ("sentences", "full")
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingObjective:
+    """What the examples carry: `sentence` is "nsp", "sop" or None; `sbo`
+    the span-boundary targets; `masking` one of `MASKINGS`; `packing` one of
+    `PACKINGS` ("sentences": a pair, or with no sentence objective a run of
+    one document's sentences; "full": RoBERTa's FULL-SENTENCES)."""
+
+    sentence: str | None = "nsp"
+    sbo: bool = False
+    masking: str = "token"
+    packing: str = "sentences"
+
+    @property
+    def name(self):
+        return "+".join(["mlm"] + [p for p in (self.sentence,) if p]
+                        + (["sbo"] if self.sbo else []))
+
+
+def pretraining_objective(objective=None, masking=None, packing=None, *, nsp=None,
+                          whole_word=None):
+    """Resolve the objective flags into a `PretrainingObjective`.
+
+    `objective` is "mlm" plus any of "+nsp", "+sop" (at most one of the two)
+    and "+sbo", e.g. "mlm+sop+sbo"; default "mlm+nsp", or "mlm" when
+    `nsp=False`. `nsp` and `whole_word` are the older switches
+    (`--no-nsp`, `--whole-word`): they map onto `objective` and `masking`,
+    and contradicting them is an error. `masking` defaults to "span" with
+    "+sbo" (which needs spans), else "whole-word" with `whole_word=True`,
+    else "token". `packing` defaults to "sentences"."""
+    if objective is None:
+        objective = "mlm" if nsp is False else "mlm+nsp"
+    parts = [p.strip().lower() for p in str(objective).split("+")]
+    unknown = [p for p in parts if p not in OBJECTIVE_PARTS]
+    if unknown or "mlm" not in parts or len(set(parts)) != len(parts):
+        raise ValueError(
+            f"--objective {objective!r}: expected 'mlm' joined by '+' with any of nsp, sop, "
+            "sbo (each once), e.g. mlm, mlm+nsp, mlm+sop, mlm+sbo, mlm+sop+sbo.")
+    if "nsp" in parts and "sop" in parts:
+        raise ValueError(f"--objective {objective!r}: NSP and SOP both classify segment B "
+                         "from the pooled output; choose one.")
+    if nsp is False and "nsp" in parts:
+        raise ValueError(f"--no-nsp contradicts --objective {objective!r}; drop one of them "
+                         "(--objective mlm is --no-nsp).")
+    if nsp is True and "nsp" not in parts:
+        raise ValueError(f"nsp=True contradicts objective={objective!r}; drop one of them.")
+    sbo = "sbo" in parts
+    if masking is None:
+        masking = "span" if sbo else ("whole-word" if whole_word else "token")
+    if masking not in MASKINGS:
+        raise ValueError(f"--masking {masking!r}: expected one of {', '.join(MASKINGS)}.")
+    if whole_word and masking != "whole-word":
+        raise ValueError(f"--whole-word contradicts --masking {masking}; drop one of them "
+                         "(--masking whole-word is --whole-word).")
+    if sbo and masking != "span":
+        raise ValueError(f"--objective {objective}: the span-boundary objective predicts "
+                         f"span tokens from their boundaries and needs --masking span; "
+                         f"received --masking {masking}.")
+    packing = packing or "sentences"
+    if packing not in PACKINGS:
+        raise ValueError(f"--packing {packing!r}: expected one of {', '.join(PACKINGS)}.")
+    sentence = "nsp" if "nsp" in parts else ("sop" if "sop" in parts else None)
+    if packing == "full" and sentence:
+        raise ValueError(f"--objective {objective}: full-sentence packing (--recipe roberta) "
+                         f"makes one segment, so there is no segment B for {sentence.upper()}; "
+                         "use --objective mlm or mlm+sbo, or --packing sentences.")
+    return PretrainingObjective(sentence, sbo, masking, packing)
+
+
 class _Corpus:
     """The tokenized corpus as arrays: sentences' word pieces (flat values
-    and row lengths), document bounds, and the sentences that can anchor an
-    example (those with a successor in their document)."""
+    and row lengths), document bounds, and the sentences that anchor an
+    example: those with a successor in their document, or with
+    `packing="full"` the first sentence of each full-length run
+    (`run_length` sentences, else 1)."""
 
-    def __init__(self, documents, tokenizer, min_sentences=2, where="pre-training"):
+    def __init__(self, documents, tokenizer, min_sentences=2, where="pre-training",
+                 packing="sentences", sequence_length=None):
         documents = [d for d in documents if len(d) >= 1]
         sentences = [s for d in documents for s in d]
         if len(documents) < 2 or len(sentences) < min_sentences:
@@ -81,15 +173,40 @@ class _Corpus:
         # Sentences with a successor in the same document can anchor a pair.
         has_next = np.zeros(len(sentences), bool)
         has_next[:-1] = doc_of[:-1] == doc_of[1:]
+        sentence_length = np.concatenate(lengths)
+        anchors = np.flatnonzero(has_next).astype("int64")
+        run_length = np.ones(len(anchors), "int64")
+        if packing == "full":
+            anchors, run_length = _full_sentence_runs(sentence_length, ~has_next,
+                                                      sequence_length - 2)
         self.arrays = {
             "pieces": np.concatenate(flat),
-            "sentence_length": np.concatenate(lengths),
+            "sentence_length": sentence_length,
             "doc_start": np.concatenate([[0], np.cumsum(doc_length)[:-1]]).astype("int64"),
             "doc_length": doc_length,
             "doc_of": doc_of,
-            "anchors": np.flatnonzero(has_next).astype("int64"),
+            "anchors": anchors,
+            "run_length": run_length,
         }
         self.anchors = self.arrays["anchors"]
+
+
+def _full_sentence_runs(sentence_length, ends_document, budget):
+    """(first sentence, number of sentences) of each FULL-SENTENCES example:
+    the corpus cut greedily, in order, into runs of whole sentences whose
+    pieces plus one separator per document end fit in `budget` tokens (a
+    sentence longer than the budget is an example of its own, truncated).
+    One `searchsorted` per example, over the whole corpus."""
+    cost = sentence_length.astype("int64") + ends_document.astype("int64")
+    total = np.concatenate([[0], np.cumsum(cost)])
+    starts, counts, i, n = [], [], 0, len(cost)
+    while i < n:
+        # The last j with total[j] - total[i] <= budget: sentences i..j-1 fit.
+        j = max(int(np.searchsorted(total, total[i] + budget, side="right")) - 1, i + 1)
+        starts.append(i)
+        counts.append(j - i)
+        i = j
+    return np.array(starts, "int64"), np.array(counts, "int64")
 
 
 _CORPUS_SIGNATURE = {
@@ -99,6 +216,7 @@ _CORPUS_SIGNATURE = {
     "doc_length": tf.TensorSpec([None], tf.int64),
     "doc_of": tf.TensorSpec([None], tf.int64),
     "anchors": tf.TensorSpec([None], tf.int64),
+    "run_length": tf.TensorSpec([None], tf.int64),
 }
 
 
@@ -116,11 +234,14 @@ def _epoch_keys(seed, epoch_variable):
             .take(1).map(lambda r: tf.stack([tf.constant(seed, tf.int64), r])))
 
 
-def _example_builder(tokenizer, *, sequence_length, max_predictions, nsp, whole_word):
+def _example_builder(tokenizer, *, sequence_length, max_predictions, objective):
     """`build(corpus, index, seed_pair)`: the examples anchored at the
-    sentences `index` of one corpus (a dict of `_CORPUS_SIGNATURE` tensors)."""
+    sentences `index` of one corpus (a dict of `_CORPUS_SIGNATURE` tensors),
+    for a `PretrainingObjective`."""
     specials = [tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id, tokenizer.mask_id]
-    continuation = continuation_table(tokenizer.vocabulary) if whole_word else None
+    continuation = (continuation_table(tokenizer.vocabulary)
+                    if objective.masking in ("whole-word", "span") else None)
+    nsp = objective.sentence == "nsp"
 
     def build(corpus, index, seed_pair):
         sentences = tf.RaggedTensor.from_row_lengths(corpus["pieces"],
@@ -146,6 +267,30 @@ def _example_builder(tokenizer, *, sequence_length, max_predictions, nsp, whole_
             b = tf.gather(sentences, second)
             packed = tokenizer.pack_ids(a, b, sequence_length=sequence_length)
             nsp_label = tf.where(is_next, 0, 1)
+        elif objective.sentence == "sop":
+            # ALBERT's sentence order: two consecutive sentences of one
+            # document, swapped half of the time (label 1 = swapped).
+            swapped = tf.random.stateless_uniform([n], pair_seed) < 0.5
+            a = tf.gather(sentences, tf.where(swapped, first + 1, first))
+            b = tf.gather(sentences, tf.where(swapped, first, first + 1))
+            packed = tokenizer.pack_ids(a, b, sequence_length=sequence_length)
+            sop_label = tf.where(swapped, 1, 0)
+        elif objective.packing == "full":
+            # FULL-SENTENCES: the run's sentences in order, a [SEP] after each
+            # that ends its document (except the run's last; packing adds one).
+            count = tf.gather(corpus["run_length"], index)
+            rows = tf.ragged.range(first, first + count)  # [B, (s)]
+            flat = rows.flat_values
+            doc = tf.gather(doc_of, flat)
+            ends_doc = flat == tf.gather(doc_start, doc) + tf.gather(doc_length, doc) - 1
+            last_of_run = flat == tf.repeat(first + count - 1, rows.row_lengths())
+            separator = tf.cast(tf.logical_and(ends_doc, tf.logical_not(last_of_run)), tf.int64)
+            seps = tf.RaggedTensor.from_row_lengths(
+                tf.fill([tf.reduce_sum(separator)], tf.constant(tokenizer.sep_id, tf.int32)),
+                separator)
+            pieces = tf.concat([tf.gather(sentences, flat), seps], axis=1)  # [S, (p)]
+            a = rows.with_flat_values(pieces).merge_dims(1, 2)
+            packed = tokenizer.pack_ids(a, None, sequence_length=sequence_length)
         else:
             # A run of consecutive sentences of one document up to the budget.
             doc = tf.gather(doc_of, first)
@@ -156,7 +301,8 @@ def _example_builder(tokenizer, *, sequence_length, max_predictions, nsp, whole_
             run = tf.gather(sentences, tf.ragged.boolean_mask(rows, valid))  # [B, (s), (p)]
             a = run.merge_dims(1, 2)
             packed = tokenizer.pack_ids(a, None, sequence_length=sequence_length)
-        masked = mask_tokens(
+        masker = mask_spans if objective.masking == "span" else mask_tokens
+        masked = masker(
             packed["token_ids"],
             packed["padding_mask"],
             mask_seed,
@@ -177,6 +323,14 @@ def _example_builder(tokenizer, *, sequence_length, max_predictions, nsp, whole_
         if nsp:
             targets["nsp_logits"] = nsp_label
             weights["nsp_logits"] = tf.ones([n], tf.float32)
+        if objective.sentence == "sop":
+            targets["sop_logits"] = sop_label
+            weights["sop_logits"] = tf.ones([n], tf.float32)
+        if objective.sbo:
+            inputs["span_left_positions"] = masked["span_left_positions"]
+            inputs["span_right_positions"] = masked["span_right_positions"]
+            targets["sbo_logits"] = masked["masked_ids"]
+            weights["sbo_logits"] = masked["masked_weights"]
         return inputs, targets, weights
 
     return build
@@ -212,12 +366,15 @@ def pretraining_dataset(
     sequence_length=DEFAULT_SEQUENCE_LENGTH,
     max_predictions=20,
     batch_size=32,
-    nsp=True,
-    whole_word=False,
+    nsp=None,
+    whole_word=None,
     seed=0,
     shuffle=True,
     drop_remainder=True,
     epoch_variable=None,
+    objective=None,
+    masking=None,
+    packing=None,
 ):
     """A `tf.data.Dataset` of `(inputs, targets, sample_weights)` batches for
     `zoo.Pretrainer` (`nsp=True`) or `zoo.MaskedLM` (`nsp=False`), from
@@ -230,16 +387,21 @@ def pretraining_dataset(
     One pass (an epoch) has one example per anchor sentence. Each pass
     re-draws the order, the pairs and the masks; with `epoch_variable`
     (`zoo.train.callbacks.EpochCounter`) they depend on (seed, epoch) only.
+
+    `objective`, `masking`, `packing` (and the older `nsp`, `whole_word`):
+    see `pretraining_objective`; the default is MLM + NSP, token masking.
     """
     _check_length(sequence_length)
-    corpus = _Corpus(documents, tokenizer)
+    task = pretraining_objective(objective, masking, packing, nsp=nsp, whole_word=whole_word)
+    corpus = _Corpus(documents, tokenizer, packing=task.packing,
+                     sequence_length=sequence_length)
     if len(corpus.anchors) == 0:
         raise ValueError(
             "no document has two consecutive sentences; NSP and sentence runs need "
             "multi-sentence documents (separate documents with blank lines)."
         )
     build = _example_builder(tokenizer, sequence_length=sequence_length,
-                             max_predictions=max_predictions, nsp=nsp, whole_word=whole_word)
+                             max_predictions=max_predictions, objective=task)
     arrays = {k: tf.constant(v) for k, v in corpus.arrays.items()}
 
     def one_epoch(key):
@@ -354,15 +516,23 @@ class TextShards:
         return [arrays[k] for k in _CORPUS_SIGNATURE]
 
     def dataset(self, tokenizer, *, sequence_length=DEFAULT_SEQUENCE_LENGTH,
-                max_predictions=20, batch_size=32, nsp=True, whole_word=False, seed=0,
-                shuffle=True, drop_remainder=True, epoch_variable=None, cycle_length=4):
+                max_predictions=20, batch_size=32, nsp=None, whole_word=None, seed=0,
+                shuffle=True, drop_remainder=True, epoch_variable=None, cycle_length=4,
+                objective=None, masking=None, packing=None):
         """Batches as `pretraining_dataset`'s, an epoch being one pass over
-        every file."""
+        every file. Full-sentence packing is not offered here: an epoch's
+        example count would need the corpus tokenized before training."""
         _check_length(sequence_length)
+        task = pretraining_objective(objective, masking, packing, nsp=nsp,
+                                     whole_word=whole_word)
+        if task.packing == "full":
+            raise ValueError(
+                "full-sentence packing (--recipe roberta) works on the in-memory corpora "
+                "(--data austen, wordnet, austen+wordnet) only for now; for text files use "
+                "--packing sentences (runs of one document's sentences, MLM only).")
         counts = self.count()
         build = _example_builder(tokenizer, sequence_length=sequence_length,
-                                 max_predictions=max_predictions, nsp=nsp,
-                                 whole_word=whole_word)
+                                 max_predictions=max_predictions, objective=task)
         num_groups = counts["groups"]
         names = list(_CORPUS_SIGNATURE)
 
@@ -392,3 +562,76 @@ class TextShards:
         batches = n // batch_size if drop_remainder else -(-n // batch_size)
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
         return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def masking_statistics(dataset, tokenizer, num_examples=10_000):
+    """Measure the masking of the first `num_examples` examples of a
+    pre-training dataset (batches of `pretraining_dataset`): the share of
+    maskable tokens masked, the spans and their length in words (with
+    span masking the positions sharing span boundaries, otherwise maximal
+    runs of adjacent masked positions), special or padding tokens masked
+    (must be 0), the 80/10/10 split over masked tokens and, per span, how
+    many spans mix those actions (`mixed_spans`; 0 for span masking but for
+    a random id that hits a special token and is kept instead).
+
+    An analysis over numpy arrays, not part of the training path."""
+    specials = np.array([tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id,
+                         tokenizer.mask_id])
+    piece = continuation_table(tokenizer.vocabulary).numpy()
+    seen = masked = maskable = special_masked = as_mask = randomised = mixed = 0
+    histograms = []
+    for x, y, w in dataset:
+        take = min(int(x["token_ids"].shape[0]), num_examples - seen)
+        now_ids = x["token_ids"].numpy()[:take]
+        valid = x["padding_mask"].numpy()[:take] > 0
+        positions = x["masked_positions"].numpy()[:take]
+        real = w["mlm_logits"].numpy()[:take] > 0
+        rows = np.broadcast_to(np.arange(take)[:, None], positions.shape)[real]
+        cols = positions[real]
+        was = y["mlm_logits"].numpy()[:take][real]
+        now = now_ids[rows, cols]
+        original = now_ids.copy()
+        original[rows, cols] = was
+        maskable += int((valid & ~np.isin(original, specials)).sum())
+        masked += len(cols)
+        special_masked += int(np.isin(was, specials).sum() + (~valid[rows, cols]).sum())
+        is_mask = now == tokenizer.mask_id
+        is_random = (now != was) & ~is_mask
+        as_mask += int(is_mask.sum())
+        randomised += int(is_random.sum())
+        if "span_left_positions" in x:
+            left = x["span_left_positions"].numpy()[:take][real]
+            right = x["span_right_positions"].numpy()[:take][real]
+            width = now_ids.shape[1] + 1
+            keys = (rows * width + left) * width + right
+        else:  # runs of adjacent positions (positions are sorted per row)
+            new_run = np.ones(len(cols), bool)
+            new_run[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)
+            keys = np.cumsum(new_run)
+        _, span = np.unique(keys, return_inverse=True)
+        words = np.bincount(span, weights=~piece[was]).astype(int)
+        histograms.append(np.bincount(np.maximum(words, 1)))
+        action = np.where(is_mask, 0, np.where(is_random, 1, 2))
+        kinds = np.zeros((span.max() + 1 if len(span) else 0, 3), int)
+        np.add.at(kinds, (span, action), 1)
+        mixed += int(((kinds > 0).sum(1) > 1).sum())
+        seen += take
+        if seen >= num_examples:
+            break
+    if seen < num_examples:
+        raise ValueError(f"the dataset holds {seen} examples; asked for {num_examples}.")
+    size = max(len(h) for h in histograms)
+    histogram = sum(np.pad(h, (0, size - len(h))) for h in histograms)[1:]
+    spans = int(histogram.sum())
+    return {
+        "examples": seen,
+        "masked_share": masked / max(maskable, 1),
+        "spans": spans,
+        "mean_span_words": float((np.arange(1, size) * histogram).sum() / max(spans, 1)),
+        "span_words_histogram": histogram.tolist(),
+        "special_tokens_masked": special_masked,
+        "mask_share": as_mask / max(masked, 1),
+        "random_share": randomised / max(masked, 1),
+        "kept_share": 1 - (as_mask + randomised) / max(masked, 1),
+        "mixed_spans": mixed,
+    }

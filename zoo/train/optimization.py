@@ -18,6 +18,7 @@ def make_adamw(
     weight_decay=0.01,
     clipnorm=1.0,
     gradient_accumulation=1,
+    beta_2=0.999,
 ):
     """AdamW for `model` with BERT's schedule and decay exclusions.
 
@@ -25,7 +26,8 @@ def make_adamw(
     `gradient_accumulation` N > 1 the optimizer averages the gradients of N
     steps into one update (Keras's `gradient_accumulation_steps`) and the
     schedule counts updates (total_steps / N, rounded up): N steps of
-    batch B train as one step of batch N x B."""
+    batch B train as one step of batch N x B. `beta_2` is Adam's (0.999,
+    BERT's; RoBERTa's recipe takes 0.98)."""
     n = int(gradient_accumulation)
     updates = -(-int(total_steps) // n)
     schedule = WarmupLinearDecay(
@@ -35,7 +37,7 @@ def make_adamw(
         learning_rate=schedule,
         weight_decay=weight_decay,
         beta_1=0.9,
-        beta_2=0.999,
+        beta_2=beta_2,
         epsilon=1e-6,
         clipnorm=clipnorm,
         gradient_accumulation_steps=n if n > 1 else None,
