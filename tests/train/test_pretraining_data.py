@@ -165,24 +165,36 @@ def test_span_masking_statistics_on_10000_real_examples(tokenizer, documents):
     assert stats["mixed_spans"] <= 0.01 * stats["spans"]
 
 
-def test_sop_pairs_are_consecutive_sentences_in_or_out_of_order(tokenizer):
-    docs = [[f"alpha{d} sentence {i} ." for i in range(4)] for d in range(6)]
+def test_sop_pairs_are_consecutive_segments_in_or_out_of_order(tokenizer):
+    """ALBERT's SOP: A and B are runs of whole consecutive sentences of one
+    document, B's first sentence follows A's last (label 0), or the two are
+    swapped (label 1); segments of more than one sentence occur."""
+    docs = [[f"alpha{d} sentence {i} ." for i in range(d % 5 + 2)] for d in range(8)]
     ds = pretraining_dataset(docs, tokenizer, sequence_length=32, batch_size=18, seed=2,
                              max_predictions=1, objective="mlm+sop")
     x, y, w = next(iter(ds))
     assert "nsp_logits" not in y and set(y) == {"mlm_logits", "sop_logits"}
     labels = y["sop_logits"].numpy()
     assert 0 < labels.mean() < 1
+    longest = 0
     for row in range(18):
         ids = x["token_ids"][row].numpy()
         if w["mlm_logits"][row, 0] > 0:
             ids[x["masked_positions"][row, 0]] = y["mlm_logits"][row, 0]
         text = " ".join(tokenizer.vocabulary[i] for i in ids if i != tokenizer.pad_id)
         a_part, b_part = text.replace("[CLS]", "").split("[SEP]")[:2]
-        a_num = [int(t) for t in a_part.split() if t.isdigit()][0]
-        b_num = [int(t) for t in b_part.split() if t.isdigit()][0]
-        assert a_part.split()[:2] == b_part.split()[:2], text  # one document
-        assert b_num - a_num == (1 if labels[row] == 0 else -1), text
+        a_nums = [int(t) for t in a_part.split() if t.isdigit()]
+        b_nums = [int(t) for t in b_part.split() if t.isdigit()]
+        assert {t for t in a_part.split() if t.startswith("##")} == \
+            {t for t in b_part.split() if t.startswith("##")}, text  # one document
+        for nums in (a_nums, b_nums):  # whole sentences, in order
+            assert nums == list(range(nums[0], nums[0] + len(nums))), text
+        longest = max(longest, len(a_nums), len(b_nums))
+        if labels[row] == 0:
+            assert b_nums[0] == a_nums[-1] + 1, text
+        else:
+            assert a_nums[0] == b_nums[-1] + 1, text
+    assert longest > 1
 
 
 def test_full_sentence_packing_crosses_documents_with_a_separator(tokenizer):

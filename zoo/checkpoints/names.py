@@ -114,6 +114,13 @@ def model_entries(model) -> list[Entry]:
         entries += mlm_head_entries(model.mlm_head)
     if getattr(model, "nsp_dense", None) is not None:
         entries += nsp_head_entries(model.nsp_dense)
+    elif (getattr(model, "sop_classifier", None) is not None
+          and model.encoder.config.family == "albert"):
+        # ALBERT's checkpoints carry a sentence-order head under the same
+        # canonical name (`sop_classifier.classifier` in HF's layout); a BERT
+        # checkpoint's `cls/seq_relationship` is NSP, so a BERT model's SOP
+        # head is not mapped and starts from random.
+        entries += nsp_head_entries(model.sop_classifier)
     return entries
 
 

@@ -14,8 +14,9 @@ examples are runs of consecutive sentences of one document, MLM only.
 `objective`, `masking` and `packing` choose the rest of the BERT family
 (`pretraining_objective`):
 
-- `mlm+sop` (ALBERT): A and B are two consecutive sentences of one document,
-  swapped with probability 1/2; `sop_logits` label 0 = in order, 1 = swapped
+- `mlm+sop` (ALBERT): A and B are two consecutive segments (runs of whole
+  sentences that together fit the length) of one document, swapped with
+  probability 1/2; `sop_logits` label 0 = in order, 1 = swapped
   (0 is the positive class, as NSP's "is next").
 - `masking="span"` (SpanBERT): whole-word spans (`masking.mask_spans`); with
   `+sbo` the inputs also carry each masked position's span boundaries
@@ -234,6 +235,19 @@ def _epoch_keys(seed, epoch_variable):
             .take(1).map(lambda r: tf.stack([tf.constant(seed, tf.int64), r])))
 
 
+# Sentences an SOP example's two segments may hold together.
+SOP_MAX_SENTENCES = 8
+
+
+def _ragged_where(condition, x, y):
+    """Row i of `x` where `condition[i]`, else row i of `y` (ragged rows)."""
+    rows_x = tf.cast(tf.where(condition), tf.int64)[:, 0]
+    rows_y = tf.cast(tf.where(tf.logical_not(condition)), tf.int64)[:, 0]
+    merged = tf.concat([tf.gather(x, rows_x), tf.gather(y, rows_y)], axis=0)
+    order = tf.math.invert_permutation(tf.concat([rows_x, rows_y], axis=0))
+    return tf.gather(merged, order)
+
+
 def _example_builder(tokenizer, *, sequence_length, max_predictions, objective):
     """`build(corpus, index, seed_pair)`: the examples anchored at the
     sentences `index` of one corpus (a dict of `_CORPUS_SIGNATURE` tensors),
@@ -268,12 +282,34 @@ def _example_builder(tokenizer, *, sequence_length, max_predictions, objective):
             packed = tokenizer.pack_ids(a, b, sequence_length=sequence_length)
             nsp_label = tf.where(is_next, 0, 1)
         elif objective.sentence == "sop":
-            # ALBERT's sentence order: two consecutive sentences of one
-            # document, swapped half of the time (label 1 = swapped).
-            swapped = tf.random.stateless_uniform([n], pair_seed) < 0.5
-            a = tf.gather(sentences, tf.where(swapped, first + 1, first))
-            b = tf.gather(sentences, tf.where(swapped, first, first + 1))
-            packed = tokenizer.pack_ids(a, b, sequence_length=sequence_length)
+            # ALBERT's sentence order: two consecutive segments of one
+            # document, swapped half of the time (label 1 = swapped). As in
+            # ALBERT (and BERT's data), a segment is a run of whole
+            # sentences: from the anchor, the consecutive sentences of its
+            # document (at most SOP_MAX_SENTENCES) that fit the length, at
+            # least two, cut at a uniform sentence boundary into A and B.
+            # Single-sentence segments left SOP at chance (0.494 after 900
+            # bert_tiny steps): one sentence's order is too weak a signal.
+            draws = tf.random.stateless_uniform([2, n], pair_seed)
+            swapped = draws[0] < 0.5
+            doc = tf.gather(doc_of, first)
+            left = tf.gather(doc_start, doc) + tf.gather(doc_length, doc) - first  # >= 2
+            steps = tf.range(SOP_MAX_SENTENCES, dtype=tf.int64)[None, :]
+            in_doc = steps < left[:, None]
+            rows = tf.minimum(first[:, None] + steps,
+                              tf.shape(corpus["sentence_length"], out_type=tf.int64)[0] - 1)
+            pieces = tf.where(in_doc, tf.gather(corpus["sentence_length"], rows), 0)
+            fits = tf.logical_and(in_doc, tf.cumsum(pieces, axis=1) <= sequence_length - 3)
+            count = tf.maximum(tf.reduce_sum(tf.cast(fits, tf.int64), axis=1), 2)
+            cut = 1 + tf.cast(draws[1] * tf.cast(count - 1, tf.float32), tf.int64)  # 1..count-1
+            cut = tf.minimum(cut, count - 1)
+            in_a = steps < cut[:, None]
+            in_b = tf.logical_and(steps >= cut[:, None], steps < count[:, None])
+            a_run = tf.gather(sentences, tf.ragged.boolean_mask(rows, in_a)).merge_dims(1, 2)
+            b_run = tf.gather(sentences, tf.ragged.boolean_mask(rows, in_b)).merge_dims(1, 2)
+            packed = tokenizer.pack_ids(_ragged_where(swapped, b_run, a_run),
+                                        _ragged_where(swapped, a_run, b_run),
+                                        sequence_length=sequence_length)
             sop_label = tf.where(swapped, 1, 0)
         elif objective.packing == "full":
             # FULL-SENTENCES: the run's sentences in order, a [SEP] after each

@@ -241,9 +241,10 @@ def build_pretrainer(config_or_path, nsp=True, strategy=None, objective=None):
     encoder, tokenizer = load_checkpoint(config_or_path)
     model = head(encoder)
     fmt = detect_format(config_or_path)
-    if fmt in ("hf", "tf1") and encoder.config.family == "bert":
-        # Load BERT's pre-training heads when present. An HF DistilBERT
-        # directory is read as an encoder only: its heads start from random.
+    if fmt in ("hf", "tf1") and encoder.config.family in ("bert", "albert"):
+        # Load BERT's (ALBERT's) pre-training heads when present. An HF
+        # DistilBERT directory is read as an encoder only: its heads start
+        # from random.
         _load_heads(model, config_or_path, fmt)
     return model, tokenizer
 
