@@ -94,13 +94,14 @@ def test_hf_albert_model_loads_with_parity(tmp_path):
 
 def test_hf_albert_pretraining_heads_load_and_save(tmp_path):
     """AlbertForPreTraining's `predictions.*` and `sop_classifier.*` go into a
-    zoo Pretrainer (its 2-way pooled head is the SOP classifier) with equal
+    zoo Pretrainer with `sentence_task="sop"` (`sop_classifier`) with equal
     logits; the Pretrainer written back loads in transformers with nothing
-    missing and the same logits."""
+    missing and the same logits; `zoo pretrain --objective mlm+sop` starts
+    from the checkpoint's heads."""
     tokenizer = _tokenizer()
     reference = _hf_dir(tmp_path / "hf", "AlbertForPreTraining", tokenizer)
     config = config_from_hf(json.loads((tmp_path / "hf" / "config.json").read_text()))
-    model = zoo.Pretrainer(build_encoder(config))
+    model = zoo.Pretrainer(build_encoder(config), sentence_task="sop")
     assert load_hf_weights(model, tmp_path / "hf") == []
     # The bare encoder reads the same file and leaves the heads.
     encoder, _ = load_checkpoint(tmp_path / "hf")
@@ -115,7 +116,7 @@ def test_hf_albert_pretraining_heads_load_and_save(tmp_path):
         ours = model({**batch, "masked_positions": positions})
         hf_mlm = np.take_along_axis(hf.prediction_logits.numpy(), positions[:, :, None], axis=1)
         mlm = float(np.abs(np.asarray(ours["mlm_logits"]) - hf_mlm).max())
-        sop = float(np.abs(np.asarray(ours["nsp_logits"]) - hf.sop_logits.numpy()).max())
+        sop = float(np.abs(np.asarray(ours["sop_logits"]) - hf.sop_logits.numpy()).max())
         return mlm, sop
 
     mlm, sop = compare(reference)
@@ -132,6 +133,15 @@ def test_hf_albert_pretraining_heads_load_and_save(tmp_path):
         assert not info[kind], (kind, info[kind])
     mlm, sop = compare(again.eval())
     assert mlm <= TOLERANCE and sop <= TOLERANCE
+
+    from zoo.text.pretraining import pretraining_objective
+    from zoo.train.pretrain import build_pretrainer
+
+    pretrainer, _ = build_pretrainer(tmp_path / "hf",
+                                     objective=pretraining_objective("mlm+sop"))
+    assert pretrainer.sop_classifier is not None
+    for a, b in zip(pretrainer.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_zoo_albert_round_trips_through_transformers(tmp_path):

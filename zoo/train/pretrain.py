@@ -258,7 +258,10 @@ def _load_heads(model, path, fmt):
         print("loaded the checkpoint's pre-training heads")
     except CheckpointMismatchError as e:
         missing = [name for name, _, found in e.problems if found == "missing"]
-        if len(missing) != len(e.problems) or not all(n.startswith("cls") for n in missing):
+        # BERT's heads are `cls...` (TF1 and HF); ALBERT's (HF) `predictions.`
+        # and `sop_classifier.`.
+        heads = ("cls", "predictions.", "sop_classifier.")
+        if len(missing) != len(e.problems) or not all(n.startswith(heads) for n in missing):
             raise
         print(f"checkpoint has no pre-training heads ({len(missing)} head tensors); "
               "they start from random initialisation")
