@@ -100,3 +100,43 @@ def test_recipe_defaults_and_overrides():
     assert (mine.learning_rate, mine.batch_size) == (1e-3, 128)
     with pytest.raises(ValueError, match="--recipe 'albert'"):
         PretrainConfig.for_recipe("albert")
+
+
+
+@pytest.mark.full
+def test_albert_learns_sentence_order_where_the_order_has_a_cue(tmp_path):
+    """The SOP pipeline and head can learn: on documents whose order shows
+    (each is "first ..." then "then ..."), a small ALBERT from random init
+    goes from chance to 0.925 in 120 steps (measured). On Austen + WordNet the
+    same model stays at chance within this machine's budgets (BUILD_NOTES),
+    so this is the check that fails if the labels or the head are wrong.
+    `full` (opt-in): ~2 min on 2 cores, over CI's budget."""
+    import random
+
+    import zoo
+    from zoo.checkpoints import save_hf
+    from zoo.text.corpora import minilm_checkpoint_dir
+    from zoo.text.tokenizer import WordPieceTokenizer
+    from zoo.train.pretrain import PretrainConfig, pretrain
+
+    tokenizer = WordPieceTokenizer(str(minilm_checkpoint_dir() / "vocab.txt"))
+    config = zoo.PRESETS["albert_base"].replace(
+        vocabulary_size=tokenizer.vocabulary_size, embedding_dim=64, num_layers=4,
+        num_heads=2, hidden_dim=128, intermediate_dim=512)
+    save_hf(zoo.build_encoder(config), tmp_path / "albert", vocabulary=tokenizer.vocabulary,
+            lowercase=True)
+    rng = random.Random(0)
+    words = "apple river stone cloud garden window silver music paper forest candle bridge"
+    documents = []
+    for _ in range(3000):
+        w = rng.sample(words.split(), 6)
+        documents.append([f"first the {w[0]} and the {w[1]} .",
+                          f"then the {w[2]} saw the {w[3]} ."])
+    result = pretrain(tmp_path / "albert", documents, tmp_path / "run",
+                      PretrainConfig(objective="mlm+sop", epochs=2, steps_per_epoch=60,
+                                     batch_size=32, sequence_length=32, max_predictions=4,
+                                     learning_rate=1e-3, eval_batches=10), verbose=0)
+    before, after = result["step_0"]["sop_accuracy"], result["trained"]["sop_accuracy"]
+    print(f"\nALBERT SOP with an order cue, 120 steps: {before:.3f} -> {after:.3f}")
+    assert abs(before - 0.5) < 0.1
+    assert after > 0.8  # 320 probe pairs: chance is 0.5 +- 0.03
