@@ -161,21 +161,6 @@ class AlbertEncoder(BertEncoder):
         per_group = self.num_layers // self.num_groups
         return tuple(self.blocks[i // per_group] for i in range(self.num_layers))
 
-    @property
-    def config(self) -> EncoderConfig:
-        return EncoderConfig(
-            vocabulary_size=self.vocabulary_size,
-            num_layers=self.num_layers,
-            num_heads=self.num_heads,
-            hidden_dim=self.hidden_dim,
-            intermediate_dim=self.intermediate_dim,
-            max_sequence_length=self.max_sequence_length,
-            num_segments=self.num_segments,
-            dropout=self.dropout,
-            layer_norm_epsilon=self.layer_norm_epsilon,
-            initializer_range=self.initializer_range,
-            family=self._family,
-            activation=self.activation,
-            embedding_dim=self.embedding_dim,
-            num_groups=self.num_groups,
-        )
+    def _config_fields(self) -> dict:
+        return {**super()._config_fields(), "embedding_dim": self.embedding_dim,
+                "num_groups": self.num_groups}

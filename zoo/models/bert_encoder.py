@@ -142,7 +142,11 @@ class BertEncoder(keras.Model):
     @property
     def config(self) -> EncoderConfig:
         """This encoder's hyperparameters as an `EncoderConfig`."""
-        return EncoderConfig(
+        return EncoderConfig(**self._config_fields())
+
+    def _config_fields(self) -> dict:
+        # Subclasses with more hyperparameters (ALBERT) add theirs.
+        return dict(
             vocabulary_size=self.vocabulary_size,
             num_layers=self.num_layers,
             num_heads=self.num_heads,

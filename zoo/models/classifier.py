@@ -8,6 +8,31 @@ from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, enco
 POOLING_MODES = ("auto", "pooled", "cls", "mean")
 
 
+def resolve_pooling(encoder, pooling, who):
+    """`pooling` checked against `encoder`, with "auto" made concrete:
+    "pooled" when the encoder has a pooler, else "cls"."""
+    if pooling not in POOLING_MODES:
+        raise ValueError(f"{who}: pooling={pooling!r} is not one of {POOLING_MODES}.")
+    resolved = pooling
+    if pooling == "auto":
+        resolved = "pooled" if encoder.pooler_dense is not None else "cls"
+    if resolved == "pooled" and encoder.pooler_dense is None:
+        raise ValueError(
+            f"{who}: pooling='pooled' needs an encoder with a pooler, but "
+            f"{type(encoder).__name__} has none; use pooling='cls' or 'mean'."
+        )
+    return resolved
+
+
+def pool(outputs, padding_mask, resolved):
+    """One vector per example from the encoder's outputs (a resolved mode)."""
+    if resolved == "pooled":
+        return outputs["pooled_output"]
+    if resolved == "cls":
+        return outputs["sequence_output"][:, 0, :]
+    return padding_mean(outputs["sequence_output"], padding_mask)
+
+
 @keras.saving.register_keras_serializable(package="zoo")
 class Classifier(EncoderTask):
     """Encoder -> pooled representation -> dropout -> dense `num_classes`.
@@ -35,18 +60,7 @@ class Classifier(EncoderTask):
         **kwargs,
     ):
         check_encoder(encoder, "Classifier")
-        if pooling not in POOLING_MODES:
-            raise ValueError(
-                f"Classifier: pooling={pooling!r} is not one of {POOLING_MODES}."
-            )
-        resolved = pooling
-        if pooling == "auto":
-            resolved = "pooled" if encoder.pooler_dense is not None else "cls"
-        if resolved == "pooled" and encoder.pooler_dense is None:
-            raise ValueError(
-                f"Classifier: pooling='pooled' needs an encoder with a pooler, but "
-                f"{type(encoder).__name__} has none; use pooling='cls' or 'mean'."
-            )
+        resolved = resolve_pooling(encoder, pooling, "Classifier")
         if labels is not None and len(labels) != num_classes:
             raise ValueError(
                 f"Classifier: {len(labels)} labels given for num_classes={num_classes}; "
@@ -65,13 +79,7 @@ class Classifier(EncoderTask):
         )
         # === Functional model ===
         inputs = encoder_inputs()
-        outputs = encoder(inputs)
-        if resolved == "pooled":
-            x = outputs["pooled_output"]
-        elif resolved == "cls":
-            x = outputs["sequence_output"][:, 0, :]
-        else:
-            x = padding_mean(outputs["sequence_output"], inputs["padding_mask"])
+        x = pool(encoder(inputs), inputs["padding_mask"], resolved)
         logits = as_float32(self.output_dense(self.output_dropout(x)))
         super().__init__(inputs=inputs, outputs={"logits": logits}, **kwargs)
         # === Config ===

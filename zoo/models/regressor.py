@@ -3,8 +3,7 @@ sentence-pair similarity)."""
 
 import keras
 
-from zoo.models.bert_encoder import padding_mean
-from zoo.models.classifier import POOLING_MODES
+from zoo.models.classifier import pool, resolve_pooling
 from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
 
@@ -27,16 +26,7 @@ class Regressor(EncoderTask):
 
     def __init__(self, encoder, pooling="auto", dropout=0.1, **kwargs):
         check_encoder(encoder, "Regressor")
-        if pooling not in POOLING_MODES:
-            raise ValueError(f"Regressor: pooling={pooling!r} is not one of {POOLING_MODES}.")
-        resolved = pooling
-        if pooling == "auto":
-            resolved = "pooled" if encoder.pooler_dense is not None else "cls"
-        if resolved == "pooled" and encoder.pooler_dense is None:
-            raise ValueError(
-                f"Regressor: pooling='pooled' needs an encoder with a pooler, but "
-                f"{type(encoder).__name__} has none; use pooling='cls' or 'mean'."
-            )
+        resolved = resolve_pooling(encoder, pooling, "Regressor")
         # === Layers ===
         self.encoder = encoder
         self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
@@ -50,13 +40,7 @@ class Regressor(EncoderTask):
         )
         # === Functional model ===
         inputs = encoder_inputs()
-        outputs = encoder(inputs)
-        if resolved == "pooled":
-            x = outputs["pooled_output"]
-        elif resolved == "cls":
-            x = outputs["sequence_output"][:, 0, :]
-        else:
-            x = padding_mean(outputs["sequence_output"], inputs["padding_mask"])
+        x = pool(encoder(inputs), inputs["padding_mask"], resolved)
         # (B, 1) -> (B,): one score per example, the shape of the targets.
         score = as_float32(keras.ops.squeeze(self.output_dense(self.output_dropout(x)), -1))
         super().__init__(inputs=inputs, outputs={"score": score}, **kwargs)
