@@ -20,6 +20,8 @@ used 200; ours keeps one width so the head has no extra size to choose).
 import keras
 from keras import ops
 
+from zoo.models.masked_lm import tied_logits
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class SpanBoundaryHead(keras.layers.Layer):
@@ -91,7 +93,7 @@ class SpanBoundaryHead(keras.layers.Layer):
         h = self.layer_norm_1(keras.activations.gelu(self.dense_1(h), approximate=False))
         h = self.layer_norm_2(keras.activations.gelu(self.dense_2(h), approximate=False))
         embeddings = ops.cast(self.token_embedding.embeddings, h.dtype)  # (V, H)
-        return ops.matmul(h, ops.transpose(embeddings)) + ops.cast(self.output_bias, h.dtype)
+        return tied_logits(h, embeddings) + ops.cast(self.output_bias, h.dtype)
 
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape, *_):
         return (sequence_output_shape[0], masked_positions_shape[1], self.vocabulary_size)
