@@ -19,7 +19,7 @@ from zoo.cli import build_parser, main
 def _command(teacher, data, out):
     return [sys.executable, "-m", "zoo", "distill", "--teacher", str(teacher),
             "--data", str(data), "--student-layers", "2", "--layer-map", "1,3",
-            "--out", str(out), "--epochs", "1", "--steps-per-epoch", "2", "--batch-size", "8",
+            "--student-intermediate-dim", "12", "--out", str(out), "--epochs", "1", "--steps-per-epoch", "2", "--batch-size", "8",
             "--sequence-length", "12", "--learning-rate", "1e-3", "--seed", "3",
             "--run-eagerly", "--no-evaluate", "--verbose", "0"]
 
@@ -37,6 +37,7 @@ def test_cli_writes_student_and_is_deterministic(tmp_path):
     (s1, _, meta), (s2, _, _) = students
     assert type(s1) is zoo.Classifier and type(s1.encoder) is zoo.DistilBertEncoder
     assert s1.encoder.num_layers == 2 and meta["sequence_length"] == 12
+    assert s1.encoder.config.intermediate_dim == 12  # 12 of the teacher's 16 units
     assert meta["distill_config"]["layer_map"] == [1, 3]
     for a, b in zip(s1.get_weights(), s2.get_weights()):
         assert np.array_equal(a, b)
@@ -58,6 +59,10 @@ def test_parser_and_errors(tmp_path, capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["distill", "--help"])
     assert "zoo distill --teacher" in capsys.readouterr().out
+    teacher = teacher_dir(tmp_path)
+    assert main(["distill", "--teacher", str(teacher), "--data", "d", "--student-layers", "2",
+                 "--student-intermediate-dim", "17", "--out", str(tmp_path / "w")]) == 2
+    assert "--student-intermediate-dim 17" in capsys.readouterr().err
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("")
     assert main(["distill", "--teacher", "t", "--data", "d", "--student-layers", "2",

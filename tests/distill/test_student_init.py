@@ -65,3 +65,38 @@ def test_other_heads_and_errors():
         make_student(enc, 2, layer_map=[0])
     with pytest.raises(ValueError, match="do not exist"):
         make_student(enc, 1, layer_map=[5])
+
+
+def test_narrower_student_keeps_the_strongest_ffn_units_exactly():
+    from zoo.distill.student_init import ffn_units_to_keep
+
+    teacher = zoo.Classifier(zoo.BertEncoder(**dict(TINY, num_layers=2)), 3)
+    # Spread the units' sizes so that the kept set is not an accident of init.
+    rng = np.random.default_rng(0)
+    for layer in teacher.encoder.transformer_layers:
+        scale = rng.uniform(0.1, 3.0, TINY["intermediate_dim"]).astype("float32")
+        layer.output_dense.kernel.assign(np.asarray(layer.output_dense.kernel) * scale[:, None])
+    student = make_student(teacher, 2, style="bert", intermediate_dim=6)
+    s, t = student.encoder, teacher.encoder
+    assert s.config.intermediate_dim == 6 and s.config.hidden_dim == t.config.hidden_dim
+    for i in range(2):
+        tl, sl = t.transformer_layers[i], s.transformer_layers[i]
+        keep = ffn_units_to_keep(tl, 6)
+        w_in, w_out = np.asarray(tl.intermediate_dense.kernel), np.asarray(tl.output_dense.kernel)
+        score = np.linalg.norm(w_in, axis=0) * np.linalg.norm(w_out, axis=1)
+        assert list(keep) == sorted(np.argsort(-score)[:6])
+        assert score[keep].min() >= np.delete(score, keep).max()
+        # The student layer is the teacher layer with the other units switched
+        # off: zero their output rows in a copy of the teacher and compare.
+        masked = np.zeros_like(w_out)
+        masked[keep] = w_out[keep]
+        x = np.random.default_rng(i).normal(size=(3, 5, TINY["hidden_dim"])).astype("float32")
+        reference = zoo.BertEncoder(**dict(TINY, num_layers=2)).transformer_layers[i]
+        reference(x)
+        for a, b in zip(tl.weights, reference.weights):
+            b.assign(a.value)
+        reference.output_dense.kernel.assign(masked)
+        np.testing.assert_allclose(sl(x)[0], reference(x)[0], atol=1e-5)
+    assert student(tiny_batch())["logits"].shape == (3, 3)
+    with pytest.raises(ValueError, match="intermediate_dim=17"):
+        make_student(teacher, 1, intermediate_dim=17)

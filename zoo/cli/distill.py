@@ -51,6 +51,7 @@ def run(args):
     chief = args.strategy != "multiworker" or multiworker.is_chief_process()
     config = DistillConfig(
         student_layers=args.student_layers, layer_map=args.layer_map, style=args.style,
+        student_intermediate_dim=args.student_intermediate_dim,
         mode=args.mode, epochs=args.epochs, batch_size=args.batch_size,
         sequence_length=args.sequence_length, max_predictions=args.max_predictions,
         learning_rate=args.learning_rate,
@@ -115,6 +116,10 @@ def register(subparsers):
     p.add_argument("--student-layers", type=int, required=True)
     p.add_argument("--layer-map", type=_layer_map, default=None,
                    help="teacher layer per student layer, e.g. 0,2,4 (default: evenly spread)")
+    p.add_argument("--student-intermediate-dim", type=int, default=None, metavar="N",
+                   help="the student's feed-forward width (default: the teacher's); "
+                        "narrower keeps each copied layer's N strongest units "
+                        "(|W_in[:, j]| * |W_out[j, :]|), e.g. 768 of MiniLM's 1536")
     p.add_argument("--style", choices=("distilbert", "bert"), default="distilbert",
                    help="distilbert drops segment embeddings and the pooler")
     p.add_argument("--mode", choices=MODES, default="task")

@@ -51,6 +51,7 @@ class DistillConfig:
     student_layers: int
     layer_map: tuple | None = None
     style: str = "distilbert"
+    student_intermediate_dim: int | None = None  # default: the teacher's FFN width
     mode: str = "task"
     epochs: int = 3
     batch_size: int = 16
@@ -122,6 +123,12 @@ def check_distill_inputs(teacher_dir, data, config):
         raise ValueError(
             f"--layer-map {','.join(map(str, config.layer_map))}: give one teacher layer "
             f"(0..{teacher.num_layers - 1}) per student layer ({config.student_layers}).")
+    width = config.student_intermediate_dim
+    if width is not None and not 1 <= width <= teacher.intermediate_dim:
+        raise ValueError(
+            f"--student-intermediate-dim {width}: the student keeps some of the teacher's "
+            f"{teacher.intermediate_dim} feed-forward units per layer; give "
+            f"1..{teacher.intermediate_dim}.")
     if config.sequence_length > teacher.max_sequence_length:
         raise ValueError(
             f"--sequence-length {config.sequence_length}: the teacher takes at most "
@@ -191,7 +198,8 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             train = multiworker.shard_by_data(train)
             val = None if val is None else multiworker.shard_by_data(val)
         student = make_student(teacher, config.student_layers, layer_map=config.layer_map,
-                               style=config.style)
+                               style=config.style,
+                               intermediate_dim=config.student_intermediate_dim)
         steps = int(train.cardinality())
         if steps < 1:
             steps = sum(1 for _ in train)

@@ -20,6 +20,14 @@ over the vocabulary) to the teacher's embedding output, and
 `fold_albert_embeddings` returns how far apart the two still are. Given the
 teacher's embedding output, the copied layers reproduce the teacher's
 layers exactly.
+
+A narrower student (`intermediate_dim` below the teacher's) keeps, in each
+copied layer, the feed-forward units with the largest
+|W_in[:, j]| * |W_out[j, :]| (the norms of the unit's input column and
+output row: how much the unit can contribute, data-free), in their original
+order; everything else is copied whole. The student then starts from a
+pruned teacher, not an exact one, and distillation recovers what the
+dropped units carried (BUILD_NOTES, "Phone models").
 """
 
 from __future__ import annotations
@@ -78,6 +86,35 @@ def _copy(source_layer, target_layer):
         if tuple(s.shape) != tuple(t.shape):
             raise ValueError(f"cannot copy {s.path} {s.shape} into {t.path} {t.shape}.")
         t.assign(s.value)
+
+
+def ffn_units_to_keep(layer, intermediate_dim):
+    """Indices (ascending) of the `intermediate_dim` feed-forward units of a
+    transformer layer with the largest |W_in[:, j]| * |W_out[j, :]|."""
+    w_in = np.asarray(layer.intermediate_dense.kernel)  # (H, I)
+    w_out = np.asarray(layer.output_dense.kernel)  # (I, H)
+    score = np.linalg.norm(w_in, axis=0) * np.linalg.norm(w_out, axis=1)
+    # Stable: ties keep the lower index, so the choice is deterministic.
+    return np.sort(np.argsort(-score, kind="stable")[:intermediate_dim])
+
+
+def _copy_pruned(source_layer, target_layer):
+    """Copy a transformer layer into a narrower-FFN one (`ffn_units_to_keep`)."""
+    keep = ffn_units_to_keep(source_layer, target_layer.intermediate_dim)
+    ffn = {id(source_layer.intermediate_dense.kernel): lambda w: w[:, keep],
+           id(source_layer.intermediate_dense.bias): lambda w: w[keep],
+           id(source_layer.output_dense.kernel): lambda w: w[keep, :]}
+    source, target = source_layer.weights, target_layer.weights
+    if len(source) != len(target):
+        raise ValueError(
+            f"cannot copy {source_layer.name} into {target_layer.name}: "
+            f"{len(source)} vs {len(target)} weights."
+        )
+    for s, t in zip(source, target):
+        value = ffn.get(id(s), lambda w: w)(np.asarray(s.value))
+        if tuple(value.shape) != tuple(t.shape):
+            raise ValueError(f"cannot copy {s.path} {value.shape} into {t.path} {t.shape}.")
+        t.assign(value)
 
 
 def _split(teacher):
@@ -176,7 +213,8 @@ def fold_albert_embeddings(teacher, student, max_rows=8192):
     return float(gap.max()), float(gap.mean())
 
 
-def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
+def make_student(teacher, num_layers, layer_map=None, style="distilbert",
+                 intermediate_dim=None):
     """A `num_layers`-deep student initialised from `teacher`.
 
     Args:
@@ -188,6 +226,9 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
         style: `"distilbert"` (no segment embeddings, no pooler: a
             `DistilBertEncoder`) or `"bert"` (same family as the teacher;
             a `BertEncoder` for an ALBERT teacher).
+        intermediate_dim: the student's feed-forward width; default the
+            teacher's. Narrower keeps each copied layer's strongest units
+            (`ffn_units_to_keep`).
 
     Returns the same kind of model as `teacher` (encoder or head model), built
     under the current dtype policy.
@@ -200,6 +241,13 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
                  else _check_layer_map(layer_map, n, num_layers))
 
     config = encoder.config.replace(num_layers=int(num_layers))
+    if intermediate_dim is not None:
+        if not 1 <= int(intermediate_dim) <= encoder.config.intermediate_dim:
+            raise ValueError(
+                f"intermediate_dim={intermediate_dim}: a student keeps some of the "
+                f"teacher's {encoder.config.intermediate_dim} feed-forward units; give "
+                f"1..{encoder.config.intermediate_dim} (or none to keep them all).")
+        config = config.replace(intermediate_dim=int(intermediate_dim))
     if config.family == "albert":
         # A BERT-style student: H-wide embeddings, one block per layer.
         config = config.replace(family="bert", embedding_dim=None, num_groups=1)
@@ -220,8 +268,10 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert"):
             _copy(getattr(t_emb, name), getattr(s_emb, name))
         if s_emb.segment_embedding is not None:
             _copy(t_emb.segment_embedding, s_emb.segment_embedding)
+    narrower = config.intermediate_dim < encoder.config.intermediate_dim
     for i, t in enumerate(layer_map):
-        _copy(encoder.transformer_layers[t], student.transformer_layers[i])
+        (_copy_pruned if narrower else _copy)(encoder.transformer_layers[t],
+                                              student.transformer_layers[i])
     if student.pooler_dense is not None:
         _copy(encoder.pooler_dense, student.pooler_dense)
     return student if head is None else _student_head(head, student)
