@@ -23,11 +23,15 @@ def _students(value):
 
 
 def run(args):
-
-
     config = DemoConfig.fast() if args.fast else DemoConfig()
     if args.students:
         config = dataclasses.replace(config, students=args.students)
+    if args.student_intermediate_dim is not None:
+        width = args.student_intermediate_dim
+        if not 1 <= width <= 1536:
+            raise CliError(f"--student-intermediate-dim {width}: the students keep some of "
+                           "the teacher's 1536 feed-forward units per layer; give 1..1536.")
+        config = dataclasses.replace(config, student_intermediate_dim=width)
     assets = args.android_assets
     if assets is None:
         default = pathlib.Path(__file__).resolve().parents[2] / "android_demo/app/src/main/assets"
@@ -50,7 +54,7 @@ def register(subparsers):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="On the real all-MiniLM-L6-v2 checkpoint and BBC News (installed by "
         "`make setup`): convert it, fine-tune it as the teacher, distil a 2-layer student "
-        "(teacher layers 0,3), prune its vocabulary to the word pieces BBC's training "
+        "(teacher layers 0,3, half of each layer's feed-forward units), prune its vocabulary to the word pieces BBC's training "
         "articles need, export teacher and student as text-in SavedModels (TF Serving "
         "layout) and the pruned student as .tflite in float32, float16, dynamic_int8, int8 "
         "and int4 (each with a MediaPipe Tasks file), validate every artifact in its runtime "
@@ -75,6 +79,10 @@ def register(subparsers):
     p.add_argument("--students", type=_students, default=None,
                    help="student depths, e.g. 2 or 3,2 (default 2); the first one is "
                    "pruned and gets every .tflite mode")
+    p.add_argument("--student-intermediate-dim", type=int, default=None, metavar="N",
+                   help="the students' feed-forward width: the N strongest of each copied "
+                        "layer's 1536 units (default 768; 1536 keeps them all); as "
+                        "zoo distill --student-intermediate-dim")
     p.add_argument("--android-assets", type=pathlib.Path, default=None,
                    help="folder for the phone model, vocab.txt and metadata.json (default: "
                    "android_demo/app/src/main/assets when it exists, not with --fast; "
