@@ -42,7 +42,7 @@ from zoo.text.readers import QAExample, TaggedSentence, TextExample
 from zoo.train import data as task_data
 from zoo.train.callbacks import EpochCounter
 from zoo.train.finetune import evaluation_config, task_losses
-from zoo.train.optimization import make_adamw
+from zoo.train.optimization import build_for_fit, make_adamw
 from zoo.utils.numeric import softmax
 
 DEFAULT_BATCH_SIZE = 16
@@ -183,7 +183,7 @@ class TextTaskMixin:
         learning_rate, warmup, decay = self._auto_optimizer
         optimizer = make_adamw(self, learning_rate, max(1, int(total_steps)), warmup, decay)
         super().compile(optimizer=optimizer, **self._compile_args)
-        # Built before fit: the train step is then traced once, not twice.
+        # Built before fit (BackupAndRestore restores into it; see build_for_fit).
         optimizer.build(self.trainable_variables)
 
     def get_compile_config(self):
@@ -280,6 +280,8 @@ class TextTaskMixin:
                 validation = self._dataset(*validation_data, batch_size,
                                            where="validation_data")
         self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
+        if self._auto_optimizer is not None:
+            build_for_fit(self, train.element_spec)  # the train step then traces once
         # Publishes the epoch to the shuffle and reseeds dropout per epoch,
         # as `zoo finetune` does (same seed, same batches, same masks); a
         # later fit call continues the epoch count (other batches, masks).

@@ -49,7 +49,7 @@ from zoo.train.callbacks import (
     Throughput,
     ValidationCorrelation,
 )
-from zoo.train.optimization import make_adamw
+from zoo.train.optimization import build_for_fit, make_adamw
 from zoo.utils.atomic import atomic_file
 
 # Heads that do not read the pooler (mean / [CLS] pooling, tagging, QA) leave
@@ -235,9 +235,9 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
             loss=losses,
             metrics=metrics,
         )
-        # Build the optimizer's variables before fit so BackupAndRestore can
-        # restore into them on a resumed run.
-        model.optimizer.build(model.trainable_variables)
+        # The optimizer's variables exist before fit so BackupAndRestore can
+        # restore into them on a resumed run (and the step traces once).
+        build_for_fit(model, train.element_spec)
     throughput = Throughput(config.batch_size, num_workers=distribute.num_workers(strategy))
     # A known length gives Keras's progress bar its total and spares the
     # "input ran out of data" warning at the end of the first epoch.

@@ -4,6 +4,9 @@ schedule lives in `zoo.utils.schedules`, where model loaders can register it).""
 
 from __future__ import annotations
 
+import keras
+import tensorflow as tf
+
 from zoo.utils.schedules import AdamW, WarmupLinearDecay
 
 # Variable-name fragments excluded from weight decay, as in BERT.
@@ -44,3 +47,35 @@ def make_adamw(
     )
     optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY))
     return optimizer
+
+
+def build_for_fit(model, element_spec, variables=None):
+    """Create, before `fit`, every variable Keras would otherwise create
+    inside the first trace of the train step: the optimizer's slots (over
+    `variables`, default the model's trainable ones), the compiled metrics'
+    totals and the compiled loss's per-output trackers.
+
+    Keras's TensorFlow trainer builds these lazily, inside the traced step,
+    unless a tf.distribute strategy is in scope; a `tf.function` that
+    creates variables is traced a second time, so each plain `fit` traced
+    its whole train step twice (BUILD_NOTES, "`make bench` and speed"). The
+    metrics and trackers are built on one all-zero batch shaped like
+    `element_spec` (the dataset's) and then reset: no data is read, so the
+    dataset's shuffling is untouched. Under a strategy Keras builds them
+    itself, symbolically, and only the optimizer is built here."""
+    model.optimizer.build(model.trainable_variables if variables is None else variables)
+    if tf.distribute.has_strategy():
+        return
+
+    def zeros(spec):
+        shape = [1 if d is None else d for d in spec.shape]
+        if spec.dtype == tf.string:
+            return tf.fill(shape, "")
+        return tf.zeros(shape, spec.dtype)
+
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
+        tf.nest.map_structure(zeros, element_spec))
+    y_pred = model(x, training=False)
+    model.compute_loss(x, y, y_pred, sample_weight, training=False)  # per-output trackers
+    model.compute_metrics(x, y, y_pred, sample_weight)
+    model.reset_metrics()

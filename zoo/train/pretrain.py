@@ -48,7 +48,7 @@ from zoo.text.pretraining import (
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.train import distribute
 from zoo.train.callbacks import EpochCounter, HistoryFile, Throughput
-from zoo.train.optimization import make_adamw
+from zoo.train.optimization import build_for_fit, make_adamw
 from zoo.utils.atomic import atomic_file
 
 # Each recipe's defaults over PretrainConfig's (which are the BERT recipe,
@@ -367,8 +367,8 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
                                            beta_2=config.beta_2),
                       loss=losses, weighted_metrics=metrics)
         # Optimizer variables exist before fit so BackupAndRestore can
-        # restore into them on a resumed run.
-        model.optimizer.build(model.trainable_variables)
+        # restore into them on a resumed run (and the step traces once).
+        build_for_fit(model, train.element_spec)
 
     before = _accuracy(model, probe, config.eval_batches, config.nsp)
     examples_per_second_pipeline = pipeline_throughput(train)
