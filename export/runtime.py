@@ -233,6 +233,7 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
     """
     workers = validation_workers(workers)
     runs = []
+    tokenized = {}  # (length, count): host ids, shared by the files
     for file, info in meta["files"].items():
         if not file.endswith(".tflite"):
             continue
@@ -242,7 +243,10 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
         for position, signature in enumerate(info["signatures"]):
             length = info["sequence_lengths"][position]
             subset = texts if position == 0 else texts[:SECONDARY_TEXTS]
-            ids = tokenize_texts(tokenizer, subset, length)
+            key = (length, len(subset))
+            if key not in tokenized:
+                tokenized[key] = tokenize_texts(tokenizer, subset, length)
+            ids = tokenized[key]
             feeds = _feeds(info, ids, subset)
             kind = info.get("input", "ids")
 
