@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -38,6 +39,8 @@ except ImportError:  # the retired runtime: numpy 1 only, old op versions (BUILD
 MODEL_FILE = "model.tflite"
 SECONDARY_TEXTS = 32
 LATENCY_RUNS = 20
+# Validation interpreters per file at most: each holds a copy of the weights.
+MAX_VALIDATION_WORKERS = 4
 # The SavedModel check runs this file as a script, not as a module of the
 # package: the fresh process then imports TensorFlow and tensorflow-text only,
 # as TF Serving does.
@@ -147,42 +150,126 @@ def _latency(seconds, batch=1):
     }
 
 
-def run_tflite(artifact_dir, meta, texts, tokenizer):
+def validation_workers(workers=None):
+    """How many 1-thread interpreters validate a file: `workers`, else the
+    cores this process may run on (`os.sched_getaffinity`), at most
+    `MAX_VALIDATION_WORKERS`. Each one holds its own copy of the file's
+    (XNNPACK-packed) weights."""
+    if workers is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # not Linux
+            cores = os.cpu_count() or 1
+        return max(1, min(cores, MAX_VALIDATION_WORKERS))
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(
+            f"workers: the number of validation interpreters must be an int >= 1; received "
+            f"{workers!r}. Pass None to use one per available core.")
+    return workers
+
+
+def _feeds(info, ids, subset):
+    """The per-text input dicts of one signature, in text order."""
+    a, b = split_pairs(subset)
+    feeds = []
+    for i in range(len(subset)):
+        if info.get("input") == "text":
+            feed = {"text": np.array([a[i]], dtype=object)}
+            if b is not None:
+                feed["text_b"] = np.array([b[i]], dtype=object)
+        else:
+            # By name, never by position: LiteRT sorts inputs by name.
+            feed = {k: v[i : i + 1] for k, v in ids.items()}
+        feeds.append(feed)
+    return feeds
+
+
+def _run_parallel(runners, feeds, results):
+    """Fill `results[i]` with the outputs of `feeds[i]` for every i whose
+    slot is None, each runner (one interpreter each) in its own thread taking
+    the next text from a shared counter. LiteRT releases the GIL inside
+    `Invoke`, so the threads run on separate cores."""
+    pending = iter([i for i, r in enumerate(results) if r is None])
+    lock = threading.Lock()
+    errors = []
+
+    def work(runner):
+        while not errors:
+            with lock:
+                i = next(pending, None)
+            if i is None:
+                return
+            try:
+                runner.check(feeds[i])
+                results[i] = {k: np.array(v) for k, v in runner.raw(**feeds[i]).items()}
+            except BaseException as e:  # re-raised in the caller's thread
+                errors.append(e)
+
+    if len(runners) == 1:
+        work(runners[0])
+    else:
+        threads = [threading.Thread(target=work, args=(r,), daemon=True) for r in runners]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]
+
+
+def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
     """Run every signature of every `.tflite` in the artifact over `texts`.
 
+    The first `3 + LATENCY_RUNS` texts of a signature run alone, in one
+    1-thread interpreter, and give its batch-1 latency; the remaining texts
+    are shared among `validation_workers(workers)` 1-thread interpreters of
+    the same file, in threads. A 1-thread XNNPACK interpreter is
+    deterministic, so the outputs are the ones a single interpreter gives,
+    in text order.
+
     Returns a list of runs: `{file, signature, sequence_length, ids, outputs,
-    latency}`; the text-in file also returns the ids it made (`token_ids`).
+    latency, workers}`; the text-in file also returns the ids it made
+    (`token_ids`).
     """
+    workers = validation_workers(workers)
     runs = []
+    tokenized = {}  # (length, count): host ids, shared by the files
     for file, info in meta["files"].items():
         if not file.endswith(".tflite"):
             continue
         if info.get("input") == "text" and split_pairs(texts)[1] is not None:
             continue  # the text-in file takes single texts only
-        interpreter = load_interpreter(artifact_dir, file)
+        interpreters = [load_interpreter(artifact_dir, file)]
         for position, signature in enumerate(info["signatures"]):
             length = info["sequence_lengths"][position]
             subset = texts if position == 0 else texts[:SECONDARY_TEXTS]
-            ids = tokenize_texts(tokenizer, subset, length)
-            runner = CheckedSignature(interpreter, signature, length,
-                                      info.get("input", "ids"), meta["input_contract"])
-            outputs, seconds = {}, []
-            a, b = split_pairs(subset)
-            for i in range(len(subset)):
-                if info.get("input") == "text":
-                    feed = {"text": np.array([a[i]], dtype=object)}
-                    if b is not None:
-                        feed["text_b"] = np.array([b[i]], dtype=object)
-                else:
-                    # By name, never by position: LiteRT sorts inputs by name.
-                    feed = {k: v[i : i + 1] for k, v in ids.items()}
-                runner.check(feed)
+            key = (length, len(subset))
+            if key not in tokenized:
+                tokenized[key] = tokenize_texts(tokenizer, subset, length)
+            ids = tokenized[key]
+            feeds = _feeds(info, ids, subset)
+            kind = info.get("input", "ids")
+
+            def runner(interpreter, signature=signature, length=length, kind=kind):
+                return CheckedSignature(interpreter, signature, length, kind,
+                                        meta["input_contract"])
+
+            results = [None] * len(feeds)
+            seconds = []
+            # The latency calls run with nothing else in this process running.
+            first = runner(interpreters[0])
+            for i in range(min(len(feeds), 3 + LATENCY_RUNS)):
+                first.check(feeds[i])
                 t0 = time.perf_counter()
-                result = runner.raw(**feed)
+                result = first.raw(**feeds[i])
                 seconds.append(time.perf_counter() - t0)
-                for k, v in result.items():
-                    outputs.setdefault(k, []).append(np.array(v))
-            outputs = {k: np.concatenate(v) for k, v in outputs.items()}
+                results[i] = {k: np.array(v) for k, v in result.items()}
+            used = min(workers, len(feeds) - len(seconds))
+            while len(interpreters) < used:
+                interpreters.append(load_interpreter(artifact_dir, file))
+            if used > 0:
+                _run_parallel([runner(x) for x in interpreters[:used]], feeds, results)
+            outputs = {k: np.concatenate([r[k] for r in results]) for k in results[0]}
             runs.append(
                 {
                     "file": file,
@@ -193,6 +280,7 @@ def run_tflite(artifact_dir, meta, texts, tokenizer):
                     "outputs": outputs,
                     # Steady state: the first calls allocate and pack weights.
                     "latency": _latency(seconds[3 : 3 + LATENCY_RUNS]),
+                    "workers": max(1, used),
                 }
             )
     return runs

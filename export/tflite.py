@@ -420,6 +420,7 @@ def export_tflite(
     text_in=False,
     source_dir=None,
     overwrite=True,
+    validation_workers=None,
 ):
     """Convert `model` to a validated `.tflite` artifact directory `out_dir`.
 
@@ -443,6 +444,9 @@ def export_tflite(
             needs tensorflow-text's TFLite ops), at the first length.
         source_dir: the zoo model directory the model came from (recorded).
         overwrite: replace an existing `out_dir`.
+        validation_workers: 1-thread LiteRT interpreters validating each file
+            in parallel after its latency calls (None: one per available core;
+            each holds a copy of the weights). The outputs do not depend on it.
 
     Returns: `out_dir` as a `pathlib.Path`.
     """
@@ -538,7 +542,8 @@ def export_tflite(
         mf.write_vocabulary(tmp, tokenizer.vocabulary)
         mf.write_json(tmp / mf.METADATA, meta)
         validate_new_artifact(
-            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
+            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded,
+            workers=validation_workers,
         )
     return out_dir
 

@@ -420,6 +420,7 @@ def validate_artifact(
     tokenizer=None,
     *,
     allow_degraded=False,
+    workers=None,
 ):
     """Load the artifact in its runtime, run `texts` through it and compare.
 
@@ -435,6 +436,10 @@ def validate_artifact(
             the artifact's vocab.txt and metadata's lower-casing.
         allow_degraded: record threshold misses in the report instead of
             raising `ExportValidationError`.
+        workers: `.tflite` only: how many 1-thread LiteRT interpreters share
+            the texts after the latency calls (None: one per available core,
+            see `export.runtime.validation_workers`); recorded in the report
+            as `validation_interpreters`. The outputs do not depend on it.
 
     Returns the report dict (see `format_report`).
     """
@@ -463,14 +468,21 @@ def validate_artifact(
     task = meta["task"]
     t0 = time.time()
     signatures_seen = None
+    interpreters = None
     if meta["kind"] == "tflite":
-        runtime = "LiteRT Interpreter (ai_edge_litert), num_threads=1"
-        runs = run_tflite(artifact_dir, meta, texts, tokenizer)
+        runs = run_tflite(artifact_dir, meta, texts, tokenizer, workers=workers)
+        interpreters = max(run["workers"] for run in runs)
+        runtime = (
+            f"LiteRT Interpreter (ai_edge_litert), num_threads=1; validated on {interpreters} "
+            "interpreters (latency on the first alone)"
+        )
     else:
         runtime = (
             "tf.compat.v1.saved_model.loader in a fresh process (TF Serving's restore path)"
         )
         runs, signatures_seen = run_saved_model(artifact_dir, meta, texts, tokenizer)
+    runtime_seconds = time.time() - t0
+    reference_seconds = 0.0
     cache = {}
     results = []
     for run in runs:
@@ -503,7 +515,9 @@ def validate_artifact(
         elif reference_model is not None:
             key = (run["sequence_length"], len(run["ids"]["token_ids"]), run["input"])
             if key not in cache:
+                t1 = time.time()
                 cache[key] = keras_outputs(reference_model, run["ids"])
+                reference_seconds += time.time() - t1
             reference = cache[key]
             keep = np.ones(len(run["ids"]["token_ids"]), bool)
             if run["file"].endswith(".tflite") and "token_ids_match" in result:
@@ -547,6 +561,7 @@ def validate_artifact(
         "quantization": meta.get("quantization"),
         "validation_profile": profile,
         "runtime": runtime,
+        "validation_interpreters": interpreters,
         "reference": reference_source,
         "num_texts": len(texts),
         "thresholds": thresholds(profile, task),
@@ -557,6 +572,9 @@ def validate_artifact(
         "passed": not failures,
         "degraded": bool(failures) and allow_degraded,
         "seconds": round(time.time() - t0, 1),
+        # Where they went: the artifact in its runtime, the Keras reference.
+        "seconds_runtime": round(runtime_seconds, 1),
+        "seconds_reference": round(reference_seconds, 1),
     }
     if meta.get("mediapipe"):
         report["mediapipe"] = meta["mediapipe"]
@@ -631,7 +649,7 @@ def write_report(report, path):
     return mf.write_json(path, report)
 
 
-def validate_new_artifact(tmp, model, texts, labels, tokenizer, allow_degraded):
+def validate_new_artifact(tmp, model, texts, labels, tokenizer, allow_degraded, workers=None):
     """The last step of every exporter, on the artifact still in its temporary
     directory: manifest, validation in the artifact's runtime against `model`
     (or, without `texts`, a load-and-run check on probe sentences, said so in
@@ -651,7 +669,7 @@ def validate_new_artifact(tmp, model, texts, labels, tokenizer, allow_degraded):
         labels = None
     report = validate_artifact(
         tmp, texts, labels, reference_model=model, tokenizer=tokenizer,
-        allow_degraded=allow_degraded,
+        allow_degraded=allow_degraded, workers=workers,
     )
     if probe:
         report["note"] = "probe sentences only: load-and-run check, not a validation"

@@ -98,6 +98,34 @@ def test_signatures_take_named_fixed_inputs_and_match_keras(
     np.testing.assert_allclose(out["probabilities"].sum(), 1.0, atol=1e-5)
 
 
+def test_parallel_validation_gives_one_interpreters_outputs_in_order(
+    artifact, tiny_tokenizer, tiny_texts
+):
+    meta = mf.read_metadata(artifact)
+    one = runtime.run_tflite(artifact, meta, tiny_texts, tiny_tokenizer, workers=1)
+    three = runtime.run_tflite(artifact, meta, tiny_texts, tiny_tokenizer, workers=3)
+    assert [(r["file"], r["signature"]) for r in one] == [
+        (r["file"], r["signature"]) for r in three]
+    for a, b in zip(one, three):
+        assert a["workers"] == 1 and b["workers"] == 3
+        assert sorted(a["outputs"]) == sorted(b["outputs"])
+        for name in a["outputs"]:
+            assert np.array_equal(a["outputs"][name], b["outputs"][name]), (a["file"], name)
+        assert a["latency"]["runs"] == b["latency"]["runs"] == runtime.LATENCY_RUNS
+    # In text order: the last text (run by a worker) is what one call on it gives.
+    primary = three[0]
+    assert primary["file"] == "model.tflite" and len(primary["outputs"]["logits"]) == 200
+    alone = runtime.load_signature(artifact)(**{k: v[-1:] for k, v in primary["ids"].items()})
+    assert np.array_equal(primary["outputs"]["logits"][-1:], alone["logits"])
+    assert not np.array_equal(primary["outputs"]["logits"][-1], primary["outputs"]["logits"][-2])
+    # The export recorded how many interpreters it validated on.
+    report = json.loads((artifact / "validation.json").read_text())
+    assert report["validation_interpreters"] == runtime.validation_workers()
+    assert f"validated on {runtime.validation_workers()} interpreters" in report["runtime"]
+    with pytest.raises(ValueError, match="workers: .* received 0"):
+        runtime.run_tflite(artifact, meta, tiny_texts, tiny_tokenizer, workers=0)
+
+
 def test_op_lists_read_from_the_flatbuffer(artifact):
     meta = mf.read_metadata(artifact)
     for file in ("model.tflite", "model_text.tflite"):
