@@ -54,7 +54,7 @@ def register(subparsers):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="On the real all-MiniLM-L6-v2 checkpoint and BBC News (installed by "
         "`make setup`): convert it, fine-tune it as the teacher, distil a 2-layer student "
-        "(teacher layers 0,3, half of each layer's feed-forward units), prune its vocabulary to the word pieces BBC's training "
+        "(teacher layers 0,3), prune its vocabulary to the word pieces BBC's training "
         "articles need, export teacher and student as text-in SavedModels (TF Serving "
         "layout) and the pruned student as .tflite in float32, float16, dynamic_int8, int8 "
         "and int4 (each with a MediaPipe Tasks file), validate every artifact in its runtime "
@@ -81,7 +81,8 @@ def register(subparsers):
                    "pruned and gets every .tflite mode")
     p.add_argument("--student-intermediate-dim", type=int, default=None, metavar="N",
                    help="the students' feed-forward width: the N strongest of each copied "
-                        "layer's 1536 units (default 768; 1536 keeps them all); as "
+                        "layer's 1536 units (default: all; 768 gave a 4.8x faster phone "
+                        "file at 97.6-99.8%% of the teacher's accuracy); as "
                         "zoo distill --student-intermediate-dim")
     p.add_argument("--android-assets", type=pathlib.Path, default=None,
                    help="folder for the phone model, vocab.txt and metadata.json (default: "
