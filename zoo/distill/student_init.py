@@ -75,7 +75,10 @@ def _check_layer_map(layer_map, teacher_layers, student_layers):
     return layer_map
 
 
-def _copy(source_layer, target_layer):
+def _copy(source_layer, target_layer, select=None):
+    """Copy every weight of `source_layer` into `target_layer`; `select` maps
+    `id(source weight)` to a function of its numpy value (the part to copy)."""
+    select = select or {}
     source, target = source_layer.weights, target_layer.weights
     if len(source) != len(target):
         raise ValueError(
@@ -83,9 +86,10 @@ def _copy(source_layer, target_layer):
             f"{len(source)} vs {len(target)} weights."
         )
     for s, t in zip(source, target):
-        if tuple(s.shape) != tuple(t.shape):
-            raise ValueError(f"cannot copy {s.path} {s.shape} into {t.path} {t.shape}.")
-        t.assign(s.value)
+        value = select[id(s)](np.asarray(s.value)) if id(s) in select else s.value
+        if tuple(value.shape) != tuple(t.shape):
+            raise ValueError(f"cannot copy {s.path} {value.shape} into {t.path} {t.shape}.")
+        t.assign(value)
 
 
 def ffn_units_to_keep(layer, intermediate_dim):
@@ -101,20 +105,11 @@ def ffn_units_to_keep(layer, intermediate_dim):
 def _copy_pruned(source_layer, target_layer):
     """Copy a transformer layer into a narrower-FFN one (`ffn_units_to_keep`)."""
     keep = ffn_units_to_keep(source_layer, target_layer.intermediate_dim)
-    ffn = {id(source_layer.intermediate_dense.kernel): lambda w: w[:, keep],
-           id(source_layer.intermediate_dense.bias): lambda w: w[keep],
-           id(source_layer.output_dense.kernel): lambda w: w[keep, :]}
-    source, target = source_layer.weights, target_layer.weights
-    if len(source) != len(target):
-        raise ValueError(
-            f"cannot copy {source_layer.name} into {target_layer.name}: "
-            f"{len(source)} vs {len(target)} weights."
-        )
-    for s, t in zip(source, target):
-        value = ffn.get(id(s), lambda w: w)(np.asarray(s.value))
-        if tuple(value.shape) != tuple(t.shape):
-            raise ValueError(f"cannot copy {s.path} {value.shape} into {t.path} {t.shape}.")
-        t.assign(value)
+    _copy(source_layer, target_layer, {
+        id(source_layer.intermediate_dense.kernel): lambda w: w[:, keep],
+        id(source_layer.intermediate_dense.bias): lambda w: w[keep],
+        id(source_layer.output_dense.kernel): lambda w: w[keep, :],
+    })
 
 
 def _split(teacher):
