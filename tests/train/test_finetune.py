@@ -1,6 +1,9 @@
-"""Fine-tuning the real MiniLM checkpoint: tagging and span QA heads learn
-synthetic tasks; mixed precision; a killed run resumes. (The BBC News
-recipe's 97% is in test_bbc_full_recipe.py, `make test-full`.)"""
+"""Fine-tuning real pretrained weights: tagging and span QA heads learn
+synthetic tasks; mixed precision; a killed run resumes. These test the
+training mechanics, so they run on two of MiniLM's six layers (`minilm2_dir`,
+a third of the time; the QA head then needs 3e-4 where six layers reached
+EM 1.0 at 1e-4). Loading the full checkpoint is tested in tests/checkpoints;
+the BBC News recipe's 97% is in test_bbc_full_recipe.py, `make test-full`."""
 
 import json
 import os
@@ -15,33 +18,33 @@ from zoo.train.finetune import FinetuneConfig, finetune
 
 pytestmark = [pytest.mark.assets, pytest.mark.slow]
 
-def test_tagging_head_learns_synthetic_ner(minilm_dir, tmp_path):
+def test_tagging_head_learns_synthetic_ner(minilm2_dir, tmp_path):
     data = tmp_path / "ner"
     data.mkdir()
     synthetic.write_conll(data / "train.conll", 240, seed=1)
     synthetic.write_conll(data / "dev.conll", 40, seed=2)
     synthetic.write_conll(data / "test.conll", 80, seed=3)
-    result = finetune(minilm_dir, data, "tag", tmp_path / "out",
+    result = finetune(minilm2_dir, data, "tag", tmp_path / "out",
                       FinetuneConfig(epochs=3, batch_size=16, sequence_length=32,
                                      learning_rate=1e-4), verbose=0)
     print(f"\nsynthetic NER entity F1: {result['entity_f1']:.3f}")
     assert result["entity_f1"] >= 0.9
 
 
-def test_span_qa_head_learns_synthetic_squad(minilm_dir, tmp_path):
+def test_span_qa_head_learns_synthetic_squad(minilm2_dir, tmp_path):
     data = tmp_path / "squad"
     data.mkdir()
     synthetic.write_squad(data / "train.json", 300, seed=1)
     synthetic.write_squad(data / "dev.json", 40, seed=2)
     synthetic.write_squad(data / "test.json", 80, seed=3)
-    result = finetune(minilm_dir, data, "qa", tmp_path / "out",
+    result = finetune(minilm2_dir, data, "qa", tmp_path / "out",
                       FinetuneConfig(epochs=3, batch_size=16, sequence_length=64,
-                                     learning_rate=1e-4, doc_stride=32), verbose=0)
+                                     learning_rate=3e-4, doc_stride=32), verbose=0)
     print(f"\nsynthetic SQuAD EM {result['exact_match']:.3f} F1 {result['f1']:.3f}")
     assert result["exact_match"] >= 0.9
 
 
-def test_mixed_precision_finetune_learns_and_restores_the_policy(minilm_dir, tmp_path):
+def test_mixed_precision_finetune_learns_and_restores_the_policy(minilm2_dir, tmp_path):
     """float16 compute with Keras's loss scaling; the run's policy does not
     leak into the rest of the process; the best model is saved computing in
     float32, and a run that starts from that model directory trains under
@@ -57,7 +60,7 @@ def test_mixed_precision_finetune_learns_and_restores_the_policy(minilm_dir, tmp
     data = tmp_path / "topics.csv"
     synthetic.write_topics_csv(data)
     seen = set()
-    result = finetune(minilm_dir, data, "classify", tmp_path / "out",
+    result = finetune(minilm2_dir, data, "classify", tmp_path / "out",
                       FinetuneConfig(epochs=1, batch_size=8, sequence_length=16,
                                      learning_rate=1e-4, pooling="mean",
                                      mixed_precision="mixed_float16"),
@@ -72,7 +75,7 @@ def test_mixed_precision_finetune_learns_and_restores_the_policy(minilm_dir, tmp
     seen.clear()
     again = finetune(tmp_path / "out" / "model", data, "classify", tmp_path / "again",
                      FinetuneConfig(epochs=1, batch_size=8, sequence_length=16,
-                                    pooling="mean", steps_per_epoch=2,
+                                    learning_rate=1e-4, pooling="mean", steps_per_epoch=3,
                                     mixed_precision="mixed_bfloat16"),
                      callbacks=[SeenPolicy()], verbose=0)
     assert seen == {"bfloat16"}, "--mixed-precision must apply to a model directory too"
@@ -97,9 +100,9 @@ finetune(sys.argv[1], "bbc", "classify", sys.argv[2],
 """
 
 
-def test_killed_finetune_resumes_and_ends_the_same(minilm_dir, tmp_path):
+def test_killed_finetune_resumes_and_ends_the_same(minilm2_dir, tmp_path):
     def command(out, kill_after):
-        return [sys.executable, "-c", _KILLED_RUN, str(minilm_dir), str(out), str(kill_after)]
+        return [sys.executable, "-c", _KILLED_RUN, str(minilm2_dir), str(out), str(kill_after)]
 
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
 
