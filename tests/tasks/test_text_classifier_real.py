@@ -3,8 +3,11 @@ labels)` against `zoo finetune` (`zoo.train.finetune.finetune`, what the
 command runs) with the same seed and recipe: the same test accuracy.
 
 CI runs a small budget of the windowed BBC recipe (a fixed subset of the
-project's BBC split, 64-token windows); `make test-full` runs the full
-recipe (tests/train/test_bbc_full_recipe.py's, 97%) through both paths.
+project's BBC split, 64-token windows) on two of MiniLM's layers
+(`minilm2_dir`: what is compared is the two paths, not the depth; 0.86 at
+3e-4, half the time of six layers); `make test-full` runs the full recipe
+(tests/train/test_bbc_full_recipe.py's, 97%) on the whole checkpoint
+through both paths.
 """
 
 import json
@@ -52,13 +55,13 @@ def _both_paths(minilm_dir, data, tmp_path, recipe, callbacks=()):
     return cli, result, model, test
 
 
-def test_text_classifier_fit_matches_zoo_finetune(minilm_dir, bbc_split, tmp_path):
+def test_text_classifier_fit_matches_zoo_finetune(minilm2_dir, bbc_split, tmp_path):
     data = tmp_path / "bbc_small"
     data.mkdir()
     _write_split(data, bbc_split, {"train": 128, "validation": 32, "test": 96})
-    recipe = FinetuneConfig(epochs=1, batch_size=16, sequence_length=64, learning_rate=1e-4,
+    recipe = FinetuneConfig(epochs=1, batch_size=16, sequence_length=64, learning_rate=3e-4,
                             pooling="mean", max_windows=2, doc_stride=62, seed=0)
-    cli, text, model, test = _both_paths(minilm_dir, data, tmp_path, recipe)
+    cli, text, model, test = _both_paths(minilm2_dir, data, tmp_path, recipe)
     print(f"\nzoo finetune: test accuracy {cli['accuracy']:.4f}; TextClassifier.fit: "
           f"{text['accuracy']:.4f} ({cli['num_test']} test articles, {recipe})")
     assert cli["num_test"] == len(test) == 96
