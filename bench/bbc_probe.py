@@ -26,6 +26,9 @@ import json
 import pathlib
 import sys
 
+# isort: off
+import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
+# isort: on
 import keras
 import numpy as np
 

@@ -38,6 +38,9 @@ import sys
 import tempfile
 import time
 
+# isort: off
+import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
+# isort: on
 import keras
 import keras_hub
 import matplotlib

@@ -18,6 +18,9 @@ import json
 import pathlib
 import time
 
+# isort: off
+import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
+# isort: on
 import keras
 
 from zoo.text.corpora import minilm_checkpoint_dir
