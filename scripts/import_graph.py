@@ -66,6 +66,7 @@ SAME_FLOOR_ORDER = [
     ["zoo.text", "zoo.layers", "zoo.configs", "zoo.utils"],
     ["zoo.distill", "zoo.train"],
     ["bench", "zoo.demo"],
+    ["bench", "zoo"],  # bench/ imports `zoo` first: TensorFlow's environment
     ["zoo", "zoo.predict", "zoo.tasks"],
     ["export", "export.saved_model", "export.tflite", "export.mediapipe", "export.validate",
      "export.runtime", "export.tf1_worker", "export.manifest", "zoo.train"],
