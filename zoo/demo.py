@@ -85,7 +85,7 @@ class DemoConfig:
     # third of its compute.
     students: tuple = (2,)
     # The students keep the 768 strongest of each copied layer's 1536
-    # feed-forward units (None keeps them all): the phone file is 4.5-4.8x
+    # feed-forward units (None keeps them all): the phone files are 4.4-5.4x
     # faster than the teacher instead of 3.8-4.1x. Two epochs at 1e-4 were
     # not enough for it (0.9390, 97.6% of a 0.9624 teacher); three, with the
     # teacher's outputs cached, at 1e-4 / 2e-4 gave 0.9531 / 0.9554 on test

@@ -81,7 +81,7 @@ def register(subparsers):
                    "pruned and gets every .tflite mode")
     p.add_argument("--student-intermediate-dim", type=int, default=None, metavar="N",
                    help="the students' feed-forward width: the N strongest of each copied "
-                        "layer's 1536 units (default 768, half: a 4.5-4.8x faster phone file "
+                        "layer's 1536 units (default 768, half: phone files 4.4-5.4x faster "
                         "than the teacher; 1536 keeps them all); as "
                         "zoo distill --student-intermediate-dim")
     p.add_argument("--android-assets", type=pathlib.Path, default=None,
