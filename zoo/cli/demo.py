@@ -53,7 +53,7 @@ def register(subparsers):
         help="the main job: fine-tune, distil, export and measure the real default",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="On the real all-MiniLM-L6-v2 checkpoint and BBC News (installed by "
-        "`make setup`): convert it, fine-tune it as the teacher, distil a 2-layer student "
+        "`make setup`): convert it, fine-tune it as the teacher, distil a 2-layer, half-width student "
         "(teacher layers 0,3), prune its vocabulary to the word pieces BBC's training "
         "articles need, export teacher and student as text-in SavedModels (TF Serving "
         "layout) and the pruned student as .tflite in float32, float16, dynamic_int8, int8 "
