@@ -77,14 +77,14 @@ def hf_tokenizer(minilm_dir):
 
 
 @pytest.fixture(scope="session")
-def minilm2_dir(minilm_dir, tmp_path_factory):
+def minilm2_dir(minilm, tmp_path_factory):
     """A zoo model directory holding MiniLM's embeddings and its layers 0
     and 3 (real weights, BERT family, same vocabulary): for tests of
     training mechanics (heads learning, resuming, mixed precision) that
     need pretrained weights but not all six layers."""
-    from zoo.checkpoints import load_checkpoint, save_model_dir
+    from zoo.checkpoints import save_model_dir
     from zoo.distill import make_student
 
-    encoder, tokenizer = load_checkpoint(minilm_dir)
+    encoder, tokenizer = minilm
     return save_model_dir(make_student(encoder, 2, style="bert"),
                           tmp_path_factory.mktemp("minilm2") / "model", tokenizer)
