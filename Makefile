@@ -25,7 +25,12 @@ PY := $(VENV)/bin/python
 ASSETS ?= .assets
 STAMP := $(VENV)/.zoo-setup-stamp
 TEST_STAMP := $(VENV)/.zoo-test-stamp
-PYTEST_ARGS ?= --durations=25
+# Two pytest workers (pytest-xdist), a file per worker at a time so that a
+# file's module fixtures (the fast demo, the exports) are built once. Most
+# tests are Python-bound (tracing, tiny models), so two processes use both
+# cores better than one; `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
 .PHONY: setup setup-test test test-full demo lint clean android-test mediapipe-venv bench
 

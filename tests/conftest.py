@@ -12,6 +12,29 @@ import pytest
 
 INSTALL_HINT = "run `make setup` (or `bash scripts/install_assets.sh .venv/bin/python`)"
 
+# The longest files first (seconds with two workers on 2 cores, 2026-11-26):
+# `make test` runs pytest-xdist with `--dist loadfile`, which hands out whole
+# files in collection order, so a long file collected last would run alone
+# at the end while the other worker idles. Order only; every test runs.
+LONGEST_FIRST = (
+    "tests/test_demo.py",  # ~610 s: `zoo demo --fast`
+    "tests/train/test_pretrain.py",  # ~470 s
+    "tests/train/test_finetune.py",  # ~330 s
+    "tests/train/test_distribute.py",  # ~330 s
+    "tests/distill/test_multiworker.py",  # ~180 s
+    "tests/reliability/test_kills.py",  # ~185 s
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+
+    def key(item):
+        path = item.nodeid.split("::")[0]
+        return rank.get(path, len(rank))
+
+    items.sort(key=key)  # stable: the rest keep their order
+
 
 def asset_or_fail(loader, what):
     try:
