@@ -112,3 +112,44 @@ def test_encoder_block_is_post_layer_norm_and_round_trips(tmp_path):
     mask = keras.Input((None,), dtype="int32", name="mask")
     _save_reload(TransformerEncoderBlock(num_heads=2, hidden_dim=H, intermediate_dim=16),
                  {"x": x, "mask": mask}, tmp_path)
+
+
+@pytest.mark.parametrize("form", [None, "gelu", "gelu_tanh"])
+def test_projection_equals_keras_dense_then_gelu(form, tmp_path):
+    """`Projection` is Dense (+ GELU) as one 2-D product: the same outputs on
+    2-D and 3-D inputs, the same weights, a config and `.keras` round trip."""
+    from zoo.layers.projection import Projection, gelu
+
+    layer, dense = Projection(6, gelu=form), keras.layers.Dense(6)
+    x = _x()
+    layer(x), dense(x)
+    dense.set_weights(layer.get_weights())
+    assert [w.path.split("/")[-1] for w in layer.weights] == ["kernel", "bias"]
+    for inp in (x, x[0]):  # (B, T, H) and (T, H)
+        want = np.asarray(dense(inp) if form is None else gelu(dense(inp), form))
+        got = np.asarray(layer(inp))
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    _round_trip(layer, x)
+    inputs = keras.Input((T, H), name="x")
+    outputs = layer(inputs)
+    assert tuple(outputs.shape) == (None, T, 6)
+    model = keras.Model(inputs, outputs)
+    model.save(tmp_path / "p.keras")
+    restored = keras.saving.load_model(tmp_path / "p.keras", safe_mode=True)
+    np.testing.assert_array_equal(np.asarray(restored(x)), np.asarray(model(x)))
+
+
+def test_projection_under_mixed_precision_and_bad_arguments():
+    from zoo.layers.projection import Projection
+
+    layer = Projection(4, gelu="gelu", dtype="mixed_bfloat16")
+    y = layer(_x())
+    assert keras.backend.standardize_dtype(y.dtype) == "bfloat16"
+    assert layer.kernel.dtype == "float32"
+    with pytest.raises(ValueError, match="gelu='relu'"):
+        Projection(4, gelu="relu")
+    with pytest.raises(ValueError, match="activation='relu'"):
+        Projection(4, activation="relu")
+    with pytest.raises(ValueError, match="activation='swish'"):
+        TransformerEncoderBlock(2, H, 16, activation="swish")

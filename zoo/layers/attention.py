@@ -5,6 +5,8 @@ import math
 import keras
 from keras import ops
 
+from zoo.layers.projection import Projection
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class MultiHeadSelfAttention(keras.layers.Layer):
@@ -43,7 +45,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.head_dim = hidden_dim // num_heads
 
         def dense(name):
-            return keras.layers.Dense(
+            return Projection(
                 hidden_dim,
                 kernel_initializer=keras.initializers.TruncatedNormal(
                     stddev=initializer_range

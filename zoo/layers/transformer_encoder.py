@@ -3,17 +3,9 @@
 import keras
 
 from zoo.layers.attention import MultiHeadSelfAttention
+from zoo.layers.projection import GELU_FORMS, Projection, check_gelu, gelu
 
-GELU_FORMS = {"gelu": False, "gelu_tanh": True}  # activation -> approximate
-
-
-def gelu(x, activation="gelu"):
-    """GELU in the form `activation` names (see `zoo.configs.ACTIVATIONS`)."""
-    if activation not in GELU_FORMS:
-        raise ValueError(
-            f"activation={activation!r}: expected one of {sorted(GELU_FORMS)}."
-        )
-    return keras.activations.gelu(x, approximate=GELU_FORMS[activation])
+__all__ = ["GELU_FORMS", "TransformerEncoderBlock", "gelu"]
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -69,13 +61,15 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=policy, name="attention_layer_norm"
         )
-        self.intermediate_dense = keras.layers.Dense(
+        # GELU inside the projection: one fused product + bias + GELU kernel.
+        self.intermediate_dense = Projection(
             intermediate_dim,
+            gelu=check_gelu(activation),
             kernel_initializer=init(),
             dtype=policy,
             name="intermediate_dense",
         )
-        self.output_dense = keras.layers.Dense(
+        self.output_dense = Projection(
             hidden_dim, kernel_initializer=init(), dtype=policy, name="output_dense"
         )
         self.output_dropout = keras.layers.Dropout(
@@ -98,7 +92,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         x = self.attention_layer_norm(
             x + self.attention_dropout(attended, training=training)
         )
-        h = gelu(self.intermediate_dense(x), self.activation)
+        h = self.intermediate_dense(x)  # GELU applied inside
         h = self.output_dropout(self.output_dense(h), training=training)
         return self.output_layer_norm(x + h), probs
 

@@ -5,7 +5,7 @@ import tensorflow as tf
 from keras import ops
 
 from zoo.configs import INPUT_NAMES
-from zoo.layers.transformer_encoder import gelu
+from zoo.layers.projection import Projection, check_gelu
 from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
 
@@ -59,8 +59,9 @@ class MaskedLMHead(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
         self.token_embedding = token_embedding
-        self.transform_dense = keras.layers.Dense(
+        self.transform_dense = Projection(
             width,
+            gelu=check_gelu(activation),
             kernel_initializer=keras.initializers.TruncatedNormal(
                 stddev=initializer_range
             ),
@@ -89,7 +90,7 @@ class MaskedLMHead(keras.layers.Layer):
     def call(self, sequence_output, masked_positions):
         positions = ops.cast(masked_positions, "int32")[:, :, None]
         x = ops.take_along_axis(sequence_output, positions, axis=1)  # (B, P, H)
-        x = gelu(self.transform_dense(x), self.activation)
+        x = self.transform_dense(x)  # GELU applied inside
         x = self.transform_layer_norm(x)
         embeddings = ops.cast(self.token_embedding.embeddings, x.dtype)  # (V, H or E)
         logits = tied_logits(x, embeddings)
