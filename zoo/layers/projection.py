@@ -28,10 +28,10 @@ class Projection(keras.layers.Dense):
     after reshaping back; TensorFlow's oneDNN graph rewrite then cannot fuse
     them. As one 2-D product followed directly by `BiasAdd` and GELU, the
     rewrite runs product, bias and GELU as a single kernel (`_MklFusedMatMul`)
-    and the shape arithmetic of `tensordot` disappears: MiniLM's batch-1
-    forward pass is about a quarter faster on CPU (BUILD_NOTES, "`make
-    bench` and speed"). LiteRT's converter turns the same graph into
-    `FULLY_CONNECTED` and `GELU`.
+    and the shape arithmetic of `tensordot` disappears. The gain is modest
+    (MiniLM's batch-1 forward pass 3-4% faster on one core, BUILD_NOTES,
+    "`make bench` and speed"): the products themselves dominate. LiteRT's
+    converter turns the same graph into `FULLY_CONNECTED` and `GELU`.
 
     Args:
         units: output size.
