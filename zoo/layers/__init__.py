@@ -2,6 +2,7 @@
 
 from zoo.layers.attention import MultiHeadSelfAttention
 from zoo.layers.embeddings import BertEmbeddings
+from zoo.layers.projection import Projection
 from zoo.layers.transformer_encoder import TransformerEncoderBlock
 
-__all__ = ["BertEmbeddings", "MultiHeadSelfAttention", "TransformerEncoderBlock"]
+__all__ = ["BertEmbeddings", "MultiHeadSelfAttention", "Projection", "TransformerEncoderBlock"]
