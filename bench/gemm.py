@@ -1,0 +1,106 @@
+"""MiniLM's dense products alone, one core: TensorFlow (oneDNN) against numpy
+(OpenBLAS) and ONNX Runtime (MLAS).
+
+The 36 products of MiniLM-L6's encoder at batch 1 x 128 tokens (per layer:
+query, key, value and output 128x384x384, feed-forward 128x384x1536 and
+128x1536x384), chained as the layers chain them, with nothing else. It
+answers whether the gap between the project's Keras forward pass and ONNX
+Runtime's at batch 1 is in the graph around the products or in the products'
+kernels (BUILD_NOTES, "`make bench` and speed"). Needs the `bench` extra.
+
+    python bench/gemm.py [--rounds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLAS
+
+# isort: off
+import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
+# isort: on
+import numpy as np
+import tensorflow as tf
+
+from zoo.utils.latency import interleaved_latency_ms
+
+LAYERS, TOKENS, HIDDEN, INTERMEDIATE = 6, 128, 384, 1536
+
+
+def weights(seed=0):
+    rng = np.random.default_rng(seed)
+    shapes = [(HIDDEN, HIDDEN)] * 4 + [(HIDDEN, INTERMEDIATE), (INTERMEDIATE, HIDDEN)]
+    return [(rng.normal(size=s) * 0.05).astype("float32") for s in shapes]
+
+
+def numpy_chain(x, w):
+    for _ in range(LAYERS):
+        qkv = x @ w[0] + x @ w[1] + x @ w[2]
+        x = ((qkv @ w[3]) @ w[4]) @ w[5] * 0.01 + x
+    return x
+
+
+def onnx_session(w):
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(v, f"w{i}") for i, v in enumerate(w)]
+    inits.append(numpy_helper.from_array(np.array(0.01, "float32"), "scale"))
+    nodes, x = [], "x"
+    for n in range(LAYERS):
+        nodes += [helper.make_node("MatMul", [x, f"w{i}"], [f"{c}{n}"]) for i, c in enumerate("qkv")]
+        nodes += [helper.make_node("Add", [f"q{n}", f"k{n}"], [f"qk{n}"]),
+                  helper.make_node("Add", [f"qk{n}", f"v{n}"], [f"qkv{n}"]),
+                  helper.make_node("MatMul", [f"qkv{n}", "w3"], [f"o{n}"]),
+                  helper.make_node("MatMul", [f"o{n}", "w4"], [f"h{n}"]),
+                  helper.make_node("MatMul", [f"h{n}", "w5"], [f"f{n}"]),
+                  helper.make_node("Mul", [f"f{n}", "scale"], [f"g{n}"]),
+                  helper.make_node("Add", [f"g{n}", x], [f"y{n}"])]
+        x = f"y{n}"
+    shape = [TOKENS, HIDDEN]
+    graph = helper.make_graph(nodes, "products",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args()
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    w = weights()
+    x = np.random.default_rng(1).normal(size=(TOKENS, HIDDEN)).astype("float32")
+    tw = [tf.constant(v) for v in w]
+
+    @tf.function
+    def tf_chain(x):
+        return numpy_chain(x, tw)  # the same expression on tensors
+
+    session = onnx_session(w)
+    want = numpy_chain(x, w)
+    got = {"TensorFlow": tf_chain(tf.constant(x)).numpy(),
+           "ONNX Runtime": session.run(None, {"x": x})[0]}
+    for name, value in got.items():
+        np.testing.assert_allclose(value, want, rtol=1e-3, atol=1e-3, err_msg=name)
+    tx = tf.constant(x)
+    ms = interleaved_latency_ms({
+        "TensorFlow (oneDNN)": lambda: tf_chain(tx).numpy(),
+        "numpy (OpenBLAS)": lambda: numpy_chain(x, w),
+        "ONNX Runtime (MLAS)": lambda: session.run(None, {"x": x}),
+    }, rounds=args.rounds)
+    flops = LAYERS * 2 * TOKENS * HIDDEN * (4 * HIDDEN + 2 * INTERMEDIATE)
+    for name, value in ms.items():
+        print(f"{name:22s} {value:7.2f} ms  {flops / value / 1e6:6.1f} GFLOP/s")
+
+
+if __name__ == "__main__":
+    main()
