@@ -22,7 +22,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLA
 import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
 # isort: on
 import numpy as np
+import onnxruntime as ort
 import tensorflow as tf
+from onnx import TensorProto, helper, numpy_helper
 
 from zoo.utils.latency import interleaved_latency_ms
 
@@ -43,9 +45,6 @@ def numpy_chain(x, w):
 
 
 def onnx_session(w):
-    import onnxruntime as ort
-    from onnx import TensorProto, helper, numpy_helper
-
     inits = [numpy_helper.from_array(v, f"w{i}") for i, v in enumerate(w)]
     inits.append(numpy_helper.from_array(np.array(0.01, "float32"), "scale"))
     nodes, x = [], "x"
