@@ -74,6 +74,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: give at least 1 (each round times every engine once)")
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     w = weights()

@@ -63,7 +63,7 @@ class Projection(keras.layers.Dense):
         if self.use_bias:
             y = tf.nn.bias_add(y, tf.cast(tf.convert_to_tensor(self.bias), y.dtype))
         if self.gelu is not None:
-            y = tf.nn.gelu(y, approximate=GELU_FORMS[self.gelu])
+            y = gelu(y, self.gelu)  # on the 2-D product, where oneDNN fuses it
         if rank == 2:
             return y
         y = tf.reshape(y, tf.concat([tf.shape(x)[:-1], [self.units]], 0))
