@@ -35,6 +35,8 @@ MediaPipe, tflite-support or generated metadata module is needed.
 from __future__ import annotations
 
 import io
+import mmap
+import pathlib
 import zipfile
 
 import flatbuffers
@@ -270,3 +272,112 @@ def mediapipe_classifier(content, signature, vocabulary, labels, *, lowercase,
             archive.writestr(zipfile.ZipInfo(file, date_time=(1980, 1, 1, 0, 0, 0)),
                              ("\n".join(lines) + "\n").encode("utf-8"))
     return out.getvalue()
+
+
+def _same(a, b):
+    """Deep equality of two object-API values (tables, vectors, scalars)."""
+    if hasattr(a, "__dict__") or hasattr(b, "__dict__"):
+        return type(a) is type(b) and vars(a).keys() == vars(b).keys() and all(
+            _same(v, vars(b)[k]) for k, v in vars(a).items())
+    if isinstance(a, (list, tuple, np.ndarray)) or isinstance(b, (list, tuple, np.ndarray)):
+        if a is None or b is None or len(a) != len(b):
+            return a is None and b is None
+        return all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _buffer_span(model, index):
+    """(start, length) of buffer `index`'s bytes in the file: inline, or
+    stored after the flatbuffer at an offset (as ai-edge-quantizer writes
+    large weights)."""
+    buffer = model.Buffers(index)
+    if (buffer.Offset() or 0) > 1:
+        return buffer.Offset(), buffer.Size()
+    if buffer.DataIsNone():
+        return 0, 0
+    table = buffer._tab
+    return table.Vector(table.Offset(4)), buffer.DataLength()
+
+
+def _same_bytes(data, span, other_data, other_span):
+    """Whether two buffers hold the same bytes; their pages are released
+    from both mappings afterwards, so comparing a large model's weights
+    does not grow this process's resident memory by the file sizes."""
+    if span[1] != other_span[1]:
+        return False
+    same = np.array_equal(np.frombuffer(data, np.uint8, span[1], span[0]),
+                          np.frombuffer(other_data, np.uint8, *other_span[::-1]))
+    for mapping, (start, length) in ((data, span), (other_data, other_span)):
+        if length >= mmap.PAGESIZE and hasattr(mapping, "madvise"):
+            first = start - start % mmap.PAGESIZE
+            mapping.madvise(mmap.MADV_DONTNEED, first, start + length - first)
+    return same
+
+
+def _open(path):
+    with open(path, "rb") as f:
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    return tfl.Model.GetRootAs(data, 0), data
+
+
+def _signature_graph(model, signature):
+    for i in range(model.SignatureDefsLength()):
+        sig = model.SignatureDefs(i)
+        if _text(sig.SignatureKey()) == signature:
+            inputs = {_text(sig.Inputs(j).Name()): sig.Inputs(j).TensorIndex()
+                      for j in range(sig.InputsLength())}
+            outputs = {_text(sig.Outputs(j).Name()): sig.Outputs(j).TensorIndex()
+                       for j in range(sig.OutputsLength())}
+            return model.Subgraphs(sig.SubgraphIndex()), inputs, outputs
+    return None
+
+
+def same_graph_as_source(artifact_dir, meta, file):
+    """`(source_file, signature)` when `file` (mediapipe.tflite) computes
+    exactly what the signature metadata.json names as its source
+    (`derived_from`) computes, else None: its one signature takes the same
+    inputs and returns some of the same outputs, and its subgraph holds the
+    source subgraph's operators (codes, versions, options, wiring) and
+    tensors (names, types, shapes, quantization, weight bytes), in order.
+
+    The validator then runs the file on a sample of the texts only, requires
+    outputs bit-identical to the source's there, and takes the source's
+    outputs for the rest (export/runtime.py). Both files are memory-mapped:
+    the weights are compared in place, not copied."""
+    derived = meta["files"].get(file, {}).get("derived_from")
+    if not derived:
+        return None
+    try:
+        ours, our_data = _open(pathlib.Path(artifact_dir) / file)
+        theirs, their_data = _open(pathlib.Path(artifact_dir) / derived["file"])
+        mine = _signature_graph(ours, derived["signature"])
+        source = _signature_graph(theirs, derived["signature"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if mine is None or source is None or ours.SubgraphsLength() != 1:
+        return None
+    (graph, inputs, outputs), (other, source_inputs, source_outputs) = mine, source
+    if inputs != source_inputs or not outputs.items() <= source_outputs.items():
+        return None
+    if list(graph.InputsAsNumpy()) != list(other.InputsAsNumpy()) \
+            or not set(graph.OutputsAsNumpy()) <= set(other.OutputsAsNumpy()):
+        return None
+    if graph.TensorsLength() != other.TensorsLength() \
+            or graph.OperatorsLength() != other.OperatorsLength():
+        return None
+    for i in range(graph.TensorsLength()):
+        a, b = graph.Tensors(i), other.Tensors(i)
+        ta, tb = tfl.TensorT.InitFromObj(a), tfl.TensorT.InitFromObj(b)
+        ta.buffer = tb.buffer = None
+        if not _same(ta, tb) or not _same_bytes(our_data, _buffer_span(ours, a.Buffer()),
+                                                their_data, _buffer_span(theirs, b.Buffer())):
+            return None
+    for i in range(graph.OperatorsLength()):
+        a, b = graph.Operators(i), other.Operators(i)
+        codes = (tfl.OperatorCodeT.InitFromObj(ours.OperatorCodes(a.OpcodeIndex())),
+                 tfl.OperatorCodeT.InitFromObj(theirs.OperatorCodes(b.OpcodeIndex())))
+        oa, ob = tfl.OperatorT.InitFromObj(a), tfl.OperatorT.InitFromObj(b)
+        oa.opcodeIndex = ob.opcodeIndex = None
+        if not _same(*codes) or not _same(oa, ob):
+            return None
+    return derived["file"], derived["signature"]

@@ -26,6 +26,7 @@ import tensorflow_text  # noqa: F401  registers the text signatures' ops
 from tensorflow_text import tflite_registrar
 
 from export import manifest as mf
+from export.mediapipe import same_graph_as_source
 from export.tf1_worker import MANIFEST_MISMATCH
 from zoo.models import INPUT_NAMES, InvalidInputError, check_ids
 from zoo.text.tokenizer import check_text, split_pairs, tokenize_texts
@@ -39,6 +40,9 @@ except ImportError:  # the retired runtime: numpy 1 only, old op versions (BUILD
 MODEL_FILE = "model.tflite"
 SECONDARY_TEXTS = 32
 LATENCY_RUNS = 20
+# Texts a derived file (mediapipe.tflite) runs itself, the latency calls
+# included, before its outputs must equal its source's (run_tflite).
+DERIVED_SAMPLE_TEXTS = 64
 # Validation interpreters per file at most: each holds a copy of the weights.
 MAX_VALIDATION_WORKERS = 4
 # The SavedModel check runs this file as a script, not as a module of the
@@ -184,12 +188,12 @@ def _feeds(info, ids, subset):
     return feeds
 
 
-def _run_parallel(runners, feeds, results):
-    """Fill `results[i]` with the outputs of `feeds[i]` for every i whose
-    slot is None, each runner (one interpreter each) in its own thread taking
-    the next text from a shared counter. LiteRT releases the GIL inside
-    `Invoke`, so the threads run on separate cores."""
-    pending = iter([i for i, r in enumerate(results) if r is None])
+def _run_parallel(runners, feeds, results, stop=None):
+    """Fill `results[i]` with the outputs of `feeds[i]` for every i < `stop`
+    (default: all) whose slot is None, each runner (one interpreter each) in
+    its own thread taking the next text from a shared counter. LiteRT
+    releases the GIL inside `Invoke`, so the threads run on separate cores."""
+    pending = iter([i for i, r in enumerate(results[:stop]) if r is None])
     lock = threading.Lock()
     errors = []
 
@@ -217,6 +221,16 @@ def _run_parallel(runners, feeds, results):
         raise errors[0]
 
 
+def _same_outputs(results, source, count):
+    """Whether the first `count` results equal the source run's outputs bit
+    for bit (every output the derived file has)."""
+    for i in range(count):
+        for k, v in results[i].items():
+            if k not in source or not np.array_equal(v, source[k][i : i + 1]):
+                return False
+    return True
+
+
 def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
     """Run every signature of every `.tflite` in the artifact over `texts`.
 
@@ -227,18 +241,33 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
     deterministic, so the outputs are the ones a single interpreter gives,
     in text order.
 
+    A file that metadata.json says was derived from another
+    (`derived_from`: mediapipe.tflite, the primary signature of model.tflite
+    cut out with its weights untouched) runs after its source. When
+    `export.mediapipe.same_graph_as_source` finds the source's operators and
+    tensors in it (weights compared byte for byte), it runs the first
+    `DERIVED_SAMPLE_TEXTS` texts only; if its outputs there equal the
+    source's bit for bit, the source's outputs stand for the rest. Otherwise
+    it runs every text, like any file. The run says which (`texts_run`,
+    `same_as`, `note`).
+
     Returns a list of runs: `{file, signature, sequence_length, ids, outputs,
-    latency, workers}`; the text-in file also returns the ids it made
-    (`token_ids`).
+    latency, workers, texts_run, same_as}`; the text-in file also returns the
+    ids it made (`token_ids`).
     """
     workers = validation_workers(workers)
     runs = []
+    by_signature = {}  # (file, signature) -> run
     tokenized = {}  # (length, count): host ids, shared by the files
-    for file, info in meta["files"].items():
+    # Sources before the files derived from them.
+    files = sorted(meta["files"].items(), key=lambda item: bool(item[1].get("derived_from")))
+    for file, info in files:
         if not file.endswith(".tflite"):
             continue
         if info.get("input") == "text" and split_pairs(texts)[1] is not None:
             continue  # the text-in file takes single texts only
+        source = same_graph_as_source(artifact_dir, meta, file)
+        source_run = None if source is None else by_signature.get(source)
         interpreters = [load_interpreter(artifact_dir, file)]
         for position, signature in enumerate(info["signatures"]):
             length = info["sequence_lengths"][position]
@@ -264,25 +293,46 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
                 result = first.raw(**feeds[i])
                 seconds.append(time.perf_counter() - t0)
                 results[i] = {k: np.array(v) for k, v in result.items()}
-            used = min(workers, len(feeds) - len(seconds))
+            derived = source_run is not None and position == 0 and source_run["ids"] is ids
+            stop = min(len(feeds), DERIVED_SAMPLE_TEXTS) if derived else len(feeds)
+            used = min(workers, stop - len(seconds))
             while len(interpreters) < used:
                 interpreters.append(load_interpreter(artifact_dir, file))
             if used > 0:
-                _run_parallel([runner(x) for x in interpreters[:used]], feeds, results)
+                _run_parallel([runner(x) for x in interpreters[:used]], feeds, results, stop)
+            same_as, note = None, None
+            if info.get("derived_from") and position == 0 and not derived:
+                note = (f"not the graph of its source {info['derived_from']} (operators, "
+                        "tensors and weights compared): every text ran")
+            if derived and _same_outputs(results, source_run["outputs"], stop):
+                same_as = f"{source[0]}:{source[1]}"
+                for i in range(stop, len(feeds)):
+                    results[i] = {k: source_run["outputs"][k][i : i + 1] for k in results[0]}
+            elif stop < len(feeds):  # not the same: every text, as for any file
+                note = (f"outputs differ from {source[0]}:{source[1]} on the first {stop} "
+                        "texts: every text ran")
+                more = min(workers, len(feeds) - stop)
+                while len(interpreters) < more:
+                    interpreters.append(load_interpreter(artifact_dir, file))
+                _run_parallel([runner(x) for x in interpreters[:more]], feeds, results)
+                stop = len(feeds)
             outputs = {k: np.concatenate([r[k] for r in results]) for k in results[0]}
-            runs.append(
-                {
-                    "file": file,
-                    "signature": signature,
-                    "sequence_length": length,
-                    "input": info.get("input", "ids"),
-                    "ids": ids,
-                    "outputs": outputs,
-                    # Steady state: the first calls allocate and pack weights.
-                    "latency": _latency(seconds[3 : 3 + LATENCY_RUNS]),
-                    "workers": max(1, used),
-                }
-            )
+            run = {
+                "file": file,
+                "signature": signature,
+                "sequence_length": length,
+                "input": info.get("input", "ids"),
+                "ids": ids,
+                "outputs": outputs,
+                # Steady state: the first calls allocate and pack weights.
+                "latency": _latency(seconds[3 : 3 + LATENCY_RUNS]),
+                "workers": max(1, used),
+                "texts_run": stop,
+                "same_as": same_as,
+                "note": note,
+            }
+            by_signature[(file, signature)] = run
+            runs.append(run)
     return runs
 
 

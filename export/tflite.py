@@ -512,6 +512,9 @@ def export_tflite(
                               "LiteRT built-in ops only; MediaPipe Tasks TextClassifier")
             info["outputs"] = [mediapipe.OUTPUT]
             info["associated_files"] = [mediapipe.VOCABULARY_FILE, mediapipe.LABELS_FILE]
+            # The validator compares its graph with this source's and runs it
+            # on a sample of the texts (export/runtime.py, run_tflite).
+            info["derived_from"] = {"file": MODEL_FILE, "signature": signatures[0]}
             files[mediapipe.FILE] = (mp, info)
         else:
             meta["mediapipe"] = mediapipe_skipped(task, tokenizer.lowercase)

@@ -493,6 +493,12 @@ def validate_artifact(
             "input": run["input"],
             "latency": run["latency"],
         }
+        if run.get("same_as"):
+            # A derived file checked on a sample (export/runtime.py).
+            result["texts_run"] = run["texts_run"]
+            result["same_as"] = run["same_as"]
+        if run.get("note"):
+            result["note"] = run["note"]
         outputs = run["outputs"]
         scores = outputs.get("logits", outputs.get("probabilities"))
         if task in ("classify", "tag") and scores is not None \
@@ -631,6 +637,16 @@ def format_report(report):
             f"{cell(m.get('token_ids_match'), '.3f', 6)} {cell(latency, '.2f', 8)} "
             f"{cell((r.get('latency') or {}).get('batch'), 'd', 5)}"
         )
+    for r in report["results"]:
+        where = f"{r['file']}:{r['signature']}"
+        if r.get("same_as"):
+            n = len(r.get("predictions") or []) or report["num_texts"]
+            lines.append(
+                f"{where}: the graph of {r['same_as']} (same operators, tensors and weight "
+                f"bytes); ran {r['texts_run']} of {n} texts, bit-identical to it there; the "
+                f"other {n - r['texts_run']} outputs are {r['same_as']}'s")
+        if r.get("note"):
+            lines.append(f"{where}: {r['note']}")
     sizes = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in report["file_sizes"].items())
     lines.append(f"sizes: {sizes}")
     if report.get("mediapipe"):

@@ -6,6 +6,7 @@ signature in LiteRT. (MediaPipe itself runs the demo's phone file in
 tests/test_demo.py.)"""
 
 import io
+import json
 import zipfile
 
 import flatbuffers
@@ -14,9 +15,11 @@ import pytest
 from flatbuffers import encode, packer
 from flatbuffers.table import Table
 
-from export import mediapipe
+from export import manifest as mf
+from export import mediapipe, runtime
 from export.runtime import load_signature
 from export.tflite import export_tflite
+from export.validate import format_report
 from tests.export.conftest import TINY_LABELS, VOCABULARY, sentences
 
 try:
@@ -102,3 +105,64 @@ def test_cased_models_and_blank_vocabulary_lines_are_refused(artifact):
     with pytest.raises(mediapipe.MediaPipeExportError, match="no signature"):
         mediapipe.mediapipe_classifier(content, "serving_L99", VOCABULARY, TINY_LABELS,
                                        lowercase=True)
+
+
+def test_validation_runs_the_derived_file_on_a_sample(artifact, tiny_tokenizer, monkeypatch,
+                                                     tmp_path):
+    """mediapipe.tflite holds model.tflite's serving_L16 graph and weights,
+    runs DERIVED_SAMPLE_TEXTS texts, must equal model.tflite bit for bit
+    there, and takes model.tflite's outputs for the rest; when its graph is
+    not its source's, or its outputs differ, it runs every text."""
+    meta = mf.read_metadata(artifact)
+    texts = sentences(200, seed=5)
+    assert meta["files"][mediapipe.FILE]["derived_from"] == {
+        "file": "model.tflite", "signature": "serving_L16"}
+    assert mediapipe.same_graph_as_source(artifact, meta, mediapipe.FILE) == (
+        "model.tflite", "serving_L16")
+    runs = {(r["file"], r["signature"]): r
+            for r in runtime.run_tflite(artifact, meta, texts, tiny_tokenizer)}
+    source, phone = runs["model.tflite", "serving_L16"], runs[mediapipe.FILE, "serving_L16"]
+    assert source["texts_run"] == 200 and source["same_as"] is None
+    assert phone["texts_run"] == runtime.DERIVED_SAMPLE_TEXTS
+    assert phone["same_as"] == "model.tflite:serving_L16" and phone["note"] is None
+    assert np.array_equal(phone["outputs"]["probabilities"], source["outputs"]["probabilities"])
+    # Running a text it did not run gives exactly the output it took.
+    alone = load_signature(artifact, file=mediapipe.FILE)
+    last = {k: v[-1:] for k, v in phone["ids"].items()}
+    assert np.array_equal(alone(**last)["probabilities"], phone["outputs"]["probabilities"][-1:])
+    # The export's report says so.
+    report = json.loads((artifact / "validation.json").read_text())
+    row = next(r for r in report["results"] if r["file"] == mediapipe.FILE)
+    assert row["texts_run"] == runtime.DERIVED_SAMPLE_TEXTS and row["metrics"]["label_agreement"]
+    assert "the graph of model.tflite:serving_L16" in format_report(report)
+
+    # One weight byte changed: not the source's graph.
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("model.tflite", mediapipe.FILE):
+        (copy / name).write_bytes((artifact / name).read_bytes())
+    assert mediapipe.same_graph_as_source(copy, meta, mediapipe.FILE) == (
+        "model.tflite", "serving_L16")
+    data = bytearray((copy / mediapipe.FILE).read_bytes())
+    model = tfl.Model.GetRootAs(data, 0)
+    largest = max(range(model.BuffersLength()), key=lambda i: model.Buffers(i).DataLength())
+    table = model.Buffers(largest)._tab
+    data[table.Vector(table.Offset(4)) + 5] ^= 1
+    (copy / mediapipe.FILE).write_bytes(bytes(data))
+    assert mediapipe.same_graph_as_source(copy, meta, mediapipe.FILE) is None
+    # Another source signature (another length): not its graph, every text runs.
+    other = json.loads(json.dumps(meta))
+    other["files"][mediapipe.FILE]["derived_from"]["signature"] = "serving_L32"
+    assert mediapipe.same_graph_as_source(artifact, other, mediapipe.FILE) is None
+    runs = {(r["file"], r["signature"]): r
+            for r in runtime.run_tflite(artifact, other, texts, tiny_tokenizer)}
+    assert runs[mediapipe.FILE, "serving_L16"]["texts_run"] == 200
+    assert "not the graph of its source" in runs[mediapipe.FILE, "serving_L16"]["note"]
+    # Outputs that differ on the sample: every text runs.
+    monkeypatch.setattr(runtime, "_same_outputs", lambda *args: False)
+    runs = {(r["file"], r["signature"]): r
+            for r in runtime.run_tflite(artifact, meta, texts, tiny_tokenizer)}
+    phone = runs[mediapipe.FILE, "serving_L16"]
+    assert phone["texts_run"] == 200 and phone["same_as"] is None
+    assert "outputs differ from model.tflite:serving_L16" in phone["note"]
+    assert np.array_equal(phone["outputs"]["probabilities"], source["outputs"]["probabilities"])
