@@ -29,6 +29,28 @@ class AdamW(keras.optimizers.AdamW):
                  for g in grads]
         return super().apply(grads, trainable_variables)
 
+    def update_step(self, gradient, variable, learning_rate):
+        """Keras's Adam step as TensorFlow's fused `ResourceApplyAdam`: the
+        same formula (alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t);
+        m += (g - m)(1 - beta_1); v += (g^2 - v)(1 - beta_2);
+        var -= alpha * m / (sqrt(v) + epsilon)) in one pass over the
+        variable and its moments instead of about ten element-wise ops, each
+        a pass over memory. Weight decay is applied before, by Keras, as
+        before; AMSGrad and other backends keep Keras's own step."""
+        if self.amsgrad or keras.backend.backend() != "tensorflow":
+            return super().update_step(gradient, variable, learning_rate)
+        dtype = variable.dtype
+        index = self._get_variable_index(variable)
+        step = tf.cast(self.iterations + 1, dtype)
+        tf.raw_ops.ResourceApplyAdam(
+            var=variable.handle, m=self._momentums[index].handle,
+            v=self._velocities[index].handle,
+            beta1_power=tf.pow(tf.cast(self.beta_1, dtype), step),
+            beta2_power=tf.pow(tf.cast(self.beta_2, dtype), step),
+            lr=tf.cast(learning_rate, dtype), beta1=tf.cast(self.beta_1, dtype),
+            beta2=tf.cast(self.beta_2, dtype), epsilon=tf.cast(self.epsilon, dtype),
+            grad=tf.cast(gradient, dtype), use_locking=False)
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
