@@ -252,8 +252,8 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
     `same_as`, `note`).
 
     Returns a list of runs: `{file, signature, sequence_length, ids, outputs,
-    latency, workers, texts_run, same_as}`; the text-in file also returns the
-    ids it made (`token_ids`).
+    latency, workers, texts_run, same_as, note}`; the text-in file also
+    returns the ids it made (`token_ids`).
     """
     workers = validation_workers(workers)
     runs = []
@@ -283,6 +283,12 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
                 return CheckedSignature(interpreter, signature, length, kind,
                                         meta["input_contract"])
 
+            def grow(count, interpreters=interpreters, file=file, runner=runner):
+                """`count` runners, loading interpreters of this file as needed."""
+                while len(interpreters) < count:
+                    interpreters.append(load_interpreter(artifact_dir, file))
+                return [runner(x) for x in interpreters[:count]]
+
             results = [None] * len(feeds)
             seconds = []
             # The latency calls run with nothing else in this process running.
@@ -296,10 +302,8 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
             derived = source_run is not None and position == 0 and source_run["ids"] is ids
             stop = min(len(feeds), DERIVED_SAMPLE_TEXTS) if derived else len(feeds)
             used = min(workers, stop - len(seconds))
-            while len(interpreters) < used:
-                interpreters.append(load_interpreter(artifact_dir, file))
             if used > 0:
-                _run_parallel([runner(x) for x in interpreters[:used]], feeds, results, stop)
+                _run_parallel(grow(used), feeds, results, stop)
             same_as, note = None, None
             if info.get("derived_from") and position == 0 and not derived:
                 note = (f"not the graph of its source {info['derived_from']} (operators, "
@@ -311,10 +315,7 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
             elif stop < len(feeds):  # not the same: every text, as for any file
                 note = (f"outputs differ from {source[0]}:{source[1]} on the first {stop} "
                         "texts: every text ran")
-                more = min(workers, len(feeds) - stop)
-                while len(interpreters) < more:
-                    interpreters.append(load_interpreter(artifact_dir, file))
-                _run_parallel([runner(x) for x in interpreters[:more]], feeds, results)
+                _run_parallel(grow(min(workers, len(feeds) - stop)), feeds, results)
                 stop = len(feeds)
             outputs = {k: np.concatenate([r[k] for r in results]) for k in results[0]}
             run = {

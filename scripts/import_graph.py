@@ -68,7 +68,7 @@ SAME_FLOOR_ORDER = [
     ["bench", "zoo.demo"],
     ["bench", "zoo"],  # bench/ imports `zoo` first: TensorFlow's environment
     ["zoo", "zoo.predict", "zoo.tasks"],
-    # export.runtime re-derives a mediapipe.tflite to check it (export/mediapipe.py).
+    # export.runtime asks export.mediapipe whether a mediapipe.tflite is its source's graph.
     ["export", "export.saved_model", "export.tflite", "export.validate", "export.runtime",
      "export.mediapipe", "export.tf1_worker", "export.manifest", "zoo.train"],
 ]
