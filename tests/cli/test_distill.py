@@ -53,6 +53,8 @@ def test_parser_and_errors(tmp_path, capsys):
     args = parser.parse_args(["distill", "--teacher", "t", "--data", "d", "--student-layers",
                               "3", "--layer-map", "0,2,4", "--out", "o"])
     assert args.layer_map == (0, 2, 4) and args.mode == "task" and args.strategy == "none"
+    # The optimizer flags zoo finetune takes, with its defaults.
+    assert (args.gradient_accumulation, args.warmup_fraction, args.weight_decay) == (1, 0.1, 0.01)
     with pytest.raises(SystemExit):
         parser.parse_args(["distill", "--teacher", "t", "--data", "d", "--student-layers",
                            "3", "--layer-map", "0,x", "--out", "o"])
@@ -63,6 +65,12 @@ def test_parser_and_errors(tmp_path, capsys):
     assert main(["distill", "--teacher", str(teacher), "--data", "d", "--student-layers", "2",
                  "--student-intermediate-dim", "17", "--out", str(tmp_path / "w")]) == 2
     assert "--student-intermediate-dim 17" in capsys.readouterr().err
+    for flag, value in (("--gradient-accumulation", "0"), ("--warmup-fraction", "1.5"),
+                        ("--weight-decay", "-0.1")):
+        assert main(["distill", "--teacher", str(teacher), "--data", "d", "--student-layers",
+                     "2", flag, value, "--out", str(tmp_path / "w")]) == 2
+        assert f"{flag} must be" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists(), "a refused run writes nothing"
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("")
     assert main(["distill", "--teacher", "t", "--data", "d", "--student-layers", "2",

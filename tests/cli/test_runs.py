@@ -63,3 +63,26 @@ def test_other_arguments_and_foreign_directories_are_refused(tmp_path):
     # A non-chief worker leaves that check to the chief (which writes args.json).
     assert training_output(foreign, _args(foreign), False, remove=False) == "resume"
     assert json.loads((out / "args.json").read_text())["arguments"]["epochs"] == 3
+
+
+def test_a_flag_added_since_the_run_started_resumes_at_its_default(tmp_path):
+    """A run started before `zoo distill` had --gradient-accumulation (its
+    args.json lacks it) resumes when the flag keeps its default, and is
+    refused when it is given another value."""
+    from zoo.cli import build_parser
+
+    out = tmp_path / "run"
+    command = ["distill", "--teacher", "t", "--data", "bbc", "--student-layers", "2",
+               "--out", str(out)]
+    args = build_parser().parse_args(command)
+    out.mkdir()
+    write_run_info(out, args)
+    info = json.loads((out / "args.json").read_text())
+    assert "parser" not in info["arguments"] and "func" not in info["arguments"]
+    del info["arguments"]["gradient_accumulation"]  # as an older zoo wrote it
+    (out / "args.json").write_text(json.dumps(info))
+    (out / "backup").mkdir()
+    assert training_output(out, args, False) == "resume"
+    other = build_parser().parse_args(command + ["--gradient-accumulation", "2"])
+    with pytest.raises(CliError, match="--gradient-accumulation None there, 2 now"):
+        training_output(out, other, False)

@@ -22,3 +22,37 @@ def test_cached_teacher_run_in_process(tmp_path):
     assert history["loss"][1] < history["loss"][0]
     assert summary["student_parameters"] < summary["teacher_parameters"]
     assert load_model_dir(tmp_path / "cached" / "model")[0].encoder.num_layers == 2
+
+
+def test_gradient_accumulation_of_2_batches_of_4_is_one_batch_of_8(tmp_path):
+    """`--gradient-accumulation 2` at batch 4 trains as batch 8: the same
+    updates, so the same student (no dropout; every text has the same
+    length, so token-averaged losses weigh the halves equally). Three
+    updates each: the epoch is capped at 24 examples, a multiple of 8."""
+    import keras
+
+    import zoo
+    from tests.distill.tiny import TOPICS, WORDS
+    from zoo.checkpoints import save_model_dir
+    from zoo.text.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])
+    keras.utils.set_random_seed(0)
+    encoder = zoo.BertEncoder(vocabulary_size=len(tokenizer.vocabulary), num_layers=4,
+                              num_heads=2, hidden_dim=8, intermediate_dim=16,
+                              max_sequence_length=16, dropout=0.0)
+    teacher = save_model_dir(zoo.Classifier(encoder, 3, labels=sorted(TOPICS), dropout=0.0),
+                             tmp_path / "teacher", tokenizer)
+    data = topic_data(tmp_path)
+    students = {}
+    for batch, accumulation in ((8, 1), (4, 2)):
+        config = DistillConfig(student_layers=2, layer_map=(1, 3), epochs=1, batch_size=batch,
+                               gradient_accumulation=accumulation, sequence_length=12,
+                               steps_per_epoch=24 // batch,
+                               learning_rate=1e-2, warmup_fraction=0.0, seed=3,
+                               run_eagerly=True, evaluate=False)
+        distill(teacher, data, tmp_path / f"b{batch}", config, verbose=0)
+        students[batch] = load_model_dir(tmp_path / f"b{batch}" / "model")[0].get_weights()
+    diff = max(float(np.abs(a - b).max()) for a, b in zip(students[8], students[4]))
+    print(f"\nbatch 8 vs 2 x 4 accumulated: max weight difference {diff:.1e}")
+    assert diff <= 1e-5

@@ -105,9 +105,22 @@ def test_fused_adam_step_is_keras_adams_step():
     ("epochs", -1, "--epochs must be a positive integer; received -1"),
     ("batch_size", 2.5, "--batch-size must be a positive integer; received 2.5"),
     ("learning_rate", 0, "--learning-rate must be > 0; received 0"),
+    ("warmup_fraction", 1.5, r"--warmup-fraction must be in \[0, 1\]; received 1.5"),
+    ("weight_decay", -0.1, "--weight-decay must be >= 0; received -0.1"),
+    ("steps_per_epoch", 0, "--steps-per-epoch must be a positive integer; received 0"),
+    ("gradient_accumulation", True, "--gradient-accumulation must be a positive integer"),
 ])
-def test_finetune_config_names_the_bad_field(field, value, message):
+def test_training_configs_name_the_bad_field(field, value, message):
+    """finetune, pretrain and distill refuse the same numbers the same way
+    (`check_training_numbers`), before anything is written."""
+    from zoo.distill.pipeline import DistillConfig, check_distill_inputs
     from zoo.train.finetune import FinetuneConfig
+    from zoo.train.pretrain import PretrainConfig
 
     with pytest.raises(ValueError, match=message):
         FinetuneConfig(**{field: value})
+    if field != "patience":
+        with pytest.raises(ValueError, match=message):
+            PretrainConfig(**{field: value})
+        with pytest.raises(ValueError, match=message):
+            check_distill_inputs("no-teacher", "bbc", DistillConfig(2, **{field: value}))

@@ -56,6 +56,10 @@ def build_parser():
 
     for command in COMMANDS:
         command.register(sub)
+    for sub_parser in sub.choices.values():
+        # Its defaults, for `runs.training_output` (a run resumed after a
+        # flag was added had that flag's default).
+        sub_parser.set_defaults(parser=sub_parser)
     return parser
 
 

@@ -14,6 +14,8 @@ import json
 import pathlib
 
 from zoo.cli.runs import (
+    ACCUMULATION_HELP,
+    BATCH_HELP,
     DATA_HELP,
     FORCE_HELP,
     CliError,
@@ -54,7 +56,8 @@ def run(args):
         student_intermediate_dim=args.student_intermediate_dim,
         mode=args.mode, epochs=args.epochs, batch_size=args.batch_size,
         sequence_length=args.sequence_length, max_predictions=args.max_predictions,
-        learning_rate=args.learning_rate,
+        learning_rate=args.learning_rate, warmup_fraction=args.warmup_fraction,
+        weight_decay=args.weight_decay, gradient_accumulation=args.gradient_accumulation,
         temperature=args.temperature, soft_weight=args.soft_weight,
         hard_weight=args.hard_weight, cosine_weight=args.cosine_weight,
         hidden_weight=args.hidden_weight, attention_weight=args.attention_weight,
@@ -128,11 +131,15 @@ def register(subparsers):
     p.add_argument("--tpu", default=None, help=multiworker.TPU_HELP)
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=16, help="global batch")
+    p.add_argument("--batch-size", type=int, default=16, help=BATCH_HELP)
+    p.add_argument("--gradient-accumulation", type=int, default=1, metavar="N",
+                   help=ACCUMULATION_HELP)
     p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
     p.add_argument("--max-predictions", type=int, default=20,
                    help="masked positions per sequence (--mode general)")
     p.add_argument("--learning-rate", type=float, default=5e-5)
+    p.add_argument("--warmup-fraction", type=float, default=0.1)
+    p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--temperature", type=float, default=2.0)
     p.add_argument("--soft-weight", type=float, default=5.0)
     p.add_argument("--hard-weight", type=float, default=2.0)

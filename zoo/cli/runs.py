@@ -30,9 +30,13 @@ ACCUMULATION_HELP = ("average the gradients of N steps into one update: N x --ba
 
 def plain_arguments(args):
     """The command's arguments as args.json stores them (paths as strings)."""
-    values = {k: (str(v) if isinstance(v, pathlib.Path) else v)
-              for k, v in vars(args).items() if k != "func"}
-    return json.loads(json.dumps(values, default=str))
+    return {k: _plain(v) for k, v in vars(args).items() if k not in ("func", "parser")}
+
+
+def _plain(value):
+    """A value as args.json stores it (paths as strings, tuples as lists)."""
+    return json.loads(json.dumps(str(value) if isinstance(value, pathlib.Path) else value,
+                                 default=str))
 
 
 def run_info(args):
@@ -103,8 +107,16 @@ def training_output(out, args, force, *, remove=True):
     saved = read_json_object(out / "args.json", "pass --force to start over").get(
         "arguments", {})
     now = plain_arguments(args)
-    changed = sorted(k for k in set(saved) | set(now)
-                     if k not in _RESUME_FREE_ARGUMENTS and saved.get(k) != now.get(k))
+    parser = getattr(args, "parser", None)
+
+    def unchanged(k):
+        if k in _RESUME_FREE_ARGUMENTS or saved.get(k) == now.get(k):
+            return True
+        # A flag added after that run was started: the run had its default.
+        return (k not in saved and parser is not None
+                and now.get(k) == _plain(parser.get_default(k)))
+
+    changed = sorted(k for k in set(saved) | set(now) if not unchanged(k))
     if changed:
         listed = "; ".join(f"--{k.replace('_', '-')} {saved.get(k)!r} there, {now.get(k)!r} now"
                            for k in changed)

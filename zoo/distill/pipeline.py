@@ -38,7 +38,7 @@ from zoo.train import data as task_data
 from zoo.train import distribute as multiworker
 from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile
 from zoo.train.finetune import FinetuneConfig, build_datasets, evaluate_model
-from zoo.train.optimization import make_adamw
+from zoo.train.optimization import check_training_numbers, make_adamw
 from zoo.train.pretrain import corpus_documents
 from zoo.utils.atomic import atomic_file
 
@@ -60,6 +60,7 @@ class DistillConfig:
     learning_rate: float = 5e-5
     warmup_fraction: float = 0.1
     weight_decay: float = 0.01
+    gradient_accumulation: int = 1  # steps whose gradients make one update
     temperature: float = 2.0
     soft_weight: float = 5.0
     hard_weight: float = 2.0
@@ -98,6 +99,8 @@ def check_distill_inputs(teacher_dir, data, config):
     it, the sequence length is within its maximum, and the data reads."""
     if config.mode not in MODES:
         raise ValueError(f"--mode {config.mode!r}: expected one of {', '.join(MODES)}.")
+    check_training_numbers(config, ("epochs", "batch_size", "sequence_length",
+                                    "max_predictions", "gradient_accumulation"))
     multiworker.check_strategy(config.strategy, config.tpu)
     try:
         meta = read_model_dir_meta(teacher_dir)
@@ -212,7 +215,8 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             attention_weight=config.attention_weight, layer_map=config.layer_map)
         distiller.compile(
             optimizer=make_adamw(student, config.learning_rate, steps * config.epochs,
-                                 config.warmup_fraction, config.weight_decay),
+                                 config.warmup_fraction, config.weight_decay,
+                                 gradient_accumulation=config.gradient_accumulation),
             run_eagerly=config.run_eagerly)
         # Optimizer variables exist before fit so BackupAndRestore can
         # restore into them on a resumed run.

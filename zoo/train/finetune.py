@@ -49,7 +49,7 @@ from zoo.train.callbacks import (
     Throughput,
     ValidationCorrelation,
 )
-from zoo.train.optimization import build_for_fit, make_adamw
+from zoo.train.optimization import build_for_fit, check_training_numbers, make_adamw
 from zoo.utils.atomic import atomic_file
 
 # Heads that do not read the pooler (mean / [CLS] pooling, tagging, QA) leave
@@ -79,14 +79,8 @@ class FinetuneConfig:
     gradient_accumulation: int = 1  # steps whose gradients make one update
 
     def __post_init__(self):
-        for name in ("epochs", "batch_size", "sequence_length", "doc_stride", "max_windows",
-                     "patience", "gradient_accumulation"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be a positive integer; "
-                                 f"received {value!r}.")
-        if self.learning_rate <= 0:
-            raise ValueError(f"--learning-rate must be > 0; received {self.learning_rate}.")
+        check_training_numbers(self, ("epochs", "batch_size", "sequence_length", "doc_stride",
+                                      "max_windows", "patience", "gradient_accumulation"))
         if self.mixed_precision not in (None, "mixed_float16", "mixed_bfloat16"):
             raise ValueError(
                 f"--mixed-precision {self.mixed_precision!r}: expected mixed_float16 or "

@@ -13,6 +13,29 @@ from zoo.utils.schedules import AdamW, WarmupLinearDecay
 NO_DECAY = ("layer_norm", "LayerNorm", "bias", "beta", "gamma")
 
 
+def check_training_numbers(config, integers=("epochs", "batch_size", "sequence_length",
+                                             "gradient_accumulation")):
+    """Refuse a training run's numbers before anything is written: each of
+    `integers` (and `steps_per_epoch`, when set) a positive integer, a
+    learning rate > 0, a warmup fraction in [0, 1] and a weight decay >= 0.
+    The error names the flag and the value received."""
+    for name in (*integers, "steps_per_epoch"):
+        value = getattr(config, name, None)
+        if value is None and name == "steps_per_epoch":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be a positive integer; "
+                             f"received {value!r}.")
+    checks = (("learning_rate", lambda v: v > 0, "> 0"),
+              ("warmup_fraction", lambda v: 0 <= v <= 1, "in [0, 1]"),
+              ("weight_decay", lambda v: v >= 0, ">= 0"))
+    for name, ok, expected in checks:
+        value = getattr(config, name, None)
+        if value is not None and not ok(value):
+            raise ValueError(f"--{name.replace('_', '-')} must be {expected}; "
+                             f"received {value!r}.")
+
+
 def make_adamw(
     model,
     learning_rate,

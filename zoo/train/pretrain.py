@@ -48,7 +48,7 @@ from zoo.text.pretraining import (
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.train import distribute
 from zoo.train.callbacks import EpochCounter, HistoryFile, Throughput
-from zoo.train.optimization import build_for_fit, make_adamw
+from zoo.train.optimization import build_for_fit, check_training_numbers, make_adamw
 from zoo.utils.atomic import atomic_file
 
 # Each recipe's defaults over PretrainConfig's (which are the BERT recipe,
@@ -96,6 +96,11 @@ class PretrainConfig:
     def __post_init__(self):
         if self.recipe not in RECIPES:
             raise ValueError(f"--recipe {self.recipe!r}: expected one of {', '.join(RECIPES)}.")
+        check_training_numbers(self, ("epochs", "batch_size", "sequence_length",
+                                      "max_predictions", "eval_batches",
+                                      "gradient_accumulation"))
+        if not 0 < self.beta_2 < 1:
+            raise ValueError(f"--beta-2 must be in (0, 1); received {self.beta_2!r}.")
         task = pretraining_objective(self.objective, self.masking, self.packing,
                                      nsp=self.nsp, whole_word=self.whole_word)
         self.objective, self.masking, self.packing = task.name, task.masking, task.packing
