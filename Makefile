@@ -5,11 +5,12 @@
 #   make setup-test  setup plus the `test` and `garden` extras (the oracles:
 #                torch, transformers, keras-hub, Model Garden; ruff, pytest)
 #   make mediapipe-venv  .venv-mediapipe/ with MediaPipe Tasks (tests only)
-#   make test    setup, ruff, the house check, then the test suite except `full`
-#                tests (what CI runs)
+#   make test    setup (+ the test extras and .venv-mediapipe), ruff, the house check,
+#                the test suite except `full` tests, then `make android-test` (what CI
+#                runs)
 #   make demo    setup, then the main job on the real default checkpoint
 #   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
-#   make test-full     the opt-in full-recipe checks (`-m full`, ~10 min each)
+#   make test-full     the opt-in full-recipe checks (`-m full`, 10-25 min each)
 #   make lint    ruff over the sources, and the house check (scripts/import_graph.py)
 #   make bench   the project against keras-hub, HF torch, ONNX Runtime and LiteRT in one
 #                run (bench/peers.py; BENCH_ARGS=--quick for a few minutes); writes

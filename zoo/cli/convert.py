@@ -44,12 +44,13 @@ def run(args):
 def register(subparsers):
     p = subparsers.add_parser(
         "convert",
-        help="turn a checkpoint (HF, google-research TF1, zoo) into a model directory",
+        help="turn a checkpoint (HF, google-research TF1, Model Garden, zoo) into a model directory",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Read an HF BertModel, DistilBertModel or AlbertModel directory "
         "(config.json + model.safetensors; sentence-transformers layout too), a "
         "google-research BERT "
-        "release (bert_config.json + bert_model.ckpt.*) or a zoo model directory, and "
+        "release (bert_config.json + bert_model.ckpt.*), a TF Model Garden BertEncoder "
+        "checkpoint (the garden extra) or a zoo model directory, and "
         "write it as a zoo model directory (model.keras, vocab.txt, zoo_model.json), or "
         "as HF / TF1 files with --to. --to hf writes BERT encoders as BertModel and "
         "DistilBERT-style students (zoo distill) as DistilBertModel, ALBERT encoders as "

@@ -80,7 +80,7 @@ def register(subparsers):
             """
             zoo finetune --model models/minilm --data bbc --task classify --out runs/bbc
             # long texts: train on up to 4 windows each, predict by their mean
-            # (BBC News: 97.2-97.7% test accuracy, ~10 min on 2 cores)
+            # (BBC News: 97.2-97.7% test accuracy, 10-25 min on 2 cores)
             zoo finetune --model models/minilm --data bbc --task classify --pooling mean \\
                 --max-windows 4 --epochs 2 --out runs/bbc_windows
             zoo finetune --model models/bert_base --data ner/ --task tag --out runs/ner
