@@ -15,6 +15,12 @@ exported from the same torch weights) and LiteRT (the project's own
   `fit`, a PyTorch loop and keras-hub's `fit`: the median of 3 rounds (2
   with `--quick`), each engine in a fresh process per round, the order
   rotated between rounds;
+- distillation examples/s, the same way: the frozen MiniLM teacher into a
+  2-layer student from its layers 0 and 3 with DistilBERT's losses, the
+  project's `Distiller.fit` against a PyTorch loop (its student keeps
+  BERT's layout with the teacher's layers 0 and 3 copied in; the project's
+  is DistilBERT-style, without segment embeddings and pooler: the same two
+  layers of compute);
 - text-in serving texts/s through the project's SavedModel at batch
   1 / 8 / 32 on whole BBC articles;
 - every `.tflite` mode the project exports (batch 1, 1 thread).
@@ -54,6 +60,7 @@ from ai_edge_litert import interpreter as litert
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from zoo.checkpoints import load_checkpoint
+from zoo.distill import Distiller, make_student
 from zoo.models import BertEncoder, Classifier
 from zoo.text.corpora import minilm_checkpoint_dir
 from zoo.text.readers import calibration_and_validation, read_data
@@ -269,6 +276,20 @@ def build_artifacts(name, work, tflite):
 # --- fine-tuning and serving ----------------------------------------------------
 
 
+class _Clock(keras.callbacks.Callback):
+    """The wall time of every training step `fit` runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.times = []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.t0 = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.times.append(time.perf_counter() - self.t0)
+
+
 def finetune_worker(engine, steps):
     """Examples/s of `steps` training steps (after 2 warm-up steps) of MiniLM
     + a 5-way head, batch 16 x 128, AdamW, in this process."""
@@ -302,16 +323,7 @@ def finetune_worker(engine, steps):
         return batch * steps / sum(times[2:])
 
     tf.config.threading.set_intra_op_parallelism_threads(2)
-
-    class Clock(keras.callbacks.Callback):
-        def on_train_batch_begin(self, b, logs=None):
-            self.t0 = time.perf_counter()
-
-        def on_train_batch_end(self, b, logs=None):
-            self.times.append(time.perf_counter() - self.t0)
-
-    clock = Clock()
-    clock.times = []
+    clock = _Clock()
     x = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
     if engine == "project":
 
@@ -331,6 +343,76 @@ def finetune_worker(engine, steps):
         model.compile(optimizer=keras.optimizers.AdamW(5e-5),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         model.fit(x, labels, batch_size=batch, epochs=1, shuffle=False, verbose=0,
+                  callbacks=[clock])
+    return batch * steps / sum(clock.times[2:])
+
+
+def distill_worker(engine, steps):
+    """Examples/s of `steps` distillation steps (after 2 warm-up steps):
+    MiniLM + a 5-way head as the frozen teacher, a 2-layer student from its
+    layers 0 and 3, DistilBERT's losses (soft targets at T=2 x5, hard x2,
+    last-hidden-state cosine x1), AdamW, clipnorm 1, batch 16 x 128."""
+
+    batch, temperature = 16, 2.0
+    ids = _ids(batch * (steps + 2), seed=2)
+    labels = np.random.default_rng(1).integers(0, 5, len(ids))
+    if engine == "HF torch":
+        # The test extra's PyTorch: a peer, not a runtime dependency.
+        import torch
+        import torch.nn.functional as F
+        import transformers
+
+        torch.set_num_threads(2)
+        teacher = transformers.BertForSequenceClassification.from_pretrained(
+            minilm_checkpoint_dir(), num_labels=5, attn_implementation="eager")
+        teacher.eval()
+        config = transformers.BertConfig.from_dict(teacher.config.to_dict())
+        config.num_hidden_layers = 2
+        student = transformers.BertForSequenceClassification(config)
+        picked = {0: 0, 3: 1}  # teacher layer -> student layer, as make_student's (0, 3)
+        state = {}
+        for key, value in teacher.state_dict().items():
+            if ".layer." in key:
+                index = int(key.split(".layer.")[1].split(".")[0])
+                if index not in picked:
+                    continue
+                key = key.replace(f".layer.{index}.", f".layer.{picked[index]}.")
+            state[key] = value
+        student.load_state_dict(state)
+        student.train()
+        opt = torch.optim.AdamW(student.parameters(), lr=5e-5)
+        mask = torch.ones(batch, LENGTH, dtype=torch.int64)
+        times = []
+        for i in range(steps + 2):
+            t0 = time.perf_counter()
+            b = slice(i * batch, (i + 1) * batch)
+            x = torch.from_numpy(ids[b].astype("int64"))
+            with torch.no_grad():
+                t = teacher(input_ids=x, attention_mask=mask, output_hidden_states=True)
+            s = student(input_ids=x, attention_mask=mask, output_hidden_states=True)
+            soft = F.kl_div(F.log_softmax(s.logits / temperature, -1),
+                            F.softmax(t.logits / temperature, -1),
+                            reduction="batchmean") * temperature ** 2
+            hard = F.cross_entropy(s.logits, torch.from_numpy(labels[b]))
+            cosine = (1 - F.cosine_similarity(t.hidden_states[-1], s.hidden_states[-1],
+                                              dim=-1)).mean()
+            (5 * soft + 2 * hard + cosine).backward()
+            torch.nn.utils.clip_grad_norm_(student.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad()
+            times.append(time.perf_counter() - t0)
+        return batch * steps / sum(times[2:])
+
+    tf.config.threading.set_intra_op_parallelism_threads(2)
+    clock = _Clock()
+    encoder, _ = load_checkpoint(minilm_checkpoint_dir())
+    teacher = Classifier(encoder, 5, pooling="cls")
+    student = make_student(teacher, 2, layer_map=(0, 3))
+    distiller = Distiller(teacher, student, layer_map=(0, 3))
+    distiller.compile(optimizer=make_adamw(student, 5e-5, steps + 2))
+    distiller.optimizer.build(distiller._student_variables())  # as `zoo distill` does
+    x = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
+    distiller.fit(x, {"logits": labels}, batch_size=batch, epochs=1, shuffle=False, verbose=0,
                   callbacks=[clock])
     return batch * steps / sum(clock.times[2:])
 
@@ -360,6 +442,8 @@ def _child(args):
         result = latency_worker(args.encoder, work, args.threads, args.rounds)
     elif args.child == "finetune":
         result = finetune_worker(args.engine, args.steps)
+    elif args.child == "distill":
+        result = distill_worker(args.engine, args.steps)
     elif args.child == "serving":
         result = serving_worker(work, args.rounds)
     else:
@@ -481,26 +565,28 @@ def main():
             print(f"{name}: encoder latency, {threads} thread(s)", flush=True)
             rows += _run_child("--child", "latency", "--encoder", name, "--work", str(work),
                                "--threads", str(threads), "--rounds", str(rounds))
-    # Fine-tuning: each engine in a fresh process per round, the engines'
+    # Training rows: each engine in a fresh process per round, the engines'
     # order rotated every round, the median round reported: one process per
     # engine in turn put load swings into the ratio (1.18-1.31x across runs).
-    engines = ["project", "HF torch", "keras-hub"]
-    finetune = {engine: [] for engine in engines}
-    load = _load()
-    finetune_rounds = 2 if args.quick else 3
-    for r in range(finetune_rounds):
-        for engine in engines[r % 3:] + engines[:r % 3]:
-            print(f"fine-tuning: {engine}, round {r + 1} of {finetune_rounds}", flush=True)
-            finetune[engine].append(_run_child(
-                "--child", "finetune", "--engine", engine, "--work", str(work),
-                "--steps", "6" if args.quick else "12"))
-    rows.append({"row": "MiniLM fine-tuning, batch 16 x 128, 2 threads", "unit": "examples/s",
-                 "lower_is_better": False,
-                 "values": {e: float(np.median(v)) for e, v in finetune.items()},
-                 "rounds": finetune, "load": [load, _load()],
-                 "note": f"median of {finetune_rounds} rounds, a fresh process per engine and "
-                         "round; ranges: " + ", ".join(
-                             f"{e} {min(v):.2f}-{max(v):.2f}" for e, v in finetune.items())})
+    training_rounds = 2 if args.quick else 3
+    for child, title, engines in (
+            ("finetune", "MiniLM fine-tuning", ["project", "HF torch", "keras-hub"]),
+            ("distill", "MiniLM -> 2-layer student distillation", ["project", "HF torch"])):
+        rates = {engine: [] for engine in engines}
+        load = _load()
+        for r in range(training_rounds):
+            for engine in engines[r % len(engines):] + engines[:r % len(engines)]:
+                print(f"{child}: {engine}, round {r + 1} of {training_rounds}", flush=True)
+                rates[engine].append(_run_child(
+                    "--child", child, "--engine", engine, "--work", str(work),
+                    "--steps", "6" if args.quick else "12"))
+        rows.append({"row": f"{title}, batch 16 x 128, 2 threads", "unit": "examples/s",
+                     "lower_is_better": False,
+                     "values": {e: float(np.median(v)) for e, v in rates.items()},
+                     "rounds": rates, "load": [load, _load()],
+                     "note": f"median of {training_rounds} rounds, a fresh process per engine "
+                             "and round; ranges: " + ", ".join(
+                                 f"{e} {min(v):.2f}-{max(v):.2f}" for e, v in rates.items())})
     print("text-in serving", flush=True)
     load = _load()
     serving = _run_child("--child", "serving", "--work", str(work), "--rounds",
