@@ -290,6 +290,37 @@ class _Clock(keras.callbacks.Callback):
         self.times.append(time.perf_counter() - self.t0)
 
 
+def _hf_minilm_classifier():
+    """HF transformers' MiniLM + a 5-way head on PyTorch, 2 threads."""
+    # The test extra's PyTorch: a peer, not a runtime dependency.
+    import torch
+    import transformers
+
+    torch.set_num_threads(2)
+    return transformers.BertForSequenceClassification.from_pretrained(
+        minilm_checkpoint_dir(), num_labels=5, attn_implementation="eager")
+
+
+def _torch_train_rate(parameters, loss_of, batch, steps):
+    """Examples/s of `steps` PyTorch AdamW steps (lr 5e-5, gradients clipped
+    to norm 1) after 2 warm-up steps; `loss_of(b)` is the loss of the
+    examples in slice `b`."""
+    # The test extra's PyTorch: a peer, not a runtime dependency.
+    import torch
+
+    parameters = list(parameters)
+    opt = torch.optim.AdamW(parameters, lr=5e-5)
+    times = []
+    for i in range(steps + 2):
+        t0 = time.perf_counter()
+        loss_of(slice(i * batch, (i + 1) * batch)).backward()
+        torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+        opt.step()
+        opt.zero_grad()
+        times.append(time.perf_counter() - t0)
+    return batch * steps / sum(times[2:])
+
+
 def finetune_worker(engine, steps):
     """Examples/s of `steps` training steps (after 2 warm-up steps) of MiniLM
     + a 5-way head, batch 16 x 128, AdamW, in this process."""
@@ -300,27 +331,14 @@ def finetune_worker(engine, steps):
     if engine == "HF torch":
         # The test extra's PyTorch: a peer, not a runtime dependency.
         import torch
-        import transformers
 
-
-        torch.set_num_threads(2)
-        model = transformers.BertForSequenceClassification.from_pretrained(
-            minilm_checkpoint_dir(), num_labels=5, attn_implementation="eager")
+        model = _hf_minilm_classifier()
         model.train()
-        opt = torch.optim.AdamW(model.parameters(), lr=5e-5)
-        times = []
-        for i in range(steps + 2):
-            t0 = time.perf_counter()
-            b = slice(i * batch, (i + 1) * batch)
-            out = model(input_ids=torch.from_numpy(ids[b].astype("int64")),
-                        attention_mask=torch.ones(batch, LENGTH, dtype=torch.int64),
-                        labels=torch.from_numpy(labels[b]))
-            out.loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            opt.zero_grad()
-            times.append(time.perf_counter() - t0)
-        return batch * steps / sum(times[2:])
+        mask = torch.ones(batch, LENGTH, dtype=torch.int64)
+        return _torch_train_rate(
+            model.parameters(), lambda b: model(
+                input_ids=torch.from_numpy(ids[b].astype("int64")), attention_mask=mask,
+                labels=torch.from_numpy(labels[b])).loss, batch, steps)
 
     tf.config.threading.set_intra_op_parallelism_threads(2)
     clock = _Clock()
@@ -362,9 +380,7 @@ def distill_worker(engine, steps):
         import torch.nn.functional as F
         import transformers
 
-        torch.set_num_threads(2)
-        teacher = transformers.BertForSequenceClassification.from_pretrained(
-            minilm_checkpoint_dir(), num_labels=5, attn_implementation="eager")
+        teacher = _hf_minilm_classifier()
         teacher.eval()
         config = transformers.BertConfig.from_dict(teacher.config.to_dict())
         config.num_hidden_layers = 2
@@ -380,12 +396,9 @@ def distill_worker(engine, steps):
             state[key] = value
         student.load_state_dict(state)
         student.train()
-        opt = torch.optim.AdamW(student.parameters(), lr=5e-5)
         mask = torch.ones(batch, LENGTH, dtype=torch.int64)
-        times = []
-        for i in range(steps + 2):
-            t0 = time.perf_counter()
-            b = slice(i * batch, (i + 1) * batch)
+
+        def loss_of(b):
             x = torch.from_numpy(ids[b].astype("int64"))
             with torch.no_grad():
                 t = teacher(input_ids=x, attention_mask=mask, output_hidden_states=True)
@@ -396,12 +409,9 @@ def distill_worker(engine, steps):
             hard = F.cross_entropy(s.logits, torch.from_numpy(labels[b]))
             cosine = (1 - F.cosine_similarity(t.hidden_states[-1], s.hidden_states[-1],
                                               dim=-1)).mean()
-            (5 * soft + 2 * hard + cosine).backward()
-            torch.nn.utils.clip_grad_norm_(student.parameters(), 1.0)
-            opt.step()
-            opt.zero_grad()
-            times.append(time.perf_counter() - t0)
-        return batch * steps / sum(times[2:])
+            return 5 * soft + 2 * hard + cosine
+
+        return _torch_train_rate(student.parameters(), loss_of, batch, steps)
 
     tf.config.threading.set_intra_op_parallelism_threads(2)
     clock = _Clock()
