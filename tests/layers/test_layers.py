@@ -153,3 +153,63 @@ def test_projection_under_mixed_precision_and_bad_arguments():
         Projection(4, activation="relu")
     with pytest.raises(ValueError, match="activation='swish'"):
         TransformerEncoderBlock(2, H, 16, activation="swish")
+
+
+def test_training_gelu_matches_tensorflows_values_and_gradients():
+    """`Projection` trains with `gelu_for_training` (erf form, hand-written
+    gradient): its values and gradients equal `tf.nn.gelu`'s, in float32
+    and bfloat16, and the training graph has `Erf`, not `Erfc`."""
+    import tensorflow as tf
+
+    from zoo.layers.projection import Projection, gelu_for_training
+
+    x = tf.constant(np.linspace(-9.0, 9.0, 4001, dtype="float32"))
+    upstream = tf.constant(np.random.default_rng(0).normal(size=x.shape).astype("float32"))
+    for dtype, atol, rtol in (("float32", 2e-6, 0), ("bfloat16", 1e-2, 1 / 64)):  # 1 bf16 ulp
+        xd, ud = tf.cast(x, dtype), tf.cast(upstream, dtype)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(xd)
+            got, want = gelu_for_training(xd), tf.nn.gelu(xd, approximate=False)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(tf.cast(got, "float32"), tf.cast(want, "float32"), atol=atol,
+                                   rtol=rtol)
+        np.testing.assert_allclose(
+            tf.cast(tape.gradient(got, xd, ud), "float32"),
+            tf.cast(tape.gradient(want, xd, ud), "float32"), atol=atol, rtol=rtol)
+    layer, h = Projection(6, gelu="gelu"), _x()
+    layer(h)
+    np.testing.assert_allclose(layer(h, training=True), layer(h, training=False), atol=1e-6)
+    ops = {op.type for op in tf.function(lambda t: layer(t, training=True)).get_concrete_function(
+        tf.TensorSpec(h.shape)).graph.get_operations()}
+    assert "Erf" in ops and "Erfc" not in ops
+
+
+def test_dropout_draws_16_bits_keeps_the_expectation_and_its_seed():
+    """`zoo.layers.dropout.Dropout`: drops `rate` of the elements (to 1e-3
+    over 1.6M), scales kept ones so the mean is kept, is the identity at
+    inference, reproduces from its seed, draws from the 32-bit Philox ints
+    (not floats), and falls back to Keras's dropout for `noise_shape` and odd
+    widths."""
+    import tensorflow as tf
+
+    from zoo.layers.dropout import Dropout
+
+    x = tf.ones((16, 4, 128, 196))
+    layer = Dropout(0.1, seed=7)
+    y = np.asarray(layer(x, training=True))
+    kept = y != 0
+    assert abs(1 - kept.mean() - 0.1) < 1e-3
+    np.testing.assert_allclose(y[kept], 65536 / (65536 - 6554), rtol=1e-6)
+    assert abs(y.mean() - 1) < 3e-3
+    assert not np.array_equal(y, np.asarray(layer(x, training=True)))  # a new mask each call
+    np.testing.assert_array_equal(y, np.asarray(Dropout(0.1, seed=7)(x, training=True)))
+    np.testing.assert_array_equal(np.asarray(layer(x)), np.asarray(x))
+    graph = tf.function(lambda t: layer(t, training=True)).get_concrete_function(
+        tf.TensorSpec(x.shape)).graph
+    types = {op.type for op in graph.get_operations()}
+    assert "StatelessRandomUniformFullIntV2" in types and "StatelessRandomUniformV2" not in types
+    odd = Dropout(0.5, seed=1)(tf.ones((64, 33)), training=True)
+    assert set(np.unique(np.asarray(odd))) == {0.0, 2.0}
+    shared = np.asarray(Dropout(0.5, noise_shape=(64, 1), seed=1)(tf.ones((64, 8)), training=True))
+    assert (shared == shared[:, :1]).all()
+    assert keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer)).rate == 0.1

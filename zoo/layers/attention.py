@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from zoo.layers.dropout import Dropout
 from zoo.layers.projection import Projection
 
 
@@ -58,7 +59,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.key_dense = dense("key")
         self.value_dense = dense("value")
         self.output_dense = dense("output")
-        self.probs_dropout = keras.layers.Dropout(
+        self.probs_dropout = Dropout(
             dropout, dtype=self.dtype_policy, name="probs_dropout"
         )
 

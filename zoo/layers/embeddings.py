@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.layers.dropout import Dropout
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class BertEmbeddings(keras.layers.Layer):
@@ -66,7 +68,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
-        self.dropout_layer = keras.layers.Dropout(
+        self.dropout_layer = Dropout(
             dropout, dtype=self.dtype_policy, name="dropout"
         )
 

@@ -18,6 +18,28 @@ def gelu(x, activation="gelu"):
     return keras.activations.gelu(x, approximate=GELU_FORMS[check_gelu(activation)])
 
 
+@tf.custom_gradient
+def gelu_for_training(x):
+    """Exact (erf) GELU, `x * Phi(x)`, with a hand-written gradient,
+    `Phi(x) + x * phi(x)`, reusing the forward pass's `Phi(x)`.
+
+    TensorFlow's `tf.nn.gelu` is written with `erfc`, which Eigen evaluates
+    ~1.5x slower than `erf`, and its gradient is derived op by op through
+    `erfc`'s (Neg, Square, Exp and five products over the `[tokens,
+    intermediate]` activation). Forward and backward here take 21 ms
+    against 30 ms on a `[2048, 1536]` activation, 2 threads; outputs equal
+    `tf.nn.gelu` to 7.2e-7 and gradients to 9.5e-7 (BUILD_NOTES, "`make
+    bench` and speed"). `Projection` uses it while training; inference keeps
+    `tf.nn.gelu`, which oneDNN fuses into the product.
+    """
+    cdf = 0.5 * (1.0 + tf.math.erf(x * 0.7071067811865476))
+
+    def grad(upstream):
+        return upstream * (cdf + x * (0.3989422804014327 * tf.exp(-0.5 * tf.square(x))))
+
+    return x * cdf, grad
+
+
 @keras.saving.register_keras_serializable(package="zoo")
 class Projection(keras.layers.Dense):
     """`keras.layers.Dense` whose TensorFlow graph is `Reshape -> MatMul ->
@@ -62,7 +84,9 @@ class Projection(keras.layers.Dense):
         y = tf.matmul(flat, kernel)
         if self.use_bias:
             y = tf.nn.bias_add(y, tf.cast(tf.convert_to_tensor(self.bias), y.dtype))
-        if self.gelu is not None:
+        if self.gelu == "gelu" and training:
+            y = gelu_for_training(y)
+        elif self.gelu is not None:
             y = gelu(y, self.gelu)  # on the 2-D product, where oneDNN fuses it
         if rank == 2:
             return y

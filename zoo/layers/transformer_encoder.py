@@ -3,6 +3,7 @@
 import keras
 
 from zoo.layers.attention import MultiHeadSelfAttention
+from zoo.layers.dropout import Dropout
 from zoo.layers.projection import GELU_FORMS, Projection, check_gelu, gelu
 
 __all__ = ["GELU_FORMS", "TransformerEncoderBlock", "gelu"]
@@ -55,7 +56,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             dtype=policy,
             name="attention",
         )
-        self.attention_dropout = keras.layers.Dropout(
+        self.attention_dropout = Dropout(
             dropout, dtype=policy, name="attention_dropout"
         )
         self.attention_layer_norm = keras.layers.LayerNormalization(
@@ -72,7 +73,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.output_dense = Projection(
             hidden_dim, kernel_initializer=init(), dtype=policy, name="output_dense"
         )
-        self.output_dropout = keras.layers.Dropout(
+        self.output_dropout = Dropout(
             dropout, dtype=policy, name="output_dropout"
         )
         self.output_layer_norm = keras.layers.LayerNormalization(
@@ -92,7 +93,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         x = self.attention_layer_norm(
             x + self.attention_dropout(attended, training=training)
         )
-        h = self.intermediate_dense(x)  # GELU applied inside
+        h = self.intermediate_dense(x, training=training)  # GELU applied inside
         h = self.output_dropout(self.output_dense(h), training=training)
         return self.output_layer_norm(x + h), probs
 

@@ -2,6 +2,7 @@
 
 import keras
 
+from zoo.layers.dropout import Dropout
 from zoo.models.bert_encoder import padding_mean
 from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
@@ -68,7 +69,7 @@ class Classifier(EncoderTask):
             )
         # === Layers ===
         self.encoder = encoder
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dropout = Dropout(dropout, name="output_dropout")
         self.output_dense = keras.layers.Dense(
             num_classes,
             kernel_initializer=keras.initializers.TruncatedNormal(

@@ -3,6 +3,7 @@ sentence-pair similarity)."""
 
 import keras
 
+from zoo.layers.dropout import Dropout
 from zoo.models.classifier import pool, resolve_pooling
 from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
@@ -29,7 +30,7 @@ class Regressor(EncoderTask):
         resolved = resolve_pooling(encoder, pooling, "Regressor")
         # === Layers ===
         self.encoder = encoder
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dropout = Dropout(dropout, name="output_dropout")
         self.output_dense = keras.layers.Dense(
             1,
             kernel_initializer=keras.initializers.TruncatedNormal(

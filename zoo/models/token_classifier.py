@@ -2,6 +2,7 @@
 
 import keras
 
+from zoo.layers.dropout import Dropout
 from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
 
@@ -21,7 +22,7 @@ class TokenClassifier(EncoderTask):
                 f"num_classes={num_classes}; pass one name per class."
             )
         self.encoder = encoder
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dropout = Dropout(dropout, name="output_dropout")
         self.output_dense = keras.layers.Dense(
             num_classes,
             kernel_initializer=keras.initializers.TruncatedNormal(
