@@ -104,10 +104,19 @@ def test_classifier_text_equals_ids(max_windows):
 
 
 def test_fit_forms_agree_and_learn():
+    """The three forms of `fit` give the same model, and the fit learned: the
+    loss on the training texts, measured without dropout, fell (48 texts, 12
+    steps at a peak learning rate of 1e-3; at the default 5e-5 a tiny random
+    model barely moves in 12 steps and the epoch losses differed only by
+    dropout's noise)."""
     texts, labels = _data()
+    untrained = _classifier()
+    untrained.compile(learning_rate=1e-3)
+    before = untrained.evaluate(texts, labels, return_dict=True, verbose=0)["loss"]
     runs = {}
     for form in ("names", "indices", "batched_dataset"):
         model = _classifier()
+        model.compile(learning_rate=1e-3)
         if form == "names":
             history = model.fit(texts, labels, epochs=2, batch_size=8, verbose=0,
                                 validation_data=(texts[:12], labels[:12]))
@@ -125,13 +134,15 @@ def test_fit_forms_agree_and_learn():
             val = tf.data.Dataset.from_tensor_slices((texts[:12], labels[:12]))
             history = model.fit(ds, epochs=2, batch_size=8, verbose=0, validation_data=val)
         runs[form] = (model.predict(texts), history.history)
+        if form == "names":
+            after = model.evaluate(texts, labels, return_dict=True, verbose=0)["loss"]
     reference, history = runs["names"]
     for form, (probabilities, other) in runs.items():
         assert np.abs(probabilities - reference).max() <= 1e-5, form
         assert np.allclose(other["loss"], history["loss"], atol=1e-5), form
     assert set(history) >= {"loss", "accuracy", "val_loss", "val_accuracy"}
     assert set(runs["batched_dataset"][1]) >= {"val_loss", "val_accuracy"}
-    assert history["loss"][-1] < history["loss"][0]
+    assert after < before - 1e-3, (before, after)
 
 
 def test_windows_train_on_every_window_and_evaluate_by_the_mean():
