@@ -131,3 +131,17 @@ def test_cached_teacher_outputs_give_the_same_run():
     plain = Distiller(*_pair(dropout=0.0), cosine_weight=0.0)
     assert {k for k in plain.cache_teacher(ds).element_spec[0]
             if k.startswith("teacher/")} == {"teacher/logits"}
+
+
+def test_cache_runs_the_teacher_as_one_traced_graph_unless_eager():
+    """Compiled without `run_eagerly`, `cache_teacher` runs the teacher in a
+    `tf.function` (graph rewrites apply, as to the live teacher in `fit`):
+    the same outputs as the eager pass to float rounding."""
+    ds = tf.data.Dataset.from_tensor_slices((tiny_batch(batch=4), Y)).batch(3)  # 3, then 1
+    caches = []
+    for eager in (True, False):
+        d = Distiller(*_pair(dropout=0.0), hidden_weight=1.0)
+        d.compile(optimizer=keras.optimizers.SGD(0.1), run_eagerly=eager)
+        caches.append(next(iter(d.cache_teacher(ds).unbatch().batch(4)))[0])
+    for k, v in caches[0].items():
+        np.testing.assert_allclose(caches[1][k], v, atol=1e-5, err_msg=k)

@@ -260,12 +260,20 @@ class Distiller(keras.Model):
         Costs memory: N x L x H floats for the cosine term's hidden states.
         """
 
+        def teacher_outputs(x):
+            return self._needed_teacher_outputs(self._teacher_view(x, training=False))
+
+        if not self.run_eagerly:
+            # One traced graph (a second for a short last batch), as `fit`
+            # runs the live teacher: TensorFlow's graph rewrites (oneDNN's
+            # fused products) apply, and eager dispatch per op is gone.
+            teacher_outputs = tf.function(teacher_outputs, reduce_retracing=True)
         xs, ys, ws, outs = [], [], [], []
         batch_size = None
         for data in dataset:
             x, y, w = keras.utils.unpack_x_y_sample_weight(data)
             batch_size = batch_size or int(tf.shape(next(iter(x.values())))[0])
-            out = self._needed_teacher_outputs(self._teacher_view(x, training=False))
+            out = teacher_outputs(x)
             flat = {}
             for k, v in out.items():
                 if isinstance(v, (list, tuple)):
