@@ -65,7 +65,7 @@ from zoo.models import BertEncoder, Classifier
 from zoo.text.corpora import minilm_checkpoint_dir
 from zoo.text.readers import calibration_and_validation, read_data
 from zoo.train.optimization import make_adamw
-from zoo.utils.latency import interleaved_latency_ms
+from zoo.utils.latency import StepTimes, interleaved_latency_ms
 
 HERE = pathlib.Path(__file__).resolve().parent
 LENGTH = 128
@@ -276,20 +276,6 @@ def build_artifacts(name, work, tflite):
 # --- fine-tuning and serving ----------------------------------------------------
 
 
-class _Clock(keras.callbacks.Callback):
-    """The wall time of every training step `fit` runs."""
-
-    def __init__(self):
-        super().__init__()
-        self.times = []
-
-    def on_train_batch_begin(self, batch, logs=None):
-        self.t0 = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.times.append(time.perf_counter() - self.t0)
-
-
 def _hf_minilm_classifier():
     """HF transformers' MiniLM + a 5-way head on PyTorch, 2 threads."""
     # The test extra's PyTorch: a peer, not a runtime dependency.
@@ -341,7 +327,7 @@ def finetune_worker(engine, steps):
                 labels=torch.from_numpy(labels[b])).loss, batch, steps)
 
     tf.config.threading.set_intra_op_parallelism_threads(2)
-    clock = _Clock()
+    clock = StepTimes()
     x = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
     if engine == "project":
 
@@ -414,7 +400,7 @@ def distill_worker(engine, steps):
         return _torch_train_rate(student.parameters(), loss_of, batch, steps)
 
     tf.config.threading.set_intra_op_parallelism_threads(2)
-    clock = _Clock()
+    clock = StepTimes()
     encoder, _ = load_checkpoint(minilm_checkpoint_dir())
     teacher = Classifier(encoder, 5, pooling="cls")
     student = make_student(teacher, 2, layer_map=(0, 3))

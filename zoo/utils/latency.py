@@ -1,12 +1,28 @@
 """Batch-1 latency of a Keras model, the way the demo and the benchmarks
-measure it (one warm-up call, then the median of `runs` calls)."""
+measure it (one warm-up call, then the median of `runs` calls), and the
+wall time of each training step `fit` runs."""
 
 from __future__ import annotations
 
 import time
 
+import keras
 import numpy as np
 import tensorflow as tf
+
+
+class StepTimes(keras.callbacks.Callback):
+    """The wall time (s) of every training step `fit` runs, in `times`."""
+
+    def __init__(self):
+        super().__init__()
+        self.times = []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._t0 = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.times.append(time.perf_counter() - self._t0)
 
 
 def keras_latency_ms(model, length, runs=20):
