@@ -318,6 +318,33 @@ def evaluation_config(meta, sequence_length=None, max_windows=None):
     )
 
 
+def _eval_batch(n, batch_size=64):
+    """The evaluation batch for n examples: `batch_size`, or n if fewer."""
+    return max(1, min(batch_size, n))
+
+
+def _fill_last_batch(items, batch_size):
+    """`items` with its last element repeated up to a multiple of
+    `batch_size`. Every batch `predict` sees then has one shape, so Keras
+    traces a model's predict function once, not twice (a short last batch
+    retraces it), and TensorFlow stops warning of "excessive retracing"
+    once a process has evaluated a few models (as zoo demo and zoo distill
+    do). The caller keeps the first len(items) outputs."""
+    items = list(items)
+    return items + items[-1:] * (-len(items) % batch_size)
+
+
+def _predict_whole_batches(model, inputs, batch_size):
+    """`model.predict` on a dict of equal-length arrays in batches of one
+    shape (see `_fill_last_batch`); outputs for the given rows only."""
+    n = len(next(iter(inputs.values())))
+    batch_size = _eval_batch(n, batch_size)
+    filled = {k: np.concatenate([v, np.repeat(v[-1:], -n % batch_size, axis=0)])
+              for k, v in inputs.items()}
+    out = model.predict(filled, batch_size=batch_size, verbose=0)
+    return tf.nest.map_structure(lambda a: a[:n], out)
+
+
 def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):
     """Task metrics of `model` on `examples` (host-side, exact definitions),
     at `config.sequence_length` (use the length the model was trained with)."""
@@ -334,31 +361,34 @@ def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):
             # Every window of a long text votes with its logits (mean).
             windows = feats.text_windows([e.text for e in examples], tokenizer, L,
                                          config.doc_stride, config.max_windows)
-            window_logits = model.predict(windows.inputs, batch_size=64, verbose=0)["logits"]
+            window_logits = _predict_whole_batches(model, windows.inputs, 64)["logits"]
             logits = feats.average_windows(window_logits, windows.example_index, len(y))
         else:
-            ds = task_data.classification_dataset(examples, labels, tokenizer, L, 64)
-            logits = model.predict(ds.map(lambda x, y: x), verbose=0)["logits"]
+            batch = _eval_batch(len(examples))
+            ds = task_data.classification_dataset(_fill_last_batch(examples, batch), labels,
+                                                  tokenizer, L, batch)
+            logits = model.predict(ds.map(lambda x, y: x), verbose=0)["logits"][:len(y)]
         pred = logits.argmax(-1)
         return {"task": task, "accuracy": task_metrics.accuracy(y, pred),
                 "macro_f1": task_metrics.macro_f1(y, pred, len(labels)), "num_examples": len(y),
                 "max_windows": config.max_windows}
     if task == "regress":
-        ds = task_data.regression_dataset(examples, tokenizer, L, 64)
-        predicted = model.predict(ds.map(lambda x, y: x), verbose=0)["score"]
+        batch = _eval_batch(len(examples))
+        ds = task_data.regression_dataset(_fill_last_batch(examples, batch), tokenizer, L, batch)
+        predicted = model.predict(ds.map(lambda x, y: x), verbose=0)["score"][:len(examples)]
         scores = task_metrics.regression_scores([e.score for e in examples], predicted)
         return {"task": task, **scores, "num_examples": len(examples)}
     if task == "tag":
         labels = labels or model.labels
         tag_to_id = {t: i for i, t in enumerate(labels)}
         inputs, _, word_index = feats.tagging_features(examples, tokenizer, tag_to_id, L)
-        logits = model.predict(inputs, batch_size=64, verbose=0)["logits"]
+        logits = _predict_whole_batches(model, inputs, 64)["logits"]
         predicted = feats.tags_from_logits(logits, word_index, examples, labels)
         scores = task_metrics.entity_f1([e.tags for e in examples], predicted)
         return {"task": task, "entity_f1": scores["f1"], "entity_precision": scores["precision"],
                 "entity_recall": scores["recall"], "num_examples": len(examples)}
     features = feats.qa_features(examples, tokenizer, L, config.doc_stride)
-    out = model.predict(features.inputs, batch_size=32, verbose=0)
+    out = _predict_whole_batches(model, features.inputs, 32)
     allow_null = any(e.is_impossible for e in examples)
     answers = feats.decode_answers(features, out["start_logits"], out["end_logits"], examples,
                                    max_answer_length=config.max_answer_length,
