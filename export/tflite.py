@@ -82,6 +82,7 @@ from export.validate import validate_new_artifact
 from zoo.models import INPUT_NAMES, task_of
 from zoo.text.tokenizer import tokenize_texts
 from zoo.utils.atomic import atomic_directory, atomic_file
+from zoo.utils.native_log import filtered_stderr
 
 try:
     from ai_edge_litert import schema_py_generated
@@ -253,17 +254,21 @@ def convert(
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.representative_dataset = representative
     try:
-        if quantize == "int8":
-            # Dense layers and the embedding in int8 (weights and activations),
-            # INT8_FLOAT_OPS in float (module docstring); inputs stay int32 ids
-            # and outputs float32, so the app's contract does not change.
-            debugger = tf.lite.experimental.QuantizationDebugger(
-                converter=converter,
-                debug_options=tf.lite.experimental.QuantizationDebugOptions(
-                    denylisted_ops=list(INT8_FLOAT_OPS)))
-            content = debugger.get_nondebug_quantized_model()
-        else:
-            content = converter.convert()
+        # The converter's absl log lines ignore TF_CPP_MIN_LOG_LEVEL; the
+        # known-harmless ones are dropped, anything else still shows.
+        with filtered_stderr():
+            if quantize == "int8":
+                # Dense layers and the embedding in int8 (weights and
+                # activations), INT8_FLOAT_OPS in float (module docstring);
+                # inputs stay int32 ids and outputs float32, so the app's
+                # contract does not change.
+                debugger = tf.lite.experimental.QuantizationDebugger(
+                    converter=converter,
+                    debug_options=tf.lite.experimental.QuantizationDebugOptions(
+                        denylisted_ops=list(INT8_FLOAT_OPS)))
+                content = debugger.get_nondebug_quantized_model()
+            else:
+                content = converter.convert()
     except Exception as e:  # ConverterError: its text lists the offending ops
         message = str(e)
         hint = ""

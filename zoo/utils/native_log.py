@@ -1,0 +1,67 @@
+"""Native log lines that bypass TF_CPP_MIN_LOG_LEVEL, filtered.
+
+TensorFlow 2.20's TFLite converter logs through absl, which does not read
+TF_CPP_MIN_LOG_LEVEL, so every conversion printed lines such as
+`W0000 00:00:... tf_tfl_flatbuffer_helpers.cc:364] Ignored output_format.`
+to the terminal (13 of them in one `zoo demo`), none of them actionable.
+`filtered_stderr` routes file descriptor 2 to a temporary file for a block
+and writes back every line except the known-noise ones; if the block
+raises, it writes back everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+import threading
+
+# Each seen on every conversion of this project's models (TF 2.20) and
+# harmless: options the new converter ignores, absl's own notice that it
+# was not initialised, and the MLIR pass manager's status line.
+CONVERTER_NOISE = (
+    re.compile(r"WARNING: All log messages before absl::InitializeLog\(\) is called "
+               r"are written to STDERR"),
+    re.compile(r"[WI]\d{4} [\d:.]+ +\d+ tf_tfl_flatbuffer_helpers\.cc:\d+\] "
+               r"Ignored (output_format|drop_control_dependency)\."),
+    re.compile(r"I\d{4} [\d:.]+ +\d+ mlir_graph_optimization_pass\.cc:\d+\] "
+               r"MLIR V1 optimization pass is not enabled"),
+)
+
+# One redirect at a time: two overlapping ones would restore each other's
+# temporary file as the process's stderr.
+_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def filtered_stderr(noise=CONVERTER_NOISE):
+    """Run the block with fd 2 captured; afterwards write back every line
+    that fully matches none of `noise` (every line if the block raised).
+    Python's own `sys.stderr` output in the block is captured and written
+    back the same way, in order."""
+    with _LOCK:
+        try:
+            sys.stderr.flush()
+            saved = os.dup(2)
+        except (OSError, ValueError):  # no fd 2 (an embedding host): nothing to filter
+            yield
+            return
+        with tempfile.TemporaryFile() as captured:
+            os.dup2(captured.fileno(), 2)
+            raised = True
+            try:
+                yield
+                raised = False
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+                os.close(saved)
+                captured.seek(0)
+                lines = captured.read().decode(errors="replace").splitlines(keepends=True)
+                kept = [line for line in lines
+                        if raised or not any(p.fullmatch(line.rstrip("\r\n")) for p in noise)]
+                if kept:
+                    sys.stderr.write("".join(kept))
+                    sys.stderr.flush()
