@@ -3,7 +3,7 @@
 TensorFlow 2.20's TFLite converter logs through absl, which does not read
 TF_CPP_MIN_LOG_LEVEL, so every conversion printed lines such as
 `W0000 00:00:... tf_tfl_flatbuffer_helpers.cc:364] Ignored output_format.`
-to the terminal (13 of them in one `zoo demo`), none of them actionable.
+to the terminal (14 lines in one `zoo demo`), none of them actionable.
 `filtered_stderr` routes file descriptor 2 to a temporary file for a block
 and writes back every line except the known-noise ones; if the block
 raises, it writes back everything.
