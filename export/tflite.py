@@ -68,6 +68,7 @@ import collections
 import hashlib
 import pathlib
 import shutil
+import warnings
 
 import keras
 import tensorflow as tf
@@ -316,8 +317,15 @@ def quantize_int4(content, calibration):
         weight_tensor_config=qtyping.TensorQuantizationConfig(
             num_bits=8, symmetric=True, granularity=qtyping.QuantGranularity.CHANNELWISE),
         compute_precision=qtyping.ComputePrecision.INTEGER, explicit_dequantize=False))
-    ranges = q.calibrate(calibration, num_threads=2) if q.need_calibration else None
-    return bytes(q.quantize(ranges, enable_progress_report=False).quantized_model)
+    with warnings.catch_warnings():
+        # The quantizer runs LiteRT with experimental_preserve_all_tensors to
+        # read every intermediate range (calibrating, then checking the ranges
+        # cover the model), and LiteRT warns its caller that the mode is for
+        # debugging: the quantizer's choice, nothing a user can act on.
+        warnings.filterwarnings("ignore", message=".*experimental_preserve_all_tensors",
+                                category=UserWarning)
+        ranges = q.calibrate(calibration, num_threads=2) if q.need_calibration else None
+        return bytes(q.quantize(ranges, enable_progress_report=False).quantized_model)
 
 
 def calibration_feeds(tokenizer, texts, sequence_lengths):

@@ -345,13 +345,15 @@ def _operand_types(content, op_name):
 
 @pytest.mark.parametrize("mode", ["int8", "int4"])
 def test_calibrated_modes_quantize_what_they_claim(mode, tmp_path, tiny_classifier,
-                                                   tiny_tokenizer, tiny_texts):
+                                                   tiny_tokenizer, tiny_texts, recwarn):
     """int8: dense layers run int8 x int8 while LayerNorm/softmax/GELU stay
     float (INT8_FLOAT_OPS); int4: int4 dense weights with float activations
-    (dynamic). Both stay within quantization noise of the Keras model."""
+    (dynamic). Both stay within quantization noise of the Keras model. The
+    quantizer's debugging-mode warning from LiteRT does not reach the user."""
     out = tflite.export_tflite(tiny_classifier, tiny_tokenizer, tmp_path / mode,
                                quantize=mode, sequence_lengths=(16,),
                                representative_texts=tiny_texts)
+    assert not [w for w in recwarn if "preserve_all_tensors" in str(w.message)]
     content = (out / "model.tflite").read_bytes()
     dense = _operand_types(content, "FULLY_CONNECTED")
     ops = tflite.op_list(content)["builtin"]
