@@ -28,6 +28,16 @@ def test_noise_dropped_other_native_and_python_lines_kept_in_order(capfd):
                                                 "after the block\n")
 
 
+def test_nested_blocks_unwind_to_the_original_stderr(capfd):
+    with filtered_stderr():
+        os.write(2, b"outer\n")
+        with filtered_stderr():
+            os.write(2, NOISE.encode())
+            os.write(2, b"inner\n")
+    os.write(2, b"after\n")
+    assert capfd.readouterr().err == "outer\ninner\nafter\n"
+
+
 def test_a_failing_block_shows_every_line_and_raises(capfd):
     with pytest.raises(RuntimeError, match="boom"), filtered_stderr():
         os.write(2, NOISE.encode())

@@ -30,9 +30,10 @@ CONVERTER_NOISE = (
                r"MLIR V1 optimization pass is not enabled"),
 )
 
-# One redirect at a time: two overlapping ones would restore each other's
-# temporary file as the process's stderr.
-_LOCK = threading.Lock()
+# One redirect at a time across threads: two overlapping ones would restore
+# each other's temporary file as the process's stderr. Re-entrant, because
+# a nested redirect in one thread unwinds in order.
+_LOCK = threading.RLock()
 
 
 @contextlib.contextmanager
