@@ -32,7 +32,6 @@ from zoo.utils.latency import StepTimes
 BATCH = 16
 
 
-
 def _traced_model(x, y, stock):
     """MiniLM + head, its train step traced with Keras's forms if `stock`."""
     project_call, project_gelu = dropout.Dropout.call, projection.gelu_for_training
