@@ -5,7 +5,8 @@
 #   make setup-test  setup plus the `test` and `garden` extras (the oracles:
 #                torch, transformers, keras-hub, Model Garden; ruff, pytest)
 #   make mediapipe-venv  .venv-mediapipe/ with MediaPipe Tasks (tests only)
-#   make test    setup (+ the test extras and .venv-mediapipe), ruff, the house check,
+#   make test    setup (+ the test extras and .venv-mediapipe), ruff (lint and format
+#                check), the house check,
 #                the test suite except `full` tests, then `make android-test` (what CI
 #                runs)
 #   make demo    setup, then the main job on the real default checkpoint
@@ -63,8 +64,11 @@ $(TEST_STAMP): $(STAMP)
 	$(PY) -m pip check || echo "pip check reported conflicts (see BUILD_NOTES.md)"
 	touch $@
 
+LINTED := zoo export tests bench scripts android_demo/tools
+
 test: setup-test mediapipe-venv
-	$(PY) -m ruff check zoo export tests bench scripts
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
 	$(PY) scripts/import_graph.py
 	$(PY) -m pytest $(PYTEST_ARGS)
 	$(MAKE) android-test
@@ -88,9 +92,9 @@ bench: setup-test
 	$(PY) bench/peers.py $(BENCH_ARGS)
 
 lint: setup-test
-	$(PY) -m ruff check zoo export tests bench scripts
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
 	$(PY) scripts/import_graph.py
-	$(PY) -m ruff format --check zoo export tests
 
 clean:
 	rm -rf $(VENV) $(MPVENV) $(ASSETS) .pytest_cache

@@ -20,6 +20,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLA
 
 # isort: off
 import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
+
 # isort: on
 import numpy as np
 import onnxruntime as ort
@@ -49,25 +50,35 @@ def onnx_session(w):
     inits.append(numpy_helper.from_array(np.array(0.01, "float32"), "scale"))
     nodes, x = [], "x"
     for n in range(LAYERS):
-        nodes += [helper.make_node("MatMul", [x, f"w{i}"], [f"{c}{n}"]) for i, c in enumerate("qkv")]
-        nodes += [helper.make_node("Add", [f"q{n}", f"k{n}"], [f"qk{n}"]),
-                  helper.make_node("Add", [f"qk{n}", f"v{n}"], [f"qkv{n}"]),
-                  helper.make_node("MatMul", [f"qkv{n}", "w3"], [f"o{n}"]),
-                  helper.make_node("MatMul", [f"o{n}", "w4"], [f"h{n}"]),
-                  helper.make_node("MatMul", [f"h{n}", "w5"], [f"f{n}"]),
-                  helper.make_node("Mul", [f"f{n}", "scale"], [f"g{n}"]),
-                  helper.make_node("Add", [f"g{n}", x], [f"y{n}"])]
+        nodes += [
+            helper.make_node("MatMul", [x, f"w{i}"], [f"{c}{n}"])
+            for i, c in enumerate("qkv")
+        ]
+        nodes += [
+            helper.make_node("Add", [f"q{n}", f"k{n}"], [f"qk{n}"]),
+            helper.make_node("Add", [f"qk{n}", f"v{n}"], [f"qkv{n}"]),
+            helper.make_node("MatMul", [f"qkv{n}", "w3"], [f"o{n}"]),
+            helper.make_node("MatMul", [f"o{n}", "w4"], [f"h{n}"]),
+            helper.make_node("MatMul", [f"h{n}", "w5"], [f"f{n}"]),
+            helper.make_node("Mul", [f"f{n}", "scale"], [f"g{n}"]),
+            helper.make_node("Add", [f"g{n}", x], [f"y{n}"]),
+        ]
         x = f"y{n}"
     shape = [TOKENS, HIDDEN]
-    graph = helper.make_graph(nodes, "products",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, shape)], inits)
+    graph = helper.make_graph(
+        nodes,
+        "products",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, shape)],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), options,
-                                providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
 
 
 def main():
@@ -75,7 +86,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args()
     if args.rounds < 1:
-        parser.error(f"--rounds {args.rounds}: give at least 1 (each round times every engine once)")
+        parser.error(
+            f"--rounds {args.rounds}: give at least 1 (each round times every engine once)"
+        )
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     w = weights()
@@ -88,16 +101,21 @@ def main():
 
     session = onnx_session(w)
     want = numpy_chain(x, w)
-    got = {"TensorFlow": tf_chain(tf.constant(x)).numpy(),
-           "ONNX Runtime": session.run(None, {"x": x})[0]}
+    got = {
+        "TensorFlow": tf_chain(tf.constant(x)).numpy(),
+        "ONNX Runtime": session.run(None, {"x": x})[0],
+    }
     for name, value in got.items():
         np.testing.assert_allclose(value, want, rtol=1e-3, atol=1e-3, err_msg=name)
     tx = tf.constant(x)
-    ms = interleaved_latency_ms({
-        "TensorFlow (oneDNN)": lambda: tf_chain(tx).numpy(),
-        "numpy (OpenBLAS)": lambda: numpy_chain(x, w),
-        "ONNX Runtime (MLAS)": lambda: session.run(None, {"x": x}),
-    }, rounds=args.rounds)
+    ms = interleaved_latency_ms(
+        {
+            "TensorFlow (oneDNN)": lambda: tf_chain(tx).numpy(),
+            "numpy (OpenBLAS)": lambda: numpy_chain(x, w),
+            "ONNX Runtime (MLAS)": lambda: session.run(None, {"x": x}),
+        },
+        rounds=args.rounds,
+    )
     flops = LAYERS * 2 * TOKENS * HIDDEN * (4 * HIDDEN + 2 * INTERMEDIATE)
     for name, value in ms.items():
         print(f"{name:22s} {value:7.2f} ms  {flops / value / 1e6:6.1f} GFLOP/s")

@@ -48,6 +48,7 @@ import time
 
 # isort: off
 import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
+
 # isort: on
 import keras
 import keras_hub
@@ -71,8 +72,14 @@ HERE = pathlib.Path(__file__).resolve().parent
 LENGTH = 128
 ENCODERS = {
     "minilm": None,  # the installed real checkpoint
-    "bert_base": dict(vocabulary_size=30522, num_layers=12, num_heads=12, hidden_dim=768,
-                      intermediate_dim=3072, max_sequence_length=512),
+    "bert_base": dict(
+        vocabulary_size=30522,
+        num_layers=12,
+        num_heads=12,
+        hidden_dim=768,
+        intermediate_dim=3072,
+        max_sequence_length=512,
+    ),
 }
 
 
@@ -85,8 +92,14 @@ def _cpu_flags():
         text = pathlib.Path("/proc/cpuinfo").read_text()
     except OSError:
         return []
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines()
-                  if line.startswith("flags")), [])
+    flags = next(
+        (
+            line.split(":", 1)[1].split()
+            for line in text.splitlines()
+            if line.startswith("flags")
+        ),
+        [],
+    )
     return sorted(f for f in flags if f.startswith(("avx", "fma", "amx", "vnni")))
 
 
@@ -112,36 +125,58 @@ def _engines(name, work, threads, batch):
     zeros, ones = np.zeros_like(ids), np.ones_like(ids)
     calls = {}
 
-
-
-    encoder = (load_checkpoint(work / "minilm_hf")[0] if name == "minilm"
-               else BertEncoder(**ENCODERS[name], dropout=0.0))
-    x = {"token_ids": tf.constant(ids), "segment_ids": tf.constant(zeros),
-         "padding_mask": tf.constant(ones)}
-    zoo_fn = tf.function(lambda x: encoder(x, training=False)["sequence_output"],
-                         autograph=False)
+    encoder = (
+        load_checkpoint(work / "minilm_hf")[0]
+        if name == "minilm"
+        else BertEncoder(**ENCODERS[name], dropout=0.0)
+    )
+    x = {
+        "token_ids": tf.constant(ids),
+        "segment_ids": tf.constant(zeros),
+        "padding_mask": tf.constant(ones),
+    }
+    zoo_fn = tf.function(
+        lambda x: encoder(x, training=False)["sequence_output"], autograph=False
+    )
     calls["project Keras"] = lambda: zoo_fn(x).numpy()
 
     saved = work / f"{name}_saved_model"
     if saved.exists():
         serve = tf.saved_model.load(str(saved)).signatures["serve_ids"]
         calls["project SavedModel"] = lambda: serve(
-            token_ids=x["token_ids"], segment_ids=x["segment_ids"],
-            padding_mask=x["padding_mask"])
+            token_ids=x["token_ids"],
+            segment_ids=x["segment_ids"],
+            padding_mask=x["padding_mask"],
+        )
 
-
-    config = (dict(vocabulary_size=30522, num_layers=6, num_heads=12, hidden_dim=384,
-                   intermediate_dim=1536, max_sequence_length=512) if name == "minilm"
-              else ENCODERS[name])
+    config = (
+        dict(
+            vocabulary_size=30522,
+            num_layers=6,
+            num_heads=12,
+            hidden_dim=384,
+            intermediate_dim=1536,
+            max_sequence_length=512,
+        )
+        if name == "minilm"
+        else ENCODERS[name]
+    )
     backbone = keras_hub.models.BertBackbone(**config, dropout=0.0)
-    kh = {"token_ids": x["token_ids"], "segment_ids": x["segment_ids"],
-          "padding_mask": x["padding_mask"]}
-    kh_fn = tf.function(lambda x: backbone(x, training=False)["sequence_output"],
-                        autograph=False)
+    kh = {
+        "token_ids": x["token_ids"],
+        "segment_ids": x["segment_ids"],
+        "padding_mask": x["padding_mask"],
+    }
+    kh_fn = tf.function(
+        lambda x: backbone(x, training=False)["sequence_output"], autograph=False
+    )
     calls["keras-hub"] = lambda: kh_fn(kh).numpy()
 
     model = torch.load(work / f"{name}_torch.pt", weights_only=False).eval()
-    tids, tmask = torch.from_numpy(ids.astype("int64")), torch.from_numpy(ones.astype("int64"))
+    tids, tmask = (
+        torch.from_numpy(ids.astype("int64")),
+        torch.from_numpy(ones.astype("int64")),
+    )
 
     def torch_call():
         with torch.inference_mode():
@@ -151,16 +186,19 @@ def _engines(name, work, threads, batch):
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    feeds = {"input_ids": ids.astype("int64"), "attention_mask": ones.astype("int64"),
-             "token_type_ids": zeros.astype("int64")}
+    feeds = {
+        "input_ids": ids.astype("int64"),
+        "attention_mask": ones.astype("int64"),
+        "token_type_ids": zeros.astype("int64"),
+    }
     for label, file in (("ORT fp32", f"{name}.onnx"), ("ORT int8", f"{name}_int8.onnx")):
-        session = ort.InferenceSession(str(work / file), options,
-                                       providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(
+            str(work / file), options, providers=["CPUExecutionProvider"]
+        )
         wanted = {i.name for i in session.get_inputs()}
         feed = {k: v for k, v in feeds.items() if k in wanted}
         calls[label] = (lambda s, f: lambda: s.run(None, f))(session, feed)
     if batch == 1:
-
         inputs = {"token_ids": ids, "segment_ids": zeros, "padding_mask": ones}
         for mode in ("float32", "dynamic_int8"):
             path = work / f"{name}_tflite_{mode}" / "model.tflite"
@@ -182,17 +220,30 @@ def latency_worker(name, work, threads, rounds):
     rows = []
     load = _load()
     ms = interleaved_latency_ms(_engines(name, work, threads, 1), rounds=rounds)
-    rows.append({"row": f"{name} encoder, batch 1, {threads} thread(s)", "unit": "ms",
-                 "lower_is_better": True, "values": ms, "load": [load, _load()]})
+    rows.append(
+        {
+            "row": f"{name} encoder, batch 1, {threads} thread(s)",
+            "unit": "ms",
+            "lower_is_better": True,
+            "values": ms,
+            "load": [load, _load()],
+        }
+    )
     if threads == 2:
         for batch in (8, 32):
             load = _load()
-            ms = interleaved_latency_ms(_engines(name, work, threads, batch),
-                                        rounds=max(3, rounds // 4), warmup=1)
-            rows.append({"row": f"{name} encoder, batch {batch}, 2 threads",
-                         "unit": "examples/s", "lower_is_better": False,
-                         "values": {k: 1000 * batch / v for k, v in ms.items()},
-                         "load": [load, _load()]})
+            ms = interleaved_latency_ms(
+                _engines(name, work, threads, batch), rounds=max(3, rounds // 4), warmup=1
+            )
+            rows.append(
+                {
+                    "row": f"{name} encoder, batch {batch}, 2 threads",
+                    "unit": "examples/s",
+                    "lower_is_better": False,
+                    "values": {k: 1000 * batch / v for k, v in ms.items()},
+                    "load": [load, _load()],
+                }
+            )
     return rows
 
 
@@ -207,7 +258,6 @@ def build_artifacts(name, work, tflite):
     import transformers
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-
     if name == "minilm":
         hf_dir = minilm_checkpoint_dir()
         if not (work / "minilm_hf").exists():
@@ -216,34 +266,50 @@ def build_artifacts(name, work, tflite):
         encoder, tokenizer = load_checkpoint(hf_dir)
     else:
         c = ENCODERS[name]
-        model = transformers.BertModel(transformers.BertConfig(
-            vocab_size=c["vocabulary_size"], hidden_size=c["hidden_dim"],
-            num_hidden_layers=c["num_layers"], num_attention_heads=c["num_heads"],
-            intermediate_size=c["intermediate_dim"]), add_pooling_layer=True)
+        model = transformers.BertModel(
+            transformers.BertConfig(
+                vocab_size=c["vocabulary_size"],
+                hidden_size=c["hidden_dim"],
+                num_hidden_layers=c["num_layers"],
+                num_attention_heads=c["num_heads"],
+                intermediate_size=c["intermediate_dim"],
+            ),
+            add_pooling_layer=True,
+        )
         encoder = None
         tokenizer = None
     model.eval()
     torch.save(model, work / f"{name}_torch.pt")
     onnx = work / f"{name}.onnx"
     if not onnx.exists():
+
         class Encoder(torch.nn.Module):  # keyword arguments; the sequence output
             def __init__(self, bert):
                 super().__init__()
                 self.bert = bert
 
             def forward(self, input_ids, attention_mask, token_type_ids):
-                return self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                                 token_type_ids=token_type_ids).last_hidden_state
+                return self.bert(
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
+                    token_type_ids=token_type_ids,
+                ).last_hidden_state
 
         ids = torch.from_numpy(_ids(1).astype("int64"))
-        torch.onnx.export(Encoder(model), (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-                          str(onnx),
-                          input_names=["input_ids", "attention_mask", "token_type_ids"],
-                          output_names=["last_hidden_state"],
-                          dynamic_axes={k: {0: "batch"} for k in
-                                        ("input_ids", "attention_mask", "token_type_ids")},
-                          dynamo=False)
-        quantize_dynamic(str(onnx), str(work / f"{name}_int8.onnx"), weight_type=QuantType.QInt8)
+        torch.onnx.export(
+            Encoder(model),
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            str(onnx),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["last_hidden_state"],
+            dynamic_axes={
+                k: {0: "batch"} for k in ("input_ids", "attention_mask", "token_type_ids")
+            },
+            dynamo=False,
+        )
+        quantize_dynamic(
+            str(onnx), str(work / f"{name}_int8.onnx"), weight_type=QuantType.QInt8
+        )
     if encoder is None:
         if not tflite:
             return
@@ -252,25 +318,39 @@ def build_artifacts(name, work, tflite):
         if not hf.exists():
             model.save_pretrained(hf)
             (hf / "vocab.txt").write_text(
-                (minilm_checkpoint_dir() / "vocab.txt").read_text())
+                (minilm_checkpoint_dir() / "vocab.txt").read_text()
+            )
         encoder, tokenizer = load_checkpoint(hf)
     classifier = Classifier(encoder, 5, labels=[f"c{i}" for i in range(5)], dropout=0.0)
     # Exports validate themselves (agreement with Keras) on real texts.
     _, texts, _, _ = calibration_and_validation("bbc")
     saved = work / f"{name}_saved_model"
     if not saved.exists():
-        export_saved_model(classifier, tokenizer, work / "serving", name=name, version=1,
-                           sequence_length=LENGTH, validation_texts=texts)
+        export_saved_model(
+            classifier,
+            tokenizer,
+            work / "serving",
+            name=name,
+            version=1,
+            sequence_length=LENGTH,
+            validation_texts=texts,
+        )
         (work / "serving" / name / "1").rename(saved)
     if tflite:
         for mode in ("float32", "dynamic_int8"):
             path = work / f"{name}_tflite_{mode}"
             if not path.exists():
-                export_tflite(classifier, tokenizer, path, quantize=mode,
-                              sequence_lengths=(LENGTH,), validation_texts=texts,
-                              # an untrained 5-way head: near-ties flip labels under
-                              # int8; the bench measures speed (validation still runs)
-                              allow_degraded=True)
+                export_tflite(
+                    classifier,
+                    tokenizer,
+                    path,
+                    quantize=mode,
+                    sequence_lengths=(LENGTH,),
+                    validation_texts=texts,
+                    # an untrained 5-way head: near-ties flip labels under
+                    # int8; the bench measures speed (validation still runs)
+                    allow_degraded=True,
+                )
 
 
 # --- fine-tuning and serving ----------------------------------------------------
@@ -284,7 +364,8 @@ def _hf_minilm_classifier():
 
     torch.set_num_threads(2)
     return transformers.BertForSequenceClassification.from_pretrained(
-        minilm_checkpoint_dir(), num_labels=5, attn_implementation="eager")
+        minilm_checkpoint_dir(), num_labels=5, attn_implementation="eager"
+    )
 
 
 def _torch_train_rate(parameters, loss_of, batch, steps):
@@ -322,32 +403,66 @@ def finetune_worker(engine, steps):
         model.train()
         mask = torch.ones(batch, LENGTH, dtype=torch.int64)
         return _torch_train_rate(
-            model.parameters(), lambda b: model(
-                input_ids=torch.from_numpy(ids[b].astype("int64")), attention_mask=mask,
-                labels=torch.from_numpy(labels[b])).loss, batch, steps)
+            model.parameters(),
+            lambda b: (
+                model(
+                    input_ids=torch.from_numpy(ids[b].astype("int64")),
+                    attention_mask=mask,
+                    labels=torch.from_numpy(labels[b]),
+                ).loss
+            ),
+            batch,
+            steps,
+        )
 
     tf.config.threading.set_intra_op_parallelism_threads(2)
     clock = StepTimes()
-    x = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
+    x = {
+        "token_ids": ids,
+        "segment_ids": np.zeros_like(ids),
+        "padding_mask": np.ones_like(ids),
+    }
     if engine == "project":
-
         encoder, _ = load_checkpoint(minilm_checkpoint_dir())
         model = Classifier(encoder, 5, pooling="cls")
-        model.compile(optimizer=make_adamw(model, 5e-5, steps + 2),
-                      loss={"logits": keras.losses.SparseCategoricalCrossentropy(
-                          from_logits=True)})
-        model.fit(x, {"logits": labels}, batch_size=batch, epochs=1, shuffle=False, verbose=0,
-                  callbacks=[clock])
+        model.compile(
+            optimizer=make_adamw(model, 5e-5, steps + 2),
+            loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
+        )
+        model.fit(
+            x,
+            {"logits": labels},
+            batch_size=batch,
+            epochs=1,
+            shuffle=False,
+            verbose=0,
+            callbacks=[clock],
+        )
     else:
-
         backbone = keras_hub.models.BertBackbone(
-            vocabulary_size=30522, num_layers=6, num_heads=12, hidden_dim=384,
-            intermediate_dim=1536, max_sequence_length=512)
-        model = keras_hub.models.BertTextClassifier(backbone, num_classes=5, preprocessor=None)
-        model.compile(optimizer=keras.optimizers.AdamW(5e-5),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        model.fit(x, labels, batch_size=batch, epochs=1, shuffle=False, verbose=0,
-                  callbacks=[clock])
+            vocabulary_size=30522,
+            num_layers=6,
+            num_heads=12,
+            hidden_dim=384,
+            intermediate_dim=1536,
+            max_sequence_length=512,
+        )
+        model = keras_hub.models.BertTextClassifier(
+            backbone, num_classes=5, preprocessor=None
+        )
+        model.compile(
+            optimizer=keras.optimizers.AdamW(5e-5),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )
+        model.fit(
+            x,
+            labels,
+            batch_size=batch,
+            epochs=1,
+            shuffle=False,
+            verbose=0,
+            callbacks=[clock],
+        )
     return batch * steps / sum(clock.times[2:])
 
 
@@ -389,12 +504,18 @@ def distill_worker(engine, steps):
             with torch.no_grad():
                 t = teacher(input_ids=x, attention_mask=mask, output_hidden_states=True)
             s = student(input_ids=x, attention_mask=mask, output_hidden_states=True)
-            soft = F.kl_div(F.log_softmax(s.logits / temperature, -1),
-                            F.softmax(t.logits / temperature, -1),
-                            reduction="batchmean") * temperature ** 2
+            soft = (
+                F.kl_div(
+                    F.log_softmax(s.logits / temperature, -1),
+                    F.softmax(t.logits / temperature, -1),
+                    reduction="batchmean",
+                )
+                * temperature**2
+            )
             hard = F.cross_entropy(s.logits, torch.from_numpy(labels[b]))
-            cosine = (1 - F.cosine_similarity(t.hidden_states[-1], s.hidden_states[-1],
-                                              dim=-1)).mean()
+            cosine = (
+                1 - F.cosine_similarity(t.hidden_states[-1], s.hidden_states[-1], dim=-1)
+            ).mean()
             return 5 * soft + 2 * hard + cosine
 
         return _torch_train_rate(student.parameters(), loss_of, batch, steps)
@@ -407,9 +528,20 @@ def distill_worker(engine, steps):
     distiller = Distiller(teacher, student, layer_map=(0, 3))
     distiller.compile(optimizer=make_adamw(student, 5e-5, steps + 2))
     distiller.optimizer.build(distiller._student_variables())  # as `zoo distill` does
-    x = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
-    distiller.fit(x, {"logits": labels}, batch_size=batch, epochs=1, shuffle=False, verbose=0,
-                  callbacks=[clock])
+    x = {
+        "token_ids": ids,
+        "segment_ids": np.zeros_like(ids),
+        "padding_mask": np.ones_like(ids),
+    }
+    distiller.fit(
+        x,
+        {"logits": labels},
+        batch_size=batch,
+        epochs=1,
+        shuffle=False,
+        verbose=0,
+        callbacks=[clock],
+    )
     return batch * steps / sum(clock.times[2:])
 
 
@@ -417,10 +549,11 @@ def serving_worker(work, rounds):
     """Texts/s of the project's text-in SavedModel (serving_default) at batch
     1 / 8 / 32 on whole BBC test articles, 2 threads."""
 
-
     tf.config.threading.set_intra_op_parallelism_threads(2)
     articles, _ = read_data("bbc")  # the 426 BBC News test articles, whole
-    serve = tf.saved_model.load(str(work / "minilm_saved_model")).signatures["serving_default"]
+    serve = tf.saved_model.load(str(work / "minilm_saved_model")).signatures[
+        "serving_default"
+    ]
     values = {}
     for batch in (1, 8, 32):
         texts = tf.constant(articles[:batch])
@@ -449,12 +582,17 @@ def _child(args):
 
 def _run_child(*argv):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3"))
-    run = subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True,
-                         env=env, cwd=HERE.parent)
+    run = subprocess.run(
+        [sys.executable, __file__, *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=HERE.parent,
+    )
     if run.returncode != 0:
         raise SystemExit(f"bench child {argv} failed:\n{run.stderr[-4000:]}")
     line = [x for x in run.stdout.splitlines() if x.startswith("RESULT ")][-1]
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 # --- the report -----------------------------------------------------------------
@@ -474,14 +612,18 @@ def _ratios(row, like_for_like=False):
     for engine, value in values.items():
         if not _ours(engine):
             continue
-        peers = {k: v for k, v in values.items() if not _ours(k)
-                 and (not like_for_like or ("int8" in k) == ("int8" in engine))}
+        peers = {
+            k: v
+            for k, v in values.items()
+            if not _ours(k) and (not like_for_like or ("int8" in k) == ("int8" in engine))
+        }
         if not peers:
             continue
         best = pick(peers, key=peers.get)
         bests.append(best)
-        ratios[engine] = (value / peers[best] if row["lower_is_better"]
-                          else peers[best] / value)
+        ratios[engine] = (
+            value / peers[best] if row["lower_is_better"] else peers[best] / value
+        )
     return (bests[0] if bests and not like_for_like else None), ratios
 
 
@@ -496,7 +638,8 @@ def write_report(rows, meta, out):
         "",
         f"{meta['date']}, {meta['cpu']} ({meta['cores']} cores; {', '.join(meta['cpu_flags'])}); "
         f"{'quick' if meta['quick'] else 'full'} run, {meta['seconds']:.0f} s. Versions: "
-        + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
+        + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+        + ".",
         "",
         "Ratio = the project's time over the best peer's (for rates: the best peer's rate "
         "over the project's), so **below 1.00 the project is faster**; like for like = "
@@ -505,22 +648,40 @@ def write_report(rows, meta, out):
         "",
     ]
     for row in rows:
-        lines += [f"## {row['row']} ({row['unit']}, "
-                  f"{'lower' if row['lower_is_better'] else 'higher'} is better)", "",
-                  "| engine | value | ratio to best peer | like for like |", "|---|---|---|---|"]
+        lines += [
+            f"## {row['row']} ({row['unit']}, "
+            f"{'lower' if row['lower_is_better'] else 'higher'} is better)",
+            "",
+            "| engine | value | ratio to best peer | like for like |",
+            "|---|---|---|---|",
+        ]
         for k, v in row["values"].items():
-            ratio, like = row["ratio_to_best_peer"].get(k), row["ratio_like_for_like"].get(k)
+            ratio, like = (
+                row["ratio_to_best_peer"].get(k),
+                row["ratio_like_for_like"].get(k),
+            )
             tag = " (best peer)" if k == row["best_peer"] else ""
-            lines.append(f"| {k}{tag} | {v:.2f} | {'' if ratio is None else f'{ratio:.2f}'} | "
-                         f"{'' if like is None else f'{like:.2f}'} |")
-        lines += ["", f"load {row['load'][0]} / {row['load'][1]}"
-                  + (f"; {row['note']}" if row.get("note") else ""), ""]
+            lines.append(
+                f"| {k}{tag} | {v:.2f} | {'' if ratio is None else f'{ratio:.2f}'} | "
+                f"{'' if like is None else f'{like:.2f}'} |"
+            )
+        lines += [
+            "",
+            f"load {row['load'][0]} / {row['load'][1]}"
+            + (f"; {row['note']}" if row.get("note") else ""),
+            "",
+        ]
     (out / "results.md").write_text("\n".join(lines))
     matplotlib.use("Agg")
-    bars = [(f"{r['row']}: {k}", v) for r in rows for k, v in r["ratio_to_best_peer"].items()]
+    bars = [
+        (f"{r['row']}: {k}", v) for r in rows for k, v in r["ratio_to_best_peer"].items()
+    ]
     fig, ax = plt.subplots(figsize=(9, 0.3 * len(bars) + 1))
-    ax.barh([b[0] for b in bars][::-1], [b[1] for b in bars][::-1],
-            color=["tab:green" if b[1] <= 1 else "tab:red" for b in bars][::-1])
+    ax.barh(
+        [b[0] for b in bars][::-1],
+        [b[1] for b in bars][::-1],
+        color=["tab:green" if b[1] <= 1 else "tab:red" for b in bars][::-1],
+    )
     ax.axvline(1.0, color="black", lw=1)
     ax.set_xlabel("project / best peer (below 1: the project is faster)")
     ax.tick_params(axis="y", labelsize=7)
@@ -531,11 +692,16 @@ def write_report(rows, meta, out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="MiniLM only, fewer rounds (a few minutes)")
+    parser.add_argument(
+        "--quick", action="store_true", help="MiniLM only, fewer rounds (a few minutes)"
+    )
     parser.add_argument("--out", type=pathlib.Path, default=HERE)
-    parser.add_argument("--work", type=pathlib.Path, default=None,
-                        help="where artifacts are built and kept (default: a temporary folder)")
+    parser.add_argument(
+        "--work",
+        type=pathlib.Path,
+        default=None,
+        help="where artifacts are built and kept (default: a temporary folder)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--encoder", help=argparse.SUPPRESS)
     parser.add_argument("--engine", help=argparse.SUPPRESS)
@@ -553,58 +719,109 @@ def main():
     rounds = 10 if args.quick else 30
     for name in encoders:
         print(f"building artifacts for {name} in {work}", flush=True)
-        _run_child("--child", "build", "--encoder", name, "--work", str(work),
-                   *(["--tflite"] if name == "minilm" or not args.quick else []))
+        _run_child(
+            "--child",
+            "build",
+            "--encoder",
+            name,
+            "--work",
+            str(work),
+            *(["--tflite"] if name == "minilm" or not args.quick else []),
+        )
     rows = []
     for name in encoders:
         for threads in (1, 2):
             print(f"{name}: encoder latency, {threads} thread(s)", flush=True)
-            rows += _run_child("--child", "latency", "--encoder", name, "--work", str(work),
-                               "--threads", str(threads), "--rounds", str(rounds))
+            rows += _run_child(
+                "--child",
+                "latency",
+                "--encoder",
+                name,
+                "--work",
+                str(work),
+                "--threads",
+                str(threads),
+                "--rounds",
+                str(rounds),
+            )
     # Training rows: each engine in a fresh process per round, the engines'
     # order rotated every round, the median round reported: one process per
     # engine in turn put load swings into the ratio (1.18-1.31x across runs).
     training_rounds = 2 if args.quick else 3
     for child, title, engines in (
-            ("finetune", "MiniLM fine-tuning", ["project", "HF torch", "keras-hub"]),
-            ("distill", "MiniLM -> 2-layer student distillation", ["project", "HF torch"])):
+        ("finetune", "MiniLM fine-tuning", ["project", "HF torch", "keras-hub"]),
+        ("distill", "MiniLM -> 2-layer student distillation", ["project", "HF torch"]),
+    ):
         rates = {engine: [] for engine in engines}
         load = _load()
         for r in range(training_rounds):
-            for engine in engines[r % len(engines):] + engines[:r % len(engines)]:
+            for engine in engines[r % len(engines) :] + engines[: r % len(engines)]:
                 print(f"{child}: {engine}, round {r + 1} of {training_rounds}", flush=True)
-                rates[engine].append(_run_child(
-                    "--child", child, "--engine", engine, "--work", str(work),
-                    "--steps", "6" if args.quick else "12"))
-        rows.append({"row": f"{title}, batch 16 x 128, 2 threads", "unit": "examples/s",
-                     "lower_is_better": False,
-                     "values": {e: float(np.median(v)) for e, v in rates.items()},
-                     "rounds": rates, "load": [load, _load()],
-                     "note": f"median of {training_rounds} rounds, a fresh process per engine "
-                             "and round; ranges: " + ", ".join(
-                                 f"{e} {min(v):.2f}-{max(v):.2f}" for e, v in rates.items())})
+                rates[engine].append(
+                    _run_child(
+                        "--child",
+                        child,
+                        "--engine",
+                        engine,
+                        "--work",
+                        str(work),
+                        "--steps",
+                        "6" if args.quick else "12",
+                    )
+                )
+        rows.append(
+            {
+                "row": f"{title}, batch 16 x 128, 2 threads",
+                "unit": "examples/s",
+                "lower_is_better": False,
+                "values": {e: float(np.median(v)) for e, v in rates.items()},
+                "rounds": rates,
+                "load": [load, _load()],
+                "note": f"median of {training_rounds} rounds, a fresh process per engine "
+                "and round; ranges: "
+                + ", ".join(f"{e} {min(v):.2f}-{max(v):.2f}" for e, v in rates.items()),
+            }
+        )
     print("text-in serving", flush=True)
     load = _load()
-    serving = _run_child("--child", "serving", "--work", str(work), "--rounds",
-                         "3" if args.quick else "10")
-    rows.append({"row": "MiniLM text-in SavedModel (whole BBC articles), 2 threads",
-                 "unit": "texts/s", "lower_is_better": False,
-                 "values": {f"project {k}": v for k, v in serving.items()},
-                 "load": [load, _load()],
-                 "note": f"no peer serves text in; batch 32 over batch 1: "
-                         f"{serving['batch 32'] / serving['batch 1']:.2f}x"})
+    serving = _run_child(
+        "--child", "serving", "--work", str(work), "--rounds", "3" if args.quick else "10"
+    )
+    rows.append(
+        {
+            "row": "MiniLM text-in SavedModel (whole BBC articles), 2 threads",
+            "unit": "texts/s",
+            "lower_is_better": False,
+            "values": {f"project {k}": v for k, v in serving.items()},
+            "load": [load, _load()],
+            "note": f"no peer serves text in; batch 32 over batch 1: "
+            f"{serving['batch 32'] / serving['batch 1']:.2f}x",
+        }
+    )
 
     versions = {}
-    for package in ("tensorflow", "keras", "keras-hub", "torch", "transformers", "onnxruntime",
-                    "ai-edge-litert"):
+    for package in (
+        "tensorflow",
+        "keras",
+        "keras-hub",
+        "torch",
+        "transformers",
+        "onnxruntime",
+        "ai-edge-litert",
+    ):
         try:
             versions[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
             versions[package] = None
-    meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "quick": args.quick,
-            "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "cpu_flags": _cpu_flags(), "versions": versions,
-            "seconds": time.time() - started}
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "quick": args.quick,
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "cpu_flags": _cpu_flags(),
+        "versions": versions,
+        "seconds": time.time() - started,
+    }
     write_report(rows, meta, args.out)
     print((args.out / "results.md").read_text())
 

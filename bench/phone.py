@@ -37,7 +37,9 @@ def delegation(path, num_threads=1):
     interpreter.allocate_tensors()
     raw = interpreter._interpreter  # noqa: SLF001 - node table, benchmark only
     names = [raw.NodeName(i) for i in range(raw.NumNodes())]
-    delegates = [i for i, n in enumerate(names) if n == "DELEGATE" or n.startswith("TfLite")]
+    delegates = [
+        i for i, n in enumerate(names) if n == "DELEGATE" or n.startswith("TfLite")
+    ]
     ops = min(delegates) if delegates else len(names)
     producer = {t: i for i in range(ops) for t in raw.NodeOutputs(i)}
     inside = set()
@@ -54,29 +56,43 @@ def delegation(path, num_threads=1):
                 inside.add(op)
                 stack.extend(int(x) for x in raw.NodeInputs(op) if x >= 0)
     left = collections.Counter(names[i] for i in range(ops) if i not in inside)
-    return {"ops": ops, "delegated": len(inside), "partitions": len(delegates),
-            "left": dict(sorted(left.items()))}
+    return {
+        "ops": ops,
+        "delegated": len(inside),
+        "partitions": len(delegates),
+        "left": dict(sorted(left.items())),
+    }
 
 
 def measure(artifacts, rounds, texts, labels):
     rows = []
     for path in artifacts:
         meta = mf.read_metadata(path)
-        tokenizer = WordPieceTokenizer(str(path / mf.VOCABULARY), lowercase=meta["lowercase"])
+        tokenizer = WordPieceTokenizer(
+            str(path / mf.VOCABULARY), lowercase=meta["lowercase"]
+        )
         run = load_signature(path)
         ids = tokenize_texts(tokenizer, texts, run.sequence_length)
         names = meta["labels"]
         predicted = []
         for i in range(len(texts)):
             out = run(**{k: v[i : i + 1] for k, v in ids.items()})
-            predicted.append(names[int(np.argmax(out.get("logits", out.get("probabilities"))))])
+            predicted.append(
+                names[int(np.argmax(out.get("logits", out.get("probabilities"))))]
+            )
         file = path / "model.tflite"
-        rows.append({"artifact": str(path), "quantization": meta.get("quantization"),
-                     "size_mb": file.stat().st_size / 1e6,
-                     "vocabulary": meta["vocabulary_size"],
-                     "layers": meta["source_model"]["encoder_config"]["num_layers"],
-                     "accuracy": float(np.mean([p == g for p, g in zip(predicted, labels)])),
-                     "delegation": delegation(file), "one": {k: v[:1] for k, v in ids.items()}})
+        rows.append(
+            {
+                "artifact": str(path),
+                "quantization": meta.get("quantization"),
+                "size_mb": file.stat().st_size / 1e6,
+                "vocabulary": meta["vocabulary_size"],
+                "layers": meta["source_model"]["encoder_config"]["num_layers"],
+                "accuracy": float(np.mean([p == g for p, g in zip(predicted, labels)])),
+                "delegation": delegation(file),
+                "one": {k: v[:1] for k, v in ids.items()},
+            }
+        )
     calls = {}
     for i, path in enumerate(artifacts):
         for t in (1, 2):
@@ -90,9 +106,11 @@ def measure(artifacts, rounds, texts, labels):
 
 
 def table(rows):
-    lines = ["| artifact | mode | layers | vocabulary | MB | XNNPACK ops (partitions) | "
-             "ms 1 thread | ms 2 threads | x first @1 | x first @2 | accuracy |",
-             "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| artifact | mode | layers | vocabulary | MB | XNNPACK ops (partitions) | "
+        "ms 1 thread | ms 2 threads | x first @1 | x first @2 | accuracy |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
     base = rows[0]
     for r in rows:
         d = r["delegation"]
@@ -101,7 +119,8 @@ def table(rows):
             f"{r['vocabulary']:,} | {r['size_mb']:.2f} | {d['delegated']}/{d['ops']} "
             f"({d['partitions']}) | {r['ms_1_thread']:.1f} | {r['ms_2_thread']:.1f} | "
             f"{base['ms_1_thread'] / r['ms_1_thread']:.2f} | "
-            f"{base['ms_2_thread'] / r['ms_2_thread']:.2f} | {r['accuracy']:.4f} |")
+            f"{base['ms_2_thread'] / r['ms_2_thread']:.2f} | {r['accuracy']:.4f} |"
+        )
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ import argparse
 
 # isort: off
 import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
+
 # isort: on
 import keras
 import numpy as np
@@ -41,9 +42,13 @@ def _traced_model(x, y, stock):
     try:
         encoder, _ = load_checkpoint(minilm_checkpoint_dir())
         model = Classifier(encoder, 5, pooling="cls")
-        model.compile(optimizer=make_adamw(model, 5e-5, 10_000), loss={
-            "logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)})
-        model.fit(x, y, batch_size=BATCH, epochs=1, steps_per_epoch=2, shuffle=False, verbose=0)
+        model.compile(
+            optimizer=make_adamw(model, 5e-5, 10_000),
+            loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
+        )
+        model.fit(
+            x, y, batch_size=BATCH, epochs=1, steps_per_epoch=2, shuffle=False, verbose=0
+        )
     finally:
         dropout.Dropout.call, projection.gelu_for_training = project_call, project_gelu
     return model
@@ -55,20 +60,38 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=8, help="fit steps a round (>= 2)")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.steps < 2:
-        parser.error(f"--rounds must be >= 1 and --steps >= 2; received {args.rounds}, "
-                     f"{args.steps}")
+        parser.error(
+            f"--rounds must be >= 1 and --steps >= 2; received {args.rounds}, {args.steps}"
+        )
     tf.config.threading.set_intra_op_parallelism_threads(2)
-    ids = np.random.default_rng(1).integers(1000, 30000, (BATCH * args.steps, 128)).astype("int32")
-    x = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
+    ids = (
+        np.random.default_rng(1)
+        .integers(1000, 30000, (BATCH * args.steps, 128))
+        .astype("int32")
+    )
+    x = {
+        "token_ids": ids,
+        "segment_ids": np.zeros_like(ids),
+        "padding_mask": np.ones_like(ids),
+    }
     y = {"logits": np.random.default_rng(0).integers(0, 5, len(ids))}
-    models = {"Keras's dropout and GELU": _traced_model(x, y, stock=True),
-              "project's": _traced_model(x, y, stock=False)}
+    models = {
+        "Keras's dropout and GELU": _traced_model(x, y, stock=True),
+        "project's": _traced_model(x, y, stock=False),
+    }
     rates = {name: [] for name in models}
     for r in range(args.rounds):
-        for name in (list(models) if r % 2 == 0 else list(models)[::-1]):
+        for name in list(models) if r % 2 == 0 else list(models)[::-1]:
             clock = StepTimes()
-            models[name].fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0,
-                             callbacks=[clock])
+            models[name].fit(
+                x,
+                y,
+                batch_size=BATCH,
+                epochs=1,
+                shuffle=False,
+                verbose=0,
+                callbacks=[clock],
+            )
             rates[name].append(BATCH * len(clock.times[1:]) / sum(clock.times[1:]))
             print(f"round {r + 1}: {name} {rates[name][-1]:.2f} examples/s", flush=True)
     medians = {name: float(np.median(v)) for name, v in rates.items()}

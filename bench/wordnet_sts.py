@@ -35,11 +35,19 @@ from zoo.utils.atomic import atomic_file
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", type=pathlib.Path, default=None,
-                        help="checkpoint (default: the installed all-MiniLM-L6-v2)")
+    parser.add_argument(
+        "--model",
+        type=pathlib.Path,
+        default=None,
+        help="checkpoint (default: the installed all-MiniLM-L6-v2)",
+    )
     parser.add_argument("--sequence-length", type=int, default=64)
-    parser.add_argument("--finetuned", type=pathlib.Path, default=None,
-                        help="metrics.json of a `zoo finetune --task regress` run to compare")
+    parser.add_argument(
+        "--finetuned",
+        type=pathlib.Path,
+        default=None,
+        help="metrics.json of a `zoo finetune --task regress` run to compare",
+    )
     parser.add_argument("--out", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
     t0 = time.time()
@@ -47,8 +55,13 @@ def main(argv=None):
     splits = wordnet_sts_examples()
 
     def cosines(examples):
-        return pair_cosines(encoder, tokenizer, [e.text for e in examples],
-                            [e.text_b for e in examples], args.sequence_length)
+        return pair_cosines(
+            encoder,
+            tokenizer,
+            [e.text for e in examples],
+            [e.text_b for e in examples],
+            args.sequence_length,
+        )
 
     val_cos, test_cos = cosines(splits["validation"]), cosines(splits["test"])
     val_y = np.array([e.score for e in splits["validation"]])
@@ -58,8 +71,11 @@ def main(argv=None):
         "split": f"wordnet-sts test ({len(test_y)} pairs)",
         "sequence_length": args.sequence_length,
         "cosine_5x": regression_scores(test_y, 5 * np.maximum(test_cos, 0)),
-        "cosine_affine_on_validation": {**regression_scores(test_y, a * test_cos + b),
-                                        "a": float(a), "b": float(b)},
+        "cosine_affine_on_validation": {
+            **regression_scores(test_y, a * test_cos + b),
+            "a": float(a),
+            "b": float(b),
+        },
         "seconds": round(time.time() - t0, 1),
     }
     if args.finetuned:
@@ -68,8 +84,10 @@ def main(argv=None):
     for name in ("cosine_5x", "cosine_affine_on_validation", "finetuned"):
         if name in result:
             r = result[name]
-            print(f"{name:<30} pearson {r['pearson']:.4f}  spearman {r['spearman']:.4f}  "
-                  f"mse {r['mse']:.4f}")
+            print(
+                f"{name:<30} pearson {r['pearson']:.4f}  spearman {r['spearman']:.4f}  "
+                f"mse {r['mse']:.4f}"
+            )
     if args.out:
         with atomic_file(args.out, "w") as f:
             json.dump(result, f, indent=2)

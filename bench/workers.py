@@ -44,24 +44,63 @@ def _ports(n):
 def _shards(root):
     root.mkdir(parents=True, exist_ok=True)
     documents = corpus_documents("austen+wordnet")
+
     def sentence(s):  # a WordNet gloss: no capital, no full stop
         s = s[:1].upper() + s[1:]
         return s if s.rstrip('"').endswith((".", "!", "?")) else s + "."
 
     for i in range(100):
         (root / f"shard-{i:03d}.txt").write_text(
-            "\n\n".join(" ".join(map(sentence, d)) for d in documents[i::100]) + "\n")
+            "\n\n".join(" ".join(map(sentence, d)) for d in documents[i::100]) + "\n"
+        )
     return root
 
 
 def _commands(kind, data, out, steps):
-    common = ["--epochs", "2", "--steps-per-epoch", str(steps), "--sequence-length", "128",
-              "--out", str(out), "--verbose", "0", "--force"]
+    common = [
+        "--epochs",
+        "2",
+        "--steps-per-epoch",
+        str(steps),
+        "--sequence-length",
+        "128",
+        "--out",
+        str(out),
+        "--verbose",
+        "0",
+        "--force",
+    ]
     if kind == "pretrain":
-        return [sys.executable, "-m", "zoo", "pretrain", "--config", "bert_tiny", "--data",
-                str(data), "--batch-size", "32", "--learning-rate", "1e-3", *common]
-    return [sys.executable, "-m", "zoo", "finetune", "--model", str(minilm_checkpoint_dir()),
-            "--data", "bbc", "--task", "classify", "--batch-size", "16", *common]
+        return [
+            sys.executable,
+            "-m",
+            "zoo",
+            "pretrain",
+            "--config",
+            "bert_tiny",
+            "--data",
+            str(data),
+            "--batch-size",
+            "32",
+            "--learning-rate",
+            "1e-3",
+            *common,
+        ]
+    return [
+        sys.executable,
+        "-m",
+        "zoo",
+        "finetune",
+        "--model",
+        str(minilm_checkpoint_dir()),
+        "--data",
+        "bbc",
+        "--task",
+        "classify",
+        "--batch-size",
+        "16",
+        *common,
+    ]
 
 
 def _run(kind, data, out, steps, workers):
@@ -72,15 +111,30 @@ def _run(kind, data, out, steps, workers):
         subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
     else:
         cluster = {"worker": [f"127.0.0.1:{p}" for p in _ports(workers)]}
-        procs = [subprocess.Popen(cmd + ["--strategy", "multiworker"], stdout=subprocess.DEVNULL,
-                                  env=dict(env, TF_CONFIG=json.dumps(
-                                      {"cluster": cluster, "task": {"type": "worker", "index": i}})))
-                 for i in range(workers)]
+        procs = [
+            subprocess.Popen(
+                cmd + ["--strategy", "multiworker"],
+                stdout=subprocess.DEVNULL,
+                env=dict(
+                    env,
+                    TF_CONFIG=json.dumps(
+                        {"cluster": cluster, "task": {"type": "worker", "index": i}}
+                    ),
+                ),
+            )
+            for i in range(workers)
+        ]
         if any(p.wait() for p in procs):
             raise SystemExit(f"{kind} with {workers} workers failed")
     history = json.loads((out / "history.json").read_text())["history"]
-    return {key: history[key][-1] for key in
-            ("examples_per_second", "worker_examples_per_second", "tokens_per_second")}
+    return {
+        key: history[key][-1]
+        for key in (
+            "examples_per_second",
+            "worker_examples_per_second",
+            "tokens_per_second",
+        )
+    }
 
 
 def main():
@@ -95,16 +149,25 @@ def main():
     for kind in ("pretrain", "finetune"):
         for _ in range(args.rounds):
             for workers in (1, 2):
-                row = _run(kind, data[kind], root / f"{kind}-{workers}", args.steps, workers)
+                row = _run(
+                    kind, data[kind], root / f"{kind}-{workers}", args.steps, workers
+                )
                 results.setdefault((kind, workers), []).append(row)
                 print(kind, workers, row, flush=True)
     table = {}
     for kind in ("pretrain", "finetune"):
-        one, two = ([statistics.median(r["examples_per_second"] for r in results[(kind, w)])
-                     for w in (1, 2)])
-        table[kind] = {"one_process": round(one, 2), "two_workers": round(two, 2),
-                       "ratio": round(two / one, 3)}
-    print("\n| command | 1 process ex/s | 2 workers ex/s (all) | ratio |\n|---|---|---|---|")
+        one, two = [
+            statistics.median(r["examples_per_second"] for r in results[(kind, w)])
+            for w in (1, 2)
+        ]
+        table[kind] = {
+            "one_process": round(one, 2),
+            "two_workers": round(two, 2),
+            "ratio": round(two / one, 3),
+        }
+    print(
+        "\n| command | 1 process ex/s | 2 workers ex/s (all) | ratio |\n|---|---|---|---|"
+    )
     for kind, row in table.items():
         print(f"| {kind} | {row['one_process']} | {row['two_workers']} | {row['ratio']} |")
     if args.out:

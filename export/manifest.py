@@ -39,8 +39,11 @@ FORMAT_VERSION = 1  # manifest.json
 # "qa"); version 1 wrote "classification", "token_classification",
 # "question_answering", which `read_metadata` still reads.
 METADATA_VERSION = 2
-_VERSION_1_TASKS = {"classification": "classify", "token_classification": "tag",
-                    "question_answering": "qa"}
+_VERSION_1_TASKS = {
+    "classification": "classify",
+    "token_classification": "tag",
+    "question_answering": "qa",
+}
 _CHUNK = 1 << 20
 ARTIFACT_KINDS = ("tflite", "saved_model", "tpu_saved_model")
 
@@ -182,8 +185,11 @@ def read_metadata(directory) -> dict:
     except JsonFileError as e:
         raise MetadataError(str(e)) from None
     version = meta.get("format_version", 0)
-    if meta.get("format") != METADATA_FORMAT or not isinstance(version, int) \
-            or version > METADATA_VERSION:
+    if (
+        meta.get("format") != METADATA_FORMAT
+        or not isinstance(version, int)
+        or version > METADATA_VERSION
+    ):
         raise MetadataError(
             f"{path}: format {meta.get('format')!r} version {meta.get('format_version')!r} is not "
             f"one this package reads ({METADATA_FORMAT!r} <= {METADATA_VERSION}); upgrade bert-zoo."
@@ -198,13 +204,18 @@ def read_metadata(directory) -> dict:
         config = (meta.get("source_model") or {}).get("encoder_config") or {}
         segments = config.get("num_segments", 2)
         meta["input_contract"] = {
-            "inputs": list(INPUT_NAMES), "dtype": "int32",
+            "inputs": list(INPUT_NAMES),
+            "dtype": "int32",
             "shape": "[batch, L], the same for all three inputs",
             "sequence_length": {"min": 1, "max": config.get("max_sequence_length", 512)},
             "token_ids": {"min": 0, "max": meta["vocabulary_size"] - 1},
             "segment_ids": {"min": 0, "max": segments - 1 if segments else 1},
-            "padding_mask": {"values": [0, 1], "first_token_real": True,
-                             "real_tokens_first": True}}
+            "padding_mask": {
+                "values": [0, 1],
+                "first_token_real": True,
+                "real_tokens_first": True,
+            },
+        }
     return meta
 
 
@@ -216,11 +227,15 @@ def check_metadata_fields(meta, path):
         if not ok:
             raise MetadataError(
                 f"{path}: `{field}` is {meta.get(field)!r:.120}; expected {expected}. The file "
-                "was edited or damaged: re-export the artifact with `zoo export`.")
+                "was edited or damaged: re-export the artifact with `zoo export`."
+            )
 
     def is_int(value, low=None):
-        return isinstance(value, int) and not isinstance(value, bool) and (
-            low is None or value >= low)
+        return (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and (low is None or value >= low)
+        )
 
     need(meta.get("task") in TASKS, "task", f"one of {list(TASKS)}")
     need(meta.get("kind") in ARTIFACT_KINDS, "kind", f"one of {list(ARTIFACT_KINDS)}")
@@ -228,53 +243,92 @@ def check_metadata_fields(meta, path):
     if meta["task"] in ("qa", "regress"):
         need(labels is None, "labels", f"null (a {meta['task']} model has no labels)")
     else:
-        need(isinstance(labels, list) and labels and all(
-            isinstance(x, str) and x and "\n" not in x and "\r" not in x for x in labels),
-            "labels", "a non-empty list of label names (strings)")
+        need(
+            isinstance(labels, list)
+            and labels
+            and all(
+                isinstance(x, str) and x and "\n" not in x and "\r" not in x for x in labels
+            ),
+            "labels",
+            "a non-empty list of label names (strings)",
+        )
         need(len(set(labels)) == len(labels), "labels", "each label name once")
     need(isinstance(meta.get("lowercase"), bool), "lowercase", "true or false")
     need(is_int(meta.get("vocabulary_size"), 1), "vocabulary_size", "a positive integer")
     digest = meta.get("vocabulary_sha256")
-    need(isinstance(digest, str) and len(digest) == 64, "vocabulary_sha256",
-         "the sha256 of vocab.txt (64 hex digits)")
+    need(
+        isinstance(digest, str) and len(digest) == 64,
+        "vocabulary_sha256",
+        "the sha256 of vocab.txt (64 hex digits)",
+    )
     special = meta.get("special_tokens")
-    need(isinstance(special, dict) and all(
-        is_int(special.get(k), 0) and special[k] < meta["vocabulary_size"]
-        for k in ("cls", "sep", "pad", "unk")), "special_tokens",
-        "ids of cls, sep, pad and unk inside the vocabulary")
+    need(
+        isinstance(special, dict)
+        and all(
+            is_int(special.get(k), 0) and special[k] < meta["vocabulary_size"]
+            for k in ("cls", "sep", "pad", "unk")
+        ),
+        "special_tokens",
+        "ids of cls, sep, pad and unk inside the vocabulary",
+    )
     if "sequence_lengths" in meta:
-        need(isinstance(meta["sequence_lengths"], list) and meta["sequence_lengths"] and all(
-            is_int(x, 1) for x in meta["sequence_lengths"]), "sequence_lengths",
-            "a list of positive integers")
+        need(
+            isinstance(meta["sequence_lengths"], list)
+            and meta["sequence_lengths"]
+            and all(is_int(x, 1) for x in meta["sequence_lengths"]),
+            "sequence_lengths",
+            "a list of positive integers",
+        )
     if meta["kind"] == "tflite":
         files = meta.get("files")
-        need(isinstance(files, dict) and files and all(
-            isinstance(i, dict) and isinstance(i.get("signatures"), list)
-            and isinstance(i.get("sequence_lengths"), list)
-            and len(i["signatures"]) == len(i["sequence_lengths"]) for i in files.values()),
-            "files", "each .tflite file with its signatures and their sequence lengths")
+        need(
+            isinstance(files, dict)
+            and files
+            and all(
+                isinstance(i, dict)
+                and isinstance(i.get("signatures"), list)
+                and isinstance(i.get("sequence_lengths"), list)
+                and len(i["signatures"]) == len(i["sequence_lengths"])
+                for i in files.values()
+            ),
+            "files",
+            "each .tflite file with its signatures and their sequence lengths",
+        )
     else:
-        need(isinstance(meta.get("signatures"), dict) and meta["signatures"], "signatures",
-             "the SavedModel's signatures")
+        need(
+            isinstance(meta.get("signatures"), dict) and meta["signatures"],
+            "signatures",
+            "the SavedModel's signatures",
+        )
     contract = meta.get("input_contract")
     if contract is not None:
-        need(isinstance(contract, dict) and isinstance(contract.get("token_ids"), dict)
-             and contract["token_ids"].get("max") == meta["vocabulary_size"] - 1,
-             "input_contract", f"token ids 0..{meta['vocabulary_size'] - 1} (vocabulary_size "
-             "- 1) with the segment, mask and length rules")
+        need(
+            isinstance(contract, dict)
+            and isinstance(contract.get("token_ids"), dict)
+            and contract["token_ids"].get("max") == meta["vocabulary_size"] - 1,
+            "input_contract",
+            f"token ids 0..{meta['vocabulary_size'] - 1} (vocabulary_size "
+            "- 1) with the segment, mask and length rules",
+        )
 
 
 def vocabulary_casing_problem(tokens, lowercase):
     """Why `lowercase` cannot go with this vocabulary, or None. An uncased
     vocabulary has no token that lowercasing changes (brackets aside); a
     cased one has many."""
-    cased = sum(1 for t in tokens if t != t.lower() and not (t[:1] == "[" and t[-1:] == "]"))
+    cased = sum(
+        1 for t in tokens if t != t.lower() and not (t[:1] == "[" and t[-1:] == "]")
+    )
     if not lowercase and cased == 0:
-        return ("lowercase is false but the vocabulary is uncased (no token has a capital "
-                "letter): capitalised words would tokenize into other pieces than in training")
+        return (
+            "lowercase is false but the vocabulary is uncased (no token has a capital "
+            "letter): capitalised words would tokenize into other pieces than in training"
+        )
     if lowercase and cased > 0.01 * len(tokens):
-        return (f"lowercase is true but the vocabulary is cased ({cased:,} tokens with "
-                "capitals): those pieces could never be produced")
+        return (
+            f"lowercase is true but the vocabulary is cased ({cased:,} tokens with "
+            "capitals): those pieces could never be produced"
+        )
     return None
 
 
@@ -282,17 +336,21 @@ def check_vocabulary_file(meta, directory):
     """vocab.txt beside the artifact against metadata.json."""
     path = pathlib.Path(directory) / VOCABULARY
     if not path.is_file():
-        raise MetadataError(f"{directory}: no {VOCABULARY}; the artifact is incomplete. "
-                            "Re-export it with `zoo export`.")
+        raise MetadataError(
+            f"{directory}: no {VOCABULARY}; the artifact is incomplete. "
+            "Re-export it with `zoo export`."
+        )
     tokens = read_vocabulary(path)
     if len(tokens) != meta["vocabulary_size"]:
         raise MetadataError(
             f"{directory / METADATA}: vocabulary_size is {meta['vocabulary_size']:,} but "
-            f"{VOCABULARY} has {len(tokens):,} tokens; re-export the artifact.")
+            f"{VOCABULARY} has {len(tokens):,} tokens; re-export the artifact."
+        )
     if vocabulary_sha256(tokens) != meta["vocabulary_sha256"]:
         raise MetadataError(
             f"{directory / VOCABULARY}: not the vocabulary the artifact was exported with "
-            "(sha256 differs from metadata.json); re-export the artifact.")
+            "(sha256 differs from metadata.json); re-export the artifact."
+        )
     problem = vocabulary_casing_problem(tokens, meta["lowercase"])
     if problem:
         raise MetadataError(f"{directory / METADATA}: {problem}. Re-export the artifact.")
@@ -309,13 +367,16 @@ def model_tokenizer(model, tokenizer):
         raise ValueError(
             f"tokenizer=None: a {type(model).__name__} carries no tokenizer; pass the "
             "WordPieceTokenizer it was trained with (zoo.load_checkpoint returns it), or export "
-            "a text model (zoo.TextClassifier, TextTagger, TextQuestionAnswerer).")
+            "a text model (zoo.TextClassifier, TextTagger, TextQuestionAnswerer)."
+        )
     return preprocessor.tokenizer
 
 
 def default_sequence_length(model) -> int:
     """A text model's own length; the project default for an id-level one."""
-    from_preprocessor = getattr(getattr(model, "preprocessor", None), "sequence_length", None)
+    from_preprocessor = getattr(
+        getattr(model, "preprocessor", None), "sequence_length", None
+    )
     return int(from_preprocessor or DEFAULT_SEQUENCE_LENGTH)
 
 
@@ -356,8 +417,10 @@ def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
     tokens = tokenizer.vocabulary
     problem = vocabulary_casing_problem(tokens, bool(tokenizer.lowercase))
     if problem:
-        raise ValueError(f"The tokenizer does not fit its vocabulary: {problem}. Build it "
-                         "with the lowercase setting the checkpoint was trained with.")
+        raise ValueError(
+            f"The tokenizer does not fit its vocabulary: {problem}. Build it "
+            "with the lowercase setting the checkpoint was trained with."
+        )
     return {
         "format": METADATA_FORMAT,
         "format_version": METADATA_VERSION,

@@ -58,7 +58,11 @@ METADATA_NAME = "TFLITE_METADATA"
 # came with metadata parser 1.1.0; MediaPipe 1.2 reads up to 1.5.0.
 MIN_PARSER_VERSION = "1.1.0"
 # Our input names -> the names MediaPipe's BERT preprocessor looks for.
-MEDIAPIPE_INPUTS = {"token_ids": "ids", "segment_ids": "segment_ids", "padding_mask": "mask"}
+MEDIAPIPE_INPUTS = {
+    "token_ids": "ids",
+    "segment_ids": "segment_ids",
+    "padding_mask": "mask",
+}
 _DESCRIPTIONS = {
     "ids": "Word-piece ids of the text, [CLS] first.",
     "mask": "1 for real tokens, 0 for padding.",
@@ -106,8 +110,14 @@ class _Builder:
     def associated_file(self, name, kind, description):
         # table AssociatedFile { name, description, type:byte, locale, version }
         name, description = self.string(name), self.string(description)
-        return self.table(5, [(0, "offset", name), (1, "offset", description),
-                              (2, "int8", _FILE_TYPE[kind])])
+        return self.table(
+            5,
+            [
+                (0, "offset", name),
+                (1, "offset", description),
+                (2, "int8", _FILE_TYPE[kind]),
+            ],
+        )
 
     def tensor(self, name, description, files=(), stats=None):
         # table TensorMetadata { name, description, dimension_names, content,
@@ -116,24 +126,36 @@ class _Builder:
         self.b.StartObject(0)  # table FeatureProperties {}
         properties = self.b.EndObject()
         # table Content { content_properties (union: type, value), range }
-        content = self.table(3, [(0, "uint8", _FEATURE_PROPERTIES), (1, "offset", properties)])
+        content = self.table(
+            3, [(0, "uint8", _FEATURE_PROPERTIES), (1, "offset", properties)]
+        )
         stats_offset = None
         if stats is not None:  # table Stats { max:[float], min:[float] }
             high = self.b.CreateNumpyVector(np.asarray([stats[1]], "<f4"))
             low = self.b.CreateNumpyVector(np.asarray([stats[0]], "<f4"))
             stats_offset = self.table(2, [(0, "offset", high), (1, "offset", low)])
         files = self.vector(list(files)) if files else None
-        return self.table(7, [(0, "offset", name), (1, "offset", description),
-                              (3, "offset", content), (5, "offset", stats_offset),
-                              (6, "offset", files)])
+        return self.table(
+            7,
+            [
+                (0, "offset", name),
+                (1, "offset", description),
+                (3, "offset", content),
+                (5, "offset", stats_offset),
+                (6, "offset", files),
+            ],
+        )
 
     def bert_tokenizer(self):
         # table BertTokenizerOptions { vocab_file:[AssociatedFile] }
         # table ProcessUnit { options (union ProcessUnitOptions: type, value) }
-        vocabulary = self.associated_file(VOCABULARY_FILE, "VOCABULARY",
-                                          "WordPiece vocabulary, one token per line.")
+        vocabulary = self.associated_file(
+            VOCABULARY_FILE, "VOCABULARY", "WordPiece vocabulary, one token per line."
+        )
         options = self.table(1, [(0, "offset", self.vector([vocabulary]))])
-        return self.table(2, [(0, "uint8", _BERT_TOKENIZER_OPTIONS), (1, "offset", options)])
+        return self.table(
+            2, [(0, "uint8", _BERT_TOKENIZER_OPTIONS), (1, "offset", options)]
+        )
 
 
 def model_metadata(input_names, *, name, description, version):
@@ -142,20 +164,30 @@ def model_metadata(input_names, *, name, description, version):
     m = _Builder()
     inputs = [m.tensor(n, _DESCRIPTIONS[n]) for n in input_names]
     labels = m.associated_file(LABELS_FILE, "TENSOR_AXIS_LABELS", "One label per class.")
-    output = m.tensor(OUTPUT, "Probability of each label.", files=[labels], stats=(0.0, 1.0))
+    output = m.tensor(
+        OUTPUT, "Probability of each label.", files=[labels], stats=(0.0, 1.0)
+    )
     units = [m.bert_tokenizer()]
     inputs, outputs, units = m.vector(inputs), m.vector([output]), m.vector(units)
     # table SubGraphMetadata { name, description, input_tensor_metadata,
     #   output_tensor_metadata, associated_files, input_process_units, ... (10 slots) }
-    subgraph = m.table(10, [(2, "offset", inputs), (3, "offset", outputs),
-                            (5, "offset", units)])
+    subgraph = m.table(
+        10, [(2, "offset", inputs), (3, "offset", outputs), (5, "offset", units)]
+    )
     strings = [m.string(s) for s in (name, description, version, MIN_PARSER_VERSION)]
     subgraphs = m.vector([subgraph])
     # table ModelMetadata { name, description, version, subgraph_metadata, author,
     #                       license, associated_files, min_parser_version }
-    root = m.table(8, [(0, "offset", strings[0]), (1, "offset", strings[1]),
-                       (2, "offset", strings[2]), (3, "offset", subgraphs),
-                       (7, "offset", strings[3])])
+    root = m.table(
+        8,
+        [
+            (0, "offset", strings[0]),
+            (1, "offset", strings[1]),
+            (2, "offset", strings[2]),
+            (3, "offset", subgraphs),
+            (7, "offset", strings[3]),
+        ],
+    )
     m.b.Finish(root, file_identifier=METADATA_IDENTIFIER)
     return bytes(m.b.Output())
 
@@ -202,14 +234,17 @@ def _one_signature(content, signature):
             buffer.offset, buffer.size = 0, 0
     signatures = {_text(s.signatureKey): s for s in model.signatureDefs or []}
     if signature not in signatures:
-        raise MediaPipeExportError(f"no signature {signature!r}; the file has "
-                                   f"{sorted(signatures)}.")
+        raise MediaPipeExportError(
+            f"no signature {signature!r}; the file has {sorted(signatures)}."
+        )
     sig = signatures[signature]
     graph = model.subgraphs[sig.subgraphIndex]
     outputs = {_text(t.name): t for t in sig.outputs}
     if OUTPUT not in outputs:
-        raise MediaPipeExportError(f"signature {signature!r} has no {OUTPUT!r} output "
-                                   f"({sorted(outputs)}); MediaPipe needs a classifier's.")
+        raise MediaPipeExportError(
+            f"signature {signature!r} has no {OUTPUT!r} output "
+            f"({sorted(outputs)}); MediaPipe needs a classifier's."
+        )
     sig.outputs = [outputs[OUTPUT]]
     graph.outputs = [outputs[OUTPUT].tensorIndex]
     model.subgraphs = [graph]
@@ -222,8 +257,16 @@ def _one_signature(content, signature):
     return model, sig
 
 
-def mediapipe_classifier(content, signature, vocabulary, labels, *, lowercase,
-                         name="bert-zoo text classifier", version="1"):
+def mediapipe_classifier(
+    content,
+    signature,
+    vocabulary,
+    labels,
+    *,
+    lowercase,
+    name="bert-zoo text classifier",
+    version="1",
+):
     """Bytes of a MediaPipe TextClassifier file from a converted `.tflite`
     (`content`): `signature`'s subgraph, its `probabilities` output,
     TFLite Model Metadata, and vocab.txt + labels.txt appended as a zip."""
@@ -231,29 +274,43 @@ def mediapipe_classifier(content, signature, vocabulary, labels, *, lowercase,
         raise MediaPipeExportError(
             "MediaPipe's BERT tokenizer lower-cases every text and its metadata cannot say "
             "otherwise, so a cased model would see other word pieces than in training; "
-            "only uncased (lowercase=True) models get a MediaPipe file.")
+            "only uncased (lowercase=True) models get a MediaPipe file."
+        )
     empty = [i for i, t in enumerate(vocabulary) if not t.strip()]
     if empty:
         raise MediaPipeExportError(
             f"vocabulary lines {empty[:5]} are empty or blank; MediaPipe skips such lines, "
-            "which would shift every later id.")
+            "which would shift every later id."
+        )
     model, sig = _one_signature(content, signature)
     graph = model.subgraphs[0]
     names = {t.tensorIndex: _text(t.name) for t in sig.inputs}
     inputs = []
     for index in graph.inputs:
         tensor = graph.tensors[index]
-        if tensor.type != tfl.TensorType.INT32 or len(tensor.shape) != 2 or tensor.shape[0] != 1:
+        if (
+            tensor.type != tfl.TensorType.INT32
+            or len(tensor.shape) != 2
+            or tensor.shape[0] != 1
+        ):
             raise MediaPipeExportError(f"input {names[index]!r} is not int32 [1, L].")
         inputs.append(MEDIAPIPE_INPUTS[names[index]])
     if sorted(inputs) != sorted(MEDIAPIPE_INPUTS.values()):
-        raise MediaPipeExportError(f"MediaPipe's BERT path needs token_ids, segment_ids and "
-                                   f"padding_mask; the signature takes {sorted(names.values())}.")
+        raise MediaPipeExportError(
+            f"MediaPipe's BERT path needs token_ids, segment_ids and "
+            f"padding_mask; the signature takes {sorted(names.values())}."
+        )
     output = graph.tensors[graph.outputs[0]]
     if output.type != tfl.TensorType.FLOAT32 or list(output.shape) != [1, len(labels)]:
-        raise MediaPipeExportError(f"the {OUTPUT!r} output is not float32 [1, {len(labels)}].")
-    metadata = model_metadata(inputs, name=name, version=version,
-                              description=f"Classifies a text into {len(labels)} labels.")
+        raise MediaPipeExportError(
+            f"the {OUTPUT!r} output is not float32 [1, {len(labels)}]."
+        )
+    metadata = model_metadata(
+        inputs,
+        name=name,
+        version=version,
+        description=f"Classifies a text into {len(labels)} labels.",
+    )
     buffer = tfl.BufferT()
     buffer.data = np.frombuffer(metadata, dtype=np.uint8)
     model.buffers.append(buffer)
@@ -269,16 +326,21 @@ def mediapipe_classifier(content, signature, vocabulary, labels, *, lowercase,
     out.seek(0, io.SEEK_END)
     with zipfile.ZipFile(out, mode="a", compression=zipfile.ZIP_STORED) as archive:
         for file, lines in ((VOCABULARY_FILE, vocabulary), (LABELS_FILE, labels)):
-            archive.writestr(zipfile.ZipInfo(file, date_time=(1980, 1, 1, 0, 0, 0)),
-                             ("\n".join(lines) + "\n").encode("utf-8"))
+            archive.writestr(
+                zipfile.ZipInfo(file, date_time=(1980, 1, 1, 0, 0, 0)),
+                ("\n".join(lines) + "\n").encode("utf-8"),
+            )
     return out.getvalue()
 
 
 def _same(a, b):
     """Deep equality of two object-API values (tables, vectors, scalars)."""
     if hasattr(a, "__dict__") or hasattr(b, "__dict__"):
-        return type(a) is type(b) and vars(a).keys() == vars(b).keys() and all(
-            _same(v, vars(b)[k]) for k, v in vars(a).items())
+        return (
+            type(a) is type(b)
+            and vars(a).keys() == vars(b).keys()
+            and all(_same(v, vars(b)[k]) for k, v in vars(a).items())
+        )
     if isinstance(a, (list, tuple, np.ndarray)) or isinstance(b, (list, tuple, np.ndarray)):
         if a is None or b is None or len(a) != len(b):
             return a is None and b is None
@@ -305,8 +367,10 @@ def _same_bytes(data, span, other_data, other_span):
     does not grow this process's resident memory by the file sizes."""
     if span[1] != other_span[1]:
         return False
-    same = np.array_equal(np.frombuffer(data, np.uint8, span[1], span[0]),
-                          np.frombuffer(other_data, np.uint8, *other_span[::-1]))
+    same = np.array_equal(
+        np.frombuffer(data, np.uint8, span[1], span[0]),
+        np.frombuffer(other_data, np.uint8, *other_span[::-1]),
+    )
     for mapping, (start, length) in ((data, span), (other_data, other_span)):
         if length >= mmap.PAGESIZE and hasattr(mapping, "madvise"):
             first = start - start % mmap.PAGESIZE
@@ -324,10 +388,14 @@ def _signature_graph(model, signature):
     for i in range(model.SignatureDefsLength()):
         sig = model.SignatureDefs(i)
         if _text(sig.SignatureKey()) == signature:
-            inputs = {_text(sig.Inputs(j).Name()): sig.Inputs(j).TensorIndex()
-                      for j in range(sig.InputsLength())}
-            outputs = {_text(sig.Outputs(j).Name()): sig.Outputs(j).TensorIndex()
-                       for j in range(sig.OutputsLength())}
+            inputs = {
+                _text(sig.Inputs(j).Name()): sig.Inputs(j).TensorIndex()
+                for j in range(sig.InputsLength())
+            }
+            outputs = {
+                _text(sig.Outputs(j).Name()): sig.Outputs(j).TensorIndex()
+                for j in range(sig.OutputsLength())
+            }
             return model.Subgraphs(sig.SubgraphIndex()), inputs, outputs
     return None
 
@@ -359,23 +427,32 @@ def same_graph_as_source(artifact_dir, meta, file):
     (graph, inputs, outputs), (other, source_inputs, source_outputs) = mine, source
     if inputs != source_inputs or not outputs.items() <= source_outputs.items():
         return None
-    if list(graph.InputsAsNumpy()) != list(other.InputsAsNumpy()) \
-            or not set(graph.OutputsAsNumpy()) <= set(other.OutputsAsNumpy()):
+    if list(graph.InputsAsNumpy()) != list(other.InputsAsNumpy()) or not set(
+        graph.OutputsAsNumpy()
+    ) <= set(other.OutputsAsNumpy()):
         return None
-    if graph.TensorsLength() != other.TensorsLength() \
-            or graph.OperatorsLength() != other.OperatorsLength():
+    if (
+        graph.TensorsLength() != other.TensorsLength()
+        or graph.OperatorsLength() != other.OperatorsLength()
+    ):
         return None
     for i in range(graph.TensorsLength()):
         a, b = graph.Tensors(i), other.Tensors(i)
         ta, tb = tfl.TensorT.InitFromObj(a), tfl.TensorT.InitFromObj(b)
         ta.buffer = tb.buffer = None
-        if not _same(ta, tb) or not _same_bytes(our_data, _buffer_span(ours, a.Buffer()),
-                                                their_data, _buffer_span(theirs, b.Buffer())):
+        if not _same(ta, tb) or not _same_bytes(
+            our_data,
+            _buffer_span(ours, a.Buffer()),
+            their_data,
+            _buffer_span(theirs, b.Buffer()),
+        ):
             return None
     for i in range(graph.OperatorsLength()):
         a, b = graph.Operators(i), other.Operators(i)
-        codes = (tfl.OperatorCodeT.InitFromObj(ours.OperatorCodes(a.OpcodeIndex())),
-                 tfl.OperatorCodeT.InitFromObj(theirs.OperatorCodes(b.OpcodeIndex())))
+        codes = (
+            tfl.OperatorCodeT.InitFromObj(ours.OperatorCodes(a.OpcodeIndex())),
+            tfl.OperatorCodeT.InitFromObj(theirs.OperatorCodes(b.OpcodeIndex())),
+        )
         oa, ob = tfl.OperatorT.InitFromObj(a), tfl.OperatorT.InitFromObj(b)
         oa.opcodeIndex = ob.opcodeIndex = None
         if not _same(*codes) or not _same(oa, ob):

@@ -103,12 +103,12 @@ class CheckedSignature:
                 if value.shape != (1,) or not isinstance(value[0], (str, bytes)):
                     raise InvalidInputError(
                         f"{name}: this signature takes one text (an array of one str); "
-                        f"received {value.shape[0]} items.")
+                        f"received {value.shape[0]} items."
+                    )
                 if isinstance(value[0], str):
                     check_text(value[0], name)
             return
-        check_ids(inputs, self.contract, sequence_length=self.sequence_length,
-                  batch_size=1)
+        check_ids(inputs, self.contract, sequence_length=self.sequence_length, batch_size=1)
 
     def __call__(self, **inputs):
         self.check(inputs)
@@ -128,17 +128,24 @@ def load_signature(artifact_dir, signature=None, file=MODEL_FILE, num_threads=1)
     names = info["signatures"]
     signature = names[0] if signature is None else signature
     if signature not in names:
-        raise ValueError(f"{artifact_dir / file}: no signature {signature!r}; it has {names}.")
+        raise ValueError(
+            f"{artifact_dir / file}: no signature {signature!r}; it has {names}."
+        )
     length = info["sequence_lengths"][names.index(signature)]
-    runner = CheckedSignature(interpreter, signature, length, info.get("input", "ids"),
-                              meta["input_contract"])
+    runner = CheckedSignature(
+        interpreter, signature, length, info.get("input", "ids"), meta["input_contract"]
+    )
     details = runner.raw.get_output_details()
     logits = details.get("logits", details.get("probabilities"))
-    if logits is not None and meta["labels"] is not None \
-            and int(logits["shape"][-1]) != len(meta["labels"]):
+    if (
+        logits is not None
+        and meta["labels"] is not None
+        and int(logits["shape"][-1]) != len(meta["labels"])
+    ):
         raise mf.MetadataError(
             f"{artifact_dir / mf.METADATA}: `labels` names {len(meta['labels'])} classes but "
-            f"{file}:{signature} outputs {int(logits['shape'][-1])}; re-export the artifact.")
+            f"{file}:{signature} outputs {int(logits['shape'][-1])}; re-export the artifact."
+        )
     return runner
 
 
@@ -168,7 +175,8 @@ def validation_workers(workers=None):
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(
             f"workers: the number of validation interpreters must be an int >= 1; received "
-            f"{workers!r}. Pass None to use one per available core.")
+            f"{workers!r}. Pass None to use one per available core."
+        )
     return workers
 
 
@@ -260,7 +268,9 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
     by_signature = {}  # (file, signature) -> run
     tokenized = {}  # (length, count): host ids, shared by the files
     # Sources before the files derived from them.
-    files = sorted(meta["files"].items(), key=lambda item: bool(item[1].get("derived_from")))
+    files = sorted(
+        meta["files"].items(), key=lambda item: bool(item[1].get("derived_from"))
+    )
     for file, info in files:
         if not file.endswith(".tflite"):
             continue
@@ -280,8 +290,9 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
             kind = info.get("input", "ids")
 
             def runner(interpreter, signature=signature, length=length, kind=kind):
-                return CheckedSignature(interpreter, signature, length, kind,
-                                        meta["input_contract"])
+                return CheckedSignature(
+                    interpreter, signature, length, kind, meta["input_contract"]
+                )
 
             def grow(count, interpreters=interpreters, file=file, runner=runner):
                 """`count` runners, loading interpreters of this file as needed."""
@@ -306,15 +317,21 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
                 _run_parallel(grow(used), feeds, results, stop)
             same_as, note = None, None
             if info.get("derived_from") and position == 0 and not derived:
-                note = (f"not the graph of its source {info['derived_from']} (operators, "
-                        "tensors and weights compared): every text ran")
+                note = (
+                    f"not the graph of its source {info['derived_from']} (operators, "
+                    "tensors and weights compared): every text ran"
+                )
             if derived and _same_outputs(results, source_run["outputs"], stop):
                 same_as = f"{source[0]}:{source[1]}"
                 for i in range(stop, len(feeds)):
-                    results[i] = {k: source_run["outputs"][k][i : i + 1] for k in results[0]}
+                    results[i] = {
+                        k: source_run["outputs"][k][i : i + 1] for k in results[0]
+                    }
             elif stop < len(feeds):  # not the same: every text, as for any file
-                note = (f"outputs differ from {source[0]}:{source[1]} on the first {stop} "
-                        "texts: every text ran")
+                note = (
+                    f"outputs differ from {source[0]}:{source[1]} on the first {stop} "
+                    "texts: every text ran"
+                )
                 _run_parallel(grow(min(workers, len(feeds) - stop)), feeds, results)
                 stop = len(feeds)
             outputs = {k: np.concatenate([r[k] for r in results]) for k in results[0]}

@@ -631,5 +631,3 @@ def export_tpu_saved_model(
         )
     write_serving_files(base_dir)
     return model_dir / str(version)
-
-

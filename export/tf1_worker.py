@@ -46,24 +46,32 @@ def manifest_matches(directory):
 def describe(infos):
     """dtype and shape of each tensor of a SignatureDef's inputs or outputs."""
     return {
-        k: {"dtype": tf.dtypes.as_dtype(v.dtype).name if v.dtype else None,
-            "shape": None if v.tensor_shape.unknown_rank
-            else [d.size for d in v.tensor_shape.dim]}
-        for k, v in infos.items()}
+        k: {
+            "dtype": tf.dtypes.as_dtype(v.dtype).name if v.dtype else None,
+            "shape": None
+            if v.tensor_shape.unknown_rank
+            else [d.size for d in v.tensor_shape.dim],
+        }
+        for k, v in infos.items()
+    }
 
 
 def run_request(session, signature_def, run, inputs, texts, latency_runs):
     """Outputs of one request in batches, and its batch-1 latencies."""
     fetches = {k: v.name for k, v in signature_def.outputs.items()}
-    feeds = {signature_def.inputs[name].name: texts[source] if source in texts
-             else inputs[source] for name, source in run["feeds"].items()}
+    feeds = {
+        signature_def.inputs[name].name: texts[source]
+        if source in texts
+        else inputs[source]
+        for name, source in run["feeds"].items()
+    }
     n = len(next(iter(feeds.values())))
     batch = run["batch_size"]
     chunks = {}
     for start in range(0, n, batch):
         feed = {}
         for k, v in feeds.items():
-            part = v[start:start + batch]
+            part = v[start : start + batch]
             if run.get("fixed_batch") and len(part) < batch:
                 # A fixed-shape (TPU) signature: pad with the last row, drop after.
                 part = list(part) + [part[-1]] * (batch - len(part))
@@ -96,19 +104,29 @@ def main(request_path):
     with tf.compat.v1.Session(graph=tf.Graph()) as session:
         meta_graph = tf.compat.v1.saved_model.loader.load(session, ["serve"], directory)
         for key, sig in meta_graph.signature_def.items():
-            result["signatures"][key] = {"method_name": sig.method_name,
-                                         "inputs": describe(sig.inputs),
-                                         "outputs": describe(sig.outputs)}
+            result["signatures"][key] = {
+                "method_name": sig.method_name,
+                "inputs": describe(sig.inputs),
+                "outputs": describe(sig.outputs),
+            }
         for run in request["runs"]:
-            outputs, times = run_request(session, meta_graph.signature_def[run["signature"]],
-                                         run, inputs, texts, request["latency_runs"])
+            outputs, times = run_request(
+                session,
+                meta_graph.signature_def[run["signature"]],
+                run,
+                inputs,
+                texts,
+                request["latency_runs"],
+            )
             for k, value in outputs.items():
                 key = run["signature"] + "/" + k
                 if value.dtype.kind in "OSU":
                     result["strings"][key] = [
-                        [x.decode("utf-8", "replace") for x in row] if value.ndim > 1
+                        [x.decode("utf-8", "replace") for x in row]
+                        if value.ndim > 1
                         else row.decode("utf-8", "replace")
-                        for row in value]
+                        for row in value
+                    ]
                 else:
                     numeric[key] = value
             if run.get("latency"):

@@ -96,8 +96,21 @@ CALIBRATED_MODES = ("int8", "int4")
 # Ops kept float in int8 mode (names as the converter's debugger takes them):
 # XNNPACK has no int8 kernel for them, or they compute the LayerNorm/softmax
 # statistics that int8 would round away.
-INT8_FLOAT_OPS = ("SOFTMAX", "GELU", "BATCH_MATMUL", "SQUARED_DIFFERENCE", "RSQRT", "MEAN",
-                  "ADD", "MUL", "SUB", "DIV", "MAXIMUM", "SELECT_V2", "SUM")
+INT8_FLOAT_OPS = (
+    "SOFTMAX",
+    "GELU",
+    "BATCH_MATMUL",
+    "SQUARED_DIFFERENCE",
+    "RSQRT",
+    "MEAN",
+    "ADD",
+    "MUL",
+    "SUB",
+    "DIV",
+    "MAXIMUM",
+    "SELECT_V2",
+    "SUM",
+)
 MIN_REPRESENTATIVE_TEXTS = 100
 TEXT_MODEL_FILE = "model_text.tflite"
 TEXT_OP_RESOLVER = (
@@ -139,8 +152,6 @@ def write_phone_saved_model(model, sequence_lengths, directory):
             input_signature=[specs],
         )
     archive.write_out(str(directory), verbose=False)
-
-
 
 
 def fast_bert_tokenizer(tokenizer):
@@ -266,7 +277,9 @@ def convert(
                 debugger = tf.lite.experimental.QuantizationDebugger(
                     converter=converter,
                     debug_options=tf.lite.experimental.QuantizationDebugOptions(
-                        denylisted_ops=list(INT8_FLOAT_OPS)))
+                        denylisted_ops=list(INT8_FLOAT_OPS)
+                    ),
+                )
                 content = debugger.get_nondebug_quantized_model()
             else:
                 content = converter.convert()
@@ -311,19 +324,28 @@ def quantize_int4(content, calibration):
     ops = qtyping.TFLOperationName
     q = aeq.Quantizer(bytearray(content))
     q.add_dynamic_config(".*", ops.FULLY_CONNECTED, 4)
-    q.update_quantization_recipe(".*", ops.GATHER, qtyping.OpQuantizationConfig(
-        activation_tensor_config=qtyping.TensorQuantizationConfig(
-            num_bits=8, symmetric=False, granularity=qtyping.QuantGranularity.TENSORWISE),
-        weight_tensor_config=qtyping.TensorQuantizationConfig(
-            num_bits=8, symmetric=True, granularity=qtyping.QuantGranularity.CHANNELWISE),
-        compute_precision=qtyping.ComputePrecision.INTEGER, explicit_dequantize=False))
+    q.update_quantization_recipe(
+        ".*",
+        ops.GATHER,
+        qtyping.OpQuantizationConfig(
+            activation_tensor_config=qtyping.TensorQuantizationConfig(
+                num_bits=8, symmetric=False, granularity=qtyping.QuantGranularity.TENSORWISE
+            ),
+            weight_tensor_config=qtyping.TensorQuantizationConfig(
+                num_bits=8, symmetric=True, granularity=qtyping.QuantGranularity.CHANNELWISE
+            ),
+            compute_precision=qtyping.ComputePrecision.INTEGER,
+            explicit_dequantize=False,
+        ),
+    )
     with warnings.catch_warnings():
         # The quantizer runs LiteRT with experimental_preserve_all_tensors to
         # read every intermediate range (calibrating, then checking the ranges
         # cover the model), and LiteRT warns its caller that the mode is for
         # debugging: the quantizer's choice, nothing a user can act on.
-        warnings.filterwarnings("ignore", message=".*experimental_preserve_all_tensors",
-                                category=UserWarning)
+        warnings.filterwarnings(
+            "ignore", message=".*experimental_preserve_all_tensors", category=UserWarning
+        )
         ranges = q.calibrate(calibration, num_threads=2) if q.need_calibration else None
         return bytes(q.quantize(ranges, enable_progress_report=False).quantized_model)
 
@@ -333,8 +355,9 @@ def calibration_feeds(tokenizer, texts, sequence_lengths):
     feeds = {}
     for length in sequence_lengths:
         ids = tokenize_texts(tokenizer, texts, length)
-        feeds[signature_name(length)] = [{k: v[i : i + 1] for k, v in ids.items()}
-                                         for i in range(len(texts))]
+        feeds[signature_name(length)] = [
+            {k: v[i : i + 1] for k, v in ids.items()} for i in range(len(texts))
+        ]
     return feeds
 
 
@@ -400,8 +423,6 @@ def weight_buffers(content):
 
 
 # --- export ---------------------------------------------------------------------------------
-
-
 
 
 def _file_info(content, signatures, lengths, input_kind, runtime):
@@ -505,8 +526,10 @@ def export_tflite(
         write_phone_saved_model(model, lengths, work / "phone")
         signatures = [signature_name(n) for n in lengths]
         if quantize == "int4":
-            content = quantize_int4(convert(work / "phone", signatures, "float32"),
-                                    calibration_feeds(tokenizer, texts, lengths))
+            content = quantize_int4(
+                convert(work / "phone", signatures, "float32"),
+                calibration_feeds(tokenizer, texts, lengths),
+            )
         else:
             content = convert(work / "phone", signatures, quantize, representative)
         files = {
@@ -519,10 +542,20 @@ def export_tflite(
             # The same weights, cut to the primary length's subgraph: the file
             # MediaPipe Tasks' TextClassifier runs as it is (export/mediapipe.py).
             labels = mf.label_names(model)
-            mp = mediapipe.mediapipe_classifier(content, signatures[0], tokenizer.vocabulary,
-                                                labels, lowercase=tokenizer.lowercase)
-            info = _file_info(mp, signatures[:1], lengths[:1], "ids",
-                              "LiteRT built-in ops only; MediaPipe Tasks TextClassifier")
+            mp = mediapipe.mediapipe_classifier(
+                content,
+                signatures[0],
+                tokenizer.vocabulary,
+                labels,
+                lowercase=tokenizer.lowercase,
+            )
+            info = _file_info(
+                mp,
+                signatures[:1],
+                lengths[:1],
+                "ids",
+                "LiteRT built-in ops only; MediaPipe Tasks TextClassifier",
+            )
             info["outputs"] = [mediapipe.OUTPUT]
             info["associated_files"] = [mediapipe.VOCABULARY_FILE, mediapipe.LABELS_FILE]
             # The validator compares its graph with this source's and runs it
@@ -558,7 +591,12 @@ def export_tflite(
         mf.write_vocabulary(tmp, tokenizer.vocabulary)
         mf.write_json(tmp / mf.METADATA, meta)
         validate_new_artifact(
-            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded,
+            tmp,
+            model,
+            validation_texts,
+            validation_labels,
+            tokenizer,
+            allow_degraded,
             workers=validation_workers,
         )
     return out_dir
@@ -568,11 +606,15 @@ def mediapipe_skipped(task, lowercase):
     """Why an artifact holds no `mediapipe.tflite` (recorded in metadata.json
     and printed with the validation report; not an error)."""
     if task != "classify":
-        return (f"not written: MediaPipe Tasks' TextClassifier takes classifiers only (one "
-                f"[1, N] probabilities output with a label file); this is a {task} model. Use "
-                f"{MODEL_FILE} with the LiteRT interpreter.")
-    return ("not written: MediaPipe's BertTokenizer always lower-cases and this model's "
-            f"vocabulary is cased (lowercase={lowercase}). Use {MODEL_FILE}.")
+        return (
+            f"not written: MediaPipe Tasks' TextClassifier takes classifiers only (one "
+            f"[1, N] probabilities output with a label file); this is a {task} model. Use "
+            f"{MODEL_FILE} with the LiteRT interpreter."
+        )
+    return (
+        "not written: MediaPipe's BertTokenizer always lower-cases and this model's "
+        f"vocabulary is cased (lowercase={lowercase}). Use {MODEL_FILE}."
+    )
 
 
 def _output_names(task):

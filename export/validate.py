@@ -210,7 +210,8 @@ def _class_scores(artifact, reference=None):
     if "logits" in artifact:
         return artifact["logits"], None if reference is None else reference["logits"]
     return artifact["probabilities"], None if reference is None else softmax(
-        np.asarray(reference["logits"], np.float64)).astype(np.float32)
+        np.asarray(reference["logits"], np.float64)
+    ).astype(np.float32)
 
 
 def _score_pearson(a, b):
@@ -350,8 +351,9 @@ def _load_reference_from_metadata(meta):
 
 def texts_sha256(texts):
     """sha256 of a list of texts (or pairs), to know the same texts again."""
-    data = json.dumps([list(t) if isinstance(t, (tuple, list)) else t for t in texts],
-                      ensure_ascii=False)
+    data = json.dumps(
+        [list(t) if isinstance(t, (tuple, list)) else t for t in texts], ensure_ascii=False
+    )
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
@@ -369,12 +371,16 @@ def answers(meta, texts, labels, results):
     if primary is None or meta["task"] != "classify":
         return None
     names = [meta["labels"][i] for i in primary["predictions"]]
-    out = {"texts": len(texts), "texts_sha256": texts_sha256(texts),
-           "labels": list(meta["labels"]),
-           "signature": f"{primary['file']}:{primary['signature']}",
-           "predicted_labels_sha256": hashlib.sha256(
-               "\n".join(names).encode("utf-8")).hexdigest(),
-           "accuracy": None}
+    out = {
+        "texts": len(texts),
+        "texts_sha256": texts_sha256(texts),
+        "labels": list(meta["labels"]),
+        "signature": f"{primary['file']}:{primary['signature']}",
+        "predicted_labels_sha256": hashlib.sha256(
+            "\n".join(names).encode("utf-8")
+        ).hexdigest(),
+        "accuracy": None,
+    }
     if labels is not None:
         out["accuracy"] = float(np.mean([a == b for a, b in zip(names, labels)]))
     return out
@@ -391,24 +397,31 @@ def check_claims(meta, reference_model, texts, labels, results):
         if theirs != meta["labels"]:
             failures.append(
                 f"labels: metadata.json lists {meta['labels']} but the reference model's are "
-                f"{theirs}; the artifact would name its answers wrongly")
+                f"{theirs}; the artifact would name its answers wrongly"
+            )
     recorded = meta.get("validated")
     now = answers(meta, texts, labels, results)
     if recorded and now and recorded.get("texts_sha256") == now["texts_sha256"]:
         if recorded.get("labels") != now["labels"]:
             failures.append(
                 f"labels: metadata.json lists {now['labels']} but the artifact was validated "
-                f"with {recorded.get('labels')}")
+                f"with {recorded.get('labels')}"
+            )
         if recorded.get("predicted_labels_sha256") != now["predicted_labels_sha256"]:
             failures.append(
                 "answers: on the texts it was validated on at export, the artifact now gives "
                 "other labels than the ones recorded then (metadata.json relabelled, or the "
-                "model file replaced)")
-        if now["accuracy"] is not None and recorded.get("accuracy") is not None \
-                and abs(now["accuracy"] - recorded["accuracy"]) > 1e-9:
+                "model file replaced)"
+            )
+        if (
+            now["accuracy"] is not None
+            and recorded.get("accuracy") is not None
+            and abs(now["accuracy"] - recorded["accuracy"]) > 1e-9
+        ):
             failures.append(
                 f"accuracy: {now['accuracy']:.4f} on the export's validation texts, recorded "
-                f"{recorded['accuracy']:.4f} at export")
+                f"{recorded['accuracy']:.4f} at export"
+            )
     return failures
 
 
@@ -452,7 +465,6 @@ def validate_artifact(
     mf.verify_manifest(artifact_dir)
     meta = mf.read_metadata(artifact_dir)
     if tokenizer is None:
-
         tokenizer = WordPieceTokenizer(
             str(artifact_dir / mf.VOCABULARY), lowercase=meta["lowercase"]
         )
@@ -501,12 +513,16 @@ def validate_artifact(
             result["note"] = run["note"]
         outputs = run["outputs"]
         scores = outputs.get("logits", outputs.get("probabilities"))
-        if task in ("classify", "tag") and scores is not None \
-                and scores.shape[-1] != len(meta["labels"]):
+        if (
+            task in ("classify", "tag")
+            and scores is not None
+            and scores.shape[-1] != len(meta["labels"])
+        ):
             raise mf.MetadataError(
                 f"{artifact_dir / mf.METADATA}: `labels` names {len(meta['labels'])} classes "
                 f"but {run['file']}:{run['signature']} outputs {scores.shape[-1]}; "
-                "re-export the artifact.")
+                "re-export the artifact."
+            )
         if task == "classify" and scores is not None:
             # Per-text predicted class indices: lets a caller compare two
             # artifacts (e.g. a student with its teacher) on the same texts.
@@ -558,7 +574,9 @@ def validate_artifact(
             )
         results.append(result)
     profile = meta["validation_profile"]
-    failures = check_thresholds(profile, results, task) if reference_model is not None else []
+    failures = (
+        check_thresholds(profile, results, task) if reference_model is not None else []
+    )
     failures += check_claims(meta, reference_model, texts, labels, results)
     report = {
         "artifact": str(artifact_dir),
@@ -644,7 +662,8 @@ def format_report(report):
             lines.append(
                 f"{where}: the graph of {r['same_as']} (same operators, tensors and weight "
                 f"bytes); ran {r['texts_run']} of {n} texts, bit-identical to it there; the "
-                f"other {n - r['texts_run']} outputs are {r['same_as']}'s")
+                f"other {n - r['texts_run']} outputs are {r['same_as']}'s"
+            )
         if r.get("note"):
             lines.append(f"{where}: {r['note']}")
     sizes = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in report["file_sizes"].items())
@@ -665,7 +684,9 @@ def write_report(report, path):
     return mf.write_json(path, report)
 
 
-def validate_new_artifact(tmp, model, texts, labels, tokenizer, allow_degraded, workers=None):
+def validate_new_artifact(
+    tmp, model, texts, labels, tokenizer, allow_degraded, workers=None
+):
     """The last step of every exporter, on the artifact still in its temporary
     directory: manifest, validation in the artifact's runtime against `model`
     (or, without `texts`, a load-and-run check on probe sentences, said so in
@@ -684,8 +705,13 @@ def validate_new_artifact(tmp, model, texts, labels, tokenizer, allow_degraded, 
         ]
         labels = None
     report = validate_artifact(
-        tmp, texts, labels, reference_model=model, tokenizer=tokenizer,
-        allow_degraded=allow_degraded, workers=workers,
+        tmp,
+        texts,
+        labels,
+        reference_model=model,
+        tokenizer=tokenizer,
+        allow_degraded=allow_degraded,
+        workers=workers,
     )
     if probe:
         report["note"] = "probe sentences only: load-and-run check, not a validation"

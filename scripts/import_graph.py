@@ -69,8 +69,17 @@ SAME_FLOOR_ORDER = [
     ["bench", "zoo"],  # bench/ imports `zoo` first: TensorFlow's environment
     ["zoo", "zoo.predict", "zoo.tasks"],
     # export.runtime asks export.mediapipe whether a mediapipe.tflite is its source's graph.
-    ["export", "export.saved_model", "export.tflite", "export.validate", "export.runtime",
-     "export.mediapipe", "export.tf1_worker", "export.manifest", "zoo.train"],
+    [
+        "export",
+        "export.saved_model",
+        "export.tflite",
+        "export.validate",
+        "export.runtime",
+        "export.mediapipe",
+        "export.tf1_worker",
+        "export.manifest",
+        "zoo.train",
+    ],
 ]
 # Packages allowed inside function bodies outside the CLI: optional
 # dependencies only (test oracles, extras, peers in bench/).
@@ -158,8 +167,9 @@ def _visit(node, in_function, type_checking, where, imports):
     module, is_package, lines, modules = where
     for child in ast.iter_child_nodes(node):
         fn = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
-        tc = type_checking or (isinstance(child, ast.If)
-                               and "TYPE_CHECKING" in ast.unparse(child.test))
+        tc = type_checking or (
+            isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)
+        )
         if isinstance(child, (ast.Import, ast.ImportFrom)) and not type_checking:
             line = child.lineno
             commented = _commented(lines, line)
@@ -167,13 +177,24 @@ def _visit(node, in_function, type_checking, where, imports):
                 target = name
                 # `from zoo.text import tokenizer`: the submodule if it exists.
                 while target and target not in modules and "." in target:
-                    if target.rsplit(".", 1)[0] in modules or target.split(".")[0] in PACKAGES:
+                    if (
+                        target.rsplit(".", 1)[0] in modules
+                        or target.split(".")[0] in PACKAGES
+                    ):
                         target = target.rsplit(".", 1)[0]
                     else:
                         break
                 top = name.split(".")[0]
-                imports.append(Import(module, target if top in PACKAGES else name,
-                                      line, in_function, commented, top))
+                imports.append(
+                    Import(
+                        module,
+                        target if top in PACKAGES else name,
+                        line,
+                        in_function,
+                        commented,
+                        top,
+                    )
+                )
         _visit(child, fn, tc, where, imports)
 
 
@@ -267,35 +288,56 @@ def check(show_edges=False):
     room_graph = {}
     for a, b in arrows:
         room_graph.setdefault(a, set()).add(b)
-    room_cycles = strongly_connected(sorted(ROOMS), {k: sorted(v) for k, v in room_graph.items()})
+    room_cycles = strongly_connected(
+        sorted(ROOMS), {k: sorted(v) for k, v in room_graph.items()}
+    )
     in_function = []
     for i in imports:
         if not i.in_function:
             continue
         room = room_of(i.source) or ""
         lazy_cli = room in ("zoo.cli", "zoo.__main__") and i.top in PACKAGES
-        optional = (i.top not in PACKAGES and i.top not in STDLIB
-                    and i.top.lower() not in core and i.top != "__future__")
+        optional = (
+            i.top not in PACKAGES
+            and i.top not in STDLIB
+            and i.top.lower() not in core
+            and i.top != "__future__"
+        )
         if not (lazy_cli or optional):
-            kind = ("project module" if i.top in PACKAGES else
-                    "standard library" if i.top in STDLIB else "core dependency")
-            in_function.append(f"{i.source}:{i.line} imports {i.target} ({kind}) inside a "
-                               "function; import it at the top of the module")
+            kind = (
+                "project module"
+                if i.top in PACKAGES
+                else "standard library"
+                if i.top in STDLIB
+                else "core dependency"
+            )
+            in_function.append(
+                f"{i.source}:{i.line} imports {i.target} ({kind}) inside a "
+                "function; import it at the top of the module"
+            )
         elif not i.commented:
-            in_function.append(f"{i.source}:{i.line} imports {i.target} inside a function "
-                               "without a comment saying why")
+            in_function.append(
+                f"{i.source}:{i.line} imports {i.target} inside a function "
+                "without a comment saying why"
+            )
     n_imports = len({(i.source, i.line) for i in imports})
     n_function = len({(i.source, i.line) for i in imports if i.in_function})
-    print(f"{len(modules)} modules in {len({room_of(m) for m in modules})} rooms on "
-          f"{len(set(ROOMS.values()))} floors; {len(arrows)} room-to-room arrows; "
-          f"{n_imports} import statements, {n_function} inside functions")
+    print(
+        f"{len(modules)} modules in {len({room_of(m) for m in modules})} rooms on "
+        f"{len(set(ROOMS.values()))} floors; {len(arrows)} room-to-room arrows; "
+        f"{n_imports} import statements, {n_function} inside functions"
+    )
     if show_edges:
         for (a, b), items in sorted(arrows.items()):
             print(f"  {a} -> {b} ({len(items)})")
-    sections = [("module import cycles", [" -> ".join(c) for c in cycles]),
-                ("room cycles", [" <-> ".join(c) for c in room_cycles]),
-                ("upward imports", upward), ("sideways imports", sideways),
-                ("imports inside functions", in_function), ("unplaced modules", problems)]
+    sections = [
+        ("module import cycles", [" -> ".join(c) for c in cycles]),
+        ("room cycles", [" <-> ".join(c) for c in room_cycles]),
+        ("upward imports", upward),
+        ("sideways imports", sideways),
+        ("imports inside functions", in_function),
+        ("unplaced modules", problems),
+    ]
     bad = 0
     for title, items in sections:
         print(f"{title}: {len(items)}")
@@ -307,9 +349,15 @@ def check(show_edges=False):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--edges", action="store_true", help="list every room-to-room arrow")
-    parser.add_argument("--root", type=pathlib.Path, default=ROOT,
-                        help="the checkout to read (default: this one)")
+    parser.add_argument(
+        "--edges", action="store_true", help="list every room-to-room arrow"
+    )
+    parser.add_argument(
+        "--root",
+        type=pathlib.Path,
+        default=ROOT,
+        help="the checkout to read (default: this one)",
+    )
     options = parser.parse_args()
     ROOT = options.root.resolve()
     sys.exit(check(options.edges))

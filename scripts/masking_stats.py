@@ -22,15 +22,20 @@ from zoo.train.pretrain import corpus_documents
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--masking", choices=["token", "whole-word", "span"], default="span")
     p.add_argument("--examples", type=int, default=10_000)
     p.add_argument("--sequence-length", type=int, default=128)
     p.add_argument("--max-predictions", type=int, default=20)
-    p.add_argument("--packing", choices=["sentences", "full"], default="full",
-                   help="full (default): whole-length rows, as SpanBERT trained on; "
-                   "sentences: runs of one document's sentences")
+    p.add_argument(
+        "--packing",
+        choices=["sentences", "full"],
+        default="full",
+        help="full (default): whole-length rows, as SpanBERT trained on; "
+        "sentences: runs of one document's sentences",
+    )
     p.add_argument("--data", default="austen+wordnet")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -38,10 +43,17 @@ def main(argv=None):
     tokenizer = WordPieceTokenizer(str(minilm_checkpoint_dir() / "vocab.txt"))
     objective = "mlm+sbo" if args.masking == "span" else "mlm"
     dataset = pretraining_dataset(
-        corpus_documents(args.data), tokenizer, sequence_length=args.sequence_length,
-        max_predictions=args.max_predictions, batch_size=500, seed=args.seed,
-        objective=objective, masking=args.masking, packing=args.packing,
-        drop_remainder=False)
+        corpus_documents(args.data),
+        tokenizer,
+        sequence_length=args.sequence_length,
+        max_predictions=args.max_predictions,
+        batch_size=500,
+        seed=args.seed,
+        objective=objective,
+        masking=args.masking,
+        packing=args.packing,
+        drop_remainder=False,
+    )
     stats = masking_statistics(dataset, tokenizer, args.examples)
     stats["geometric_clipped_mean"] = round(truncated_geometric_mean(0.2, 10), 3)
     stats["seconds"] = round(time.time() - started, 1)

@@ -20,6 +20,7 @@ import time
 
 # isort: off
 import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
+
 # isort: on
 import keras
 
@@ -49,8 +50,9 @@ class ProbeCurve(keras.callbacks.Callback):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("runs/recipes"))
     p.add_argument("--config", default="bert_tiny")
     p.add_argument("--data", default="austen+wordnet")
@@ -65,29 +67,58 @@ def main(argv=None):
     args = p.parse_args(argv)
     documents = corpus_documents(args.data)
     tokenizer = WordPieceTokenizer(str(minilm_checkpoint_dir() / "vocab.txt"))
-    probe = pretraining_dataset(
-        documents, tokenizer, sequence_length=args.sequence_length,
-        max_predictions=args.max_predictions, batch_size=args.batch_size, seed=12345,
-        objective="mlm").take(args.probe_batches).cache()
+    probe = (
+        pretraining_dataset(
+            documents,
+            tokenizer,
+            sequence_length=args.sequence_length,
+            max_predictions=args.max_predictions,
+            batch_size=args.batch_size,
+            seed=12345,
+            objective="mlm",
+        )
+        .take(args.probe_batches)
+        .cache()
+    )
     curves = {}
     for recipe in args.recipes:
         config = PretrainConfig.for_recipe(
-            recipe, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch,
-            batch_size=args.batch_size, sequence_length=args.sequence_length,
-            max_predictions=args.max_predictions, learning_rate=args.learning_rate)
-        print(f"{recipe}: {config.objective}, {config.packing} packing, warmup "
-              f"{config.warmup_fraction}, beta_2 {config.beta_2}", flush=True)
+            recipe,
+            epochs=args.epochs,
+            steps_per_epoch=args.steps_per_epoch,
+            batch_size=args.batch_size,
+            sequence_length=args.sequence_length,
+            max_predictions=args.max_predictions,
+            learning_rate=args.learning_rate,
+        )
+        print(
+            f"{recipe}: {config.objective}, {config.packing} packing, warmup "
+            f"{config.warmup_fraction}, beta_2 {config.beta_2}",
+            flush=True,
+        )
         curve = ProbeCurve(probe, args.probe_batches, args.steps_per_epoch)
         started = time.time()
-        result = pretrain(args.config, documents, args.out / recipe, config,
-                          callbacks=[curve], verbose=0)
-        curves[recipe] = {"probe_mlm_accuracy": curve.points,
-                          "own_probe": result["trained"],
-                          "seconds": round(time.time() - started, 1),
-                          "settings": {k: getattr(config, k) for k in (
-                              "objective", "packing", "masking", "batch_size",
-                              "learning_rate", "warmup_fraction", "beta_2",
-                              "sequence_length")}}
+        result = pretrain(
+            args.config, documents, args.out / recipe, config, callbacks=[curve], verbose=0
+        )
+        curves[recipe] = {
+            "probe_mlm_accuracy": curve.points,
+            "own_probe": result["trained"],
+            "seconds": round(time.time() - started, 1),
+            "settings": {
+                k: getattr(config, k)
+                for k in (
+                    "objective",
+                    "packing",
+                    "masking",
+                    "batch_size",
+                    "learning_rate",
+                    "warmup_fraction",
+                    "beta_2",
+                    "sequence_length",
+                )
+            },
+        }
     args.out.mkdir(parents=True, exist_ok=True)
     with atomic_file(args.out / "curves.json", "w") as f:
         json.dump(curves, f, indent=2)

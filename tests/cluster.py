@@ -26,8 +26,10 @@ def free_ports(n):
 
 def tf_configs(ports):
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    return [json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})
-            for i in range(len(ports))]
+    return [
+        json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})
+        for i in range(len(ports))
+    ]
 
 
 def env(tf_config=None):

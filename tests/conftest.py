@@ -6,6 +6,7 @@ import os
 
 # isort: off
 import zoo  # noqa: F401  first: sets TensorFlow's log level and Keras's backend
+
 # isort: on
 import keras
 import pytest
@@ -109,5 +110,8 @@ def minilm2_dir(minilm, tmp_path_factory):
     from zoo.distill import make_student
 
     encoder, tokenizer = minilm
-    return save_model_dir(make_student(encoder, 2, style="bert"),
-                          tmp_path_factory.mktemp("minilm2") / "model", tokenizer)
+    return save_model_dir(
+        make_student(encoder, 2, style="bert"),
+        tmp_path_factory.mktemp("minilm2") / "model",
+        tokenizer,
+    )

@@ -25,13 +25,18 @@ def tiny_batch(batch=3, seq=7, vocab=30, masked=None, seed=0):
     segments = ((np.arange(seq)[None, :] >= lengths[:, None] // 2) * mask).astype("int32")
     out = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}
     if masked:
-        out["masked_positions"] = np.tile(np.arange(1, masked + 1, dtype="int32"), (batch, 1))
+        out["masked_positions"] = np.tile(
+            np.arange(1, masked + 1, dtype="int32"), (batch, 1)
+        )
     return out
 
 
 def to_numpy(outputs):
-    return {k: np.asarray(keras.ops.convert_to_numpy(v)) for k, v in outputs.items()
-            if not isinstance(v, (list, tuple))}
+    return {
+        k: np.asarray(keras.ops.convert_to_numpy(v))
+        for k, v in outputs.items()
+        if not isinstance(v, (list, tuple))
+    }
 
 
 def max_diff(a, b):
@@ -55,8 +60,9 @@ def check_save_reload(model, inputs, path):
 def check_fit_step(model, inputs, targets, losses):
     model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=losses)
     before = [w.copy() for w in model.get_weights()]
-    history = model.fit(inputs, targets, batch_size=len(inputs["token_ids"]), epochs=1,
-                        verbose=0)
+    history = model.fit(
+        inputs, targets, batch_size=len(inputs["token_ids"]), epochs=1, verbose=0
+    )
     assert np.isfinite(history.history["loss"][0])
     changed = sum(not np.array_equal(a, b) for a, b in zip(before, model.get_weights()))
     assert changed > 0

@@ -44,7 +44,9 @@ def test_minilm_matches_hf_count_minus_buffer():
     ],
 )
 def test_config_errors_name_the_field(changes, field, fragment):
-    base = dict(vocabulary_size=10, num_layers=1, num_heads=2, hidden_dim=4, intermediate_dim=8)
+    base = dict(
+        vocabulary_size=10, num_layers=1, num_heads=2, hidden_dim=4, intermediate_dim=8
+    )
     with pytest.raises(ValueError) as err:
         EncoderConfig(**{**base, **changes})
     assert f"EncoderConfig.{field}" in str(err.value)

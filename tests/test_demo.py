@@ -28,8 +28,12 @@ pytestmark = [pytest.mark.assets, pytest.mark.slow]
 
 
 def _zoo(*args, timeout=1200):
-    return subprocess.run([sys.executable, "-m", "zoo", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "zoo", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,20 +55,34 @@ def test_demo_report_numbers_are_present_and_sane(demo_run):
     rows_list = report["rows"]
     keras = [r for r in rows_list if r["format"] == "keras"]
     assert [(r["model"], r["vocabulary"] < 30522) for r in keras] == [
-        ("teacher", False), (PHONE, False), (PHONE, True)]  # the last one pruned
-    rows = {(r["model"], r["format"], r["quantization"]): r for r in rows_list
-            if r["format"] != "keras"} | {("teacher", "keras", "float32"): keras[0],
-                                          (PHONE, "keras", "float32"): keras[1]}
-    expected = {("teacher", "keras", "float32"), ("teacher", "saved_model", "float32"),
-                ("teacher", "tflite", "float32"), (PHONE, "keras", "float32"),
-                (PHONE, "saved_model", "float32")}
+        ("teacher", False),
+        (PHONE, False),
+        (PHONE, True),
+    ]  # the last one pruned
+    rows = {
+        (r["model"], r["format"], r["quantization"]): r
+        for r in rows_list
+        if r["format"] != "keras"
+    } | {("teacher", "keras", "float32"): keras[0], (PHONE, "keras", "float32"): keras[1]}
+    expected = {
+        ("teacher", "keras", "float32"),
+        ("teacher", "saved_model", "float32"),
+        ("teacher", "tflite", "float32"),
+        (PHONE, "keras", "float32"),
+        (PHONE, "saved_model", "float32"),
+    }
     expected |= {(PHONE, "tflite", m) for m in MODES}
     assert expected <= set(rows), sorted(rows)
     for m in MODES:  # the phone files come from the pruned student
         assert rows[(PHONE, "tflite", m)]["vocabulary"] == keras[2]["vocabulary"]
-    print("\n" + "\n".join(f"{k}: acc {r['accuracy']:.4f} agree {r['agreement_with_teacher']:.4f}"
-                           f" {r['size_mb']:.1f} MB {r['latency_ms']} ms"
-                           for k, r in rows.items()))
+    print(
+        "\n"
+        + "\n".join(
+            f"{k}: acc {r['accuracy']:.4f} agree {r['agreement_with_teacher']:.4f}"
+            f" {r['size_mb']:.1f} MB {r['latency_ms']} ms"
+            for k, r in rows.items()
+        )
+    )
     for key, r in rows.items():
         # 5 classes: chance is 0.2. The fast run trains the teacher and the
         # 2-layer student for 10 steps each (the student lands near 0.55).
@@ -104,7 +122,11 @@ def test_demo_report_numbers_are_present_and_sane(demo_run):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "exports/serving/teacher/1/saved_model.pb").is_file()
     assert (out / "exports/serving/models.config").is_file()
-    assert {p.name for p in assets.iterdir()} >= {"model.tflite", "vocab.txt", "metadata.json"}
+    assert {p.name for p in assets.iterdir()} >= {
+        "model.tflite",
+        "vocab.txt",
+        "metadata.json",
+    }
     assert json.loads((out / "args.json").read_text())["arguments"]["fast"] is True
     assert "| model | format |" in proc.stdout  # the terminal ends with the table
 
@@ -135,20 +157,32 @@ def test_demo_refuses_foreign_directory_and_other_recipe(demo_run, tmp_path):
 
 
 def _mediapipe_python():
-    path = pathlib.Path(os.environ.get("ZOO_MEDIAPIPE_PYTHON",
-                                       ROOT / ".venv-mediapipe" / "bin" / "python"))
+    path = pathlib.Path(
+        os.environ.get("ZOO_MEDIAPIPE_PYTHON", ROOT / ".venv-mediapipe" / "bin" / "python")
+    )
     if path.is_file():
         return path
     if os.environ.get("CI"):
-        pytest.fail(f"MediaPipe's venv is missing in CI ({path}); run `make mediapipe-venv`")
+        pytest.fail(
+            f"MediaPipe's venv is missing in CI ({path}); run `make mediapipe-venv`"
+        )
     pytest.skip(f"no MediaPipe venv at {path}: `make mediapipe-venv`")
 
 
 def _mediapipe(python, model, texts, tmp_path):
     (tmp_path / "texts.json").write_text(json.dumps(texts))
-    proc = subprocess.run([str(python), str(ROOT / "tests" / "tools" / "mediapipe_classify.py"),
-                           str(model), str(tmp_path / "texts.json"), str(tmp_path / "out.json")],
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            str(python),
+            str(ROOT / "tests" / "tools" / "mediapipe_classify.py"),
+            str(model),
+            str(tmp_path / "texts.json"),
+            str(tmp_path / "out.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads((tmp_path / "out.json").read_text())["results"]
 
@@ -156,22 +190,30 @@ def _mediapipe(python, model, texts, tmp_path):
 def _echo_file(vocabulary, length, path):
     """A MediaPipe file whose `probabilities` are its inputs, so MediaPipe's
     scores are its own token ids, segment ids and mask (exact below 2**24)."""
+
     class Echo(tf.Module):
-        @tf.function(input_signature=[tf.TensorSpec([1, length], tf.int32, name=n)
-                                      for n in ("token_ids", "segment_ids", "padding_mask")])
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([1, length], tf.int32, name=n)
+                for n in ("token_ids", "segment_ids", "padding_mask")
+            ]
+        )
         def serve(self, token_ids, segment_ids, padding_mask):
             x = tf.concat([token_ids, segment_ids, padding_mask], axis=1)
             return {"probabilities": tf.cast(x, tf.float32)}
 
     module = Echo()
-    tf.saved_model.save(module, str(path / "echo_sm"),
-                        signatures={f"serving_L{length}": module.serve})
+    tf.saved_model.save(
+        module, str(path / "echo_sm"), signatures={f"serving_L{length}": module.serve}
+    )
     converter = tf.lite.TFLiteConverter.from_saved_model(
-        str(path / "echo_sm"), signature_keys=[f"serving_L{length}"])
+        str(path / "echo_sm"), signature_keys=[f"serving_L{length}"]
+    )
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
     labels = [f"{k}{i}" for k in ("id", "seg", "mask") for i in range(length)]
-    data = mediapipe.mediapipe_classifier(converter.convert(), f"serving_L{length}",
-                                          vocabulary, labels, lowercase=True)
+    data = mediapipe.mediapipe_classifier(
+        converter.convert(), f"serving_L{length}", vocabulary, labels, lowercase=True
+    )
     (path / "echo.tflite").write_bytes(data)
     return path / "echo.tflite"
 
@@ -189,10 +231,14 @@ def test_phone_file_runs_in_mediapipe_tasks(demo_run, tmp_path):
     tokenizer = WordPieceTokenizer(str(artifact / "vocab.txt"), lowercase=meta["lowercase"])
     run = load_signature(artifact, file=mediapipe.FILE)
     ids = tokenize_texts(tokenizer, texts, run.sequence_length)
-    ours = [int(np.argmax(run(**{k: v[i : i + 1] for k, v in ids.items()})["probabilities"]))
-            for i in range(len(texts))]
-    theirs = [result[0][0] for result in _mediapipe(python, artifact / mediapipe.FILE, texts,
-                                                    tmp_path)]
+    ours = [
+        int(np.argmax(run(**{k: v[i : i + 1] for k, v in ids.items()})["probabilities"]))
+        for i in range(len(texts))
+    ]
+    theirs = [
+        result[0][0]
+        for result in _mediapipe(python, artifact / mediapipe.FILE, texts, tmp_path)
+    ]
     agreement = float(np.mean(np.array(ours) == np.array(theirs)))
     echo = _echo_file(tokenizer.vocabulary, run.sequence_length, tmp_path)
     length = run.sequence_length
@@ -204,7 +250,9 @@ def test_phone_file_runs_in_mediapipe_tasks(demo_run, tmp_path):
         mp_ids = scores.reshape(3, length).astype(np.int64)
         mine = np.stack([ids[k][i] for k in ("token_ids", "segment_ids", "padding_mask")])
         different += int(not np.array_equal(mp_ids, mine))
-    print(f"\nMediaPipe vs LiteRT labels: {agreement:.4f} agreement on {len(texts)} BBC test "
-          f"articles; texts whose ids differ: {different}")
+    print(
+        f"\nMediaPipe vs LiteRT labels: {agreement:.4f} agreement on {len(texts)} BBC test "
+        f"articles; texts whose ids differ: {different}"
+    )
     assert agreement >= 0.995
     assert different <= 0.01 * len(texts)

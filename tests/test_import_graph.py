@@ -11,8 +11,12 @@ SCRIPT = ROOT / "scripts" / "import_graph.py"
 
 
 def run(root):
-    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(root)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_project_has_no_cycles_and_no_upward_imports():
@@ -28,7 +32,8 @@ def _tree(tmp_path, files):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "x"\ndependencies = ["numpy>=1"]\n')
+        '[project]\nname = "x"\ndependencies = ["numpy>=1"]\n'
+    )
     for package in ("zoo", "export", "bench"):
         (tmp_path / package).mkdir(exist_ok=True)
         (tmp_path / package / "__init__.py").touch()
@@ -36,20 +41,23 @@ def _tree(tmp_path, files):
 
 
 def test_each_violation_is_reported(tmp_path):
-    root = _tree(tmp_path, {
-        "zoo/text/__init__.py": "",
-        # upward: floor 0 importing floor 3, hidden in a function
-        "zoo/text/reader.py": "def f():\n    from zoo.train import fit\n",
-        "zoo/train/__init__.py": "",
-        "zoo/train/fit.py": "import numpy as np\nfrom zoo.distill import run\n",
-        "zoo/distill/__init__.py": "",
-        # a cycle through train <-> distill, and a core dependency in a function
-        "zoo/distill/run.py": "from zoo.train import fit\n\ndef g():\n    import numpy\n",
-        "export/__init__.py": "",
-        "export/tflite.py": "from export import saved_model\n",
-        "export/saved_model.py": "",
-        "zoo/elsewhere.py": "",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "zoo/text/__init__.py": "",
+            # upward: floor 0 importing floor 3, hidden in a function
+            "zoo/text/reader.py": "def f():\n    from zoo.train import fit\n",
+            "zoo/train/__init__.py": "",
+            "zoo/train/fit.py": "import numpy as np\nfrom zoo.distill import run\n",
+            "zoo/distill/__init__.py": "",
+            # a cycle through train <-> distill, and a core dependency in a function
+            "zoo/distill/run.py": "from zoo.train import fit\n\ndef g():\n    import numpy\n",
+            "export/__init__.py": "",
+            "export/tflite.py": "from export import saved_model\n",
+            "export/saved_model.py": "",
+            "zoo/elsewhere.py": "",
+        },
+    )
     result = run(root)
     out = result.stdout
     assert result.returncode == 1, out

@@ -76,9 +76,7 @@ class EncoderConfig:
     def __post_init__(self):
         def _need(condition, field, value, advice):
             if not condition:
-                raise ValueError(
-                    f"EncoderConfig.{field}: received {value!r}; {advice}."
-                )
+                raise ValueError(f"EncoderConfig.{field}: received {value!r}; {advice}.")
 
         for field in (
             "vocabulary_size",
@@ -255,12 +253,26 @@ PRESETS: dict[str, EncoderConfig] = {
     # albert-large-v2): SentencePiece vocabulary of 30,000, E = 128, one
     # shared block, tanh-approximate GELU, no dropout.
     "albert_base": EncoderConfig(
-        _ALBERT_VOCAB, 12, 12, 768, 3072, dropout=0.0, family="albert",
-        activation="gelu_tanh", embedding_dim=128,
+        _ALBERT_VOCAB,
+        12,
+        12,
+        768,
+        3072,
+        dropout=0.0,
+        family="albert",
+        activation="gelu_tanh",
+        embedding_dim=128,
     ),
     "albert_large": EncoderConfig(
-        _ALBERT_VOCAB, 24, 16, 1024, 4096, dropout=0.0, family="albert",
-        activation="gelu_tanh", embedding_dim=128,
+        _ALBERT_VOCAB,
+        24,
+        16,
+        1024,
+        4096,
+        dropout=0.0,
+        family="albert",
+        activation="gelu_tanh",
+        embedding_dim=128,
     ),
 }
 

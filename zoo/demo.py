@@ -107,9 +107,15 @@ class DemoConfig:
         # worth of confidence (at 3e-4 dynamic int8 flipped 6 of 426 labels,
         # agreement 0.986 < 0.99; at 5e-4, 1). Ten capped steps would not
         # repay caching the teacher over every training article.
-        return cls(sequence_length=64, teacher_epochs=1, distill_epochs=1,
-                   distill_learning_rate=5e-4, steps_per_epoch=10, students=(2,),
-                   cache_teacher=False)
+        return cls(
+            sequence_length=64,
+            teacher_epochs=1,
+            distill_epochs=1,
+            distill_learning_rate=5e-4,
+            steps_per_epoch=10,
+            students=(2,),
+            cache_teacher=False,
+        )
 
 
 class DemoError(Exception):
@@ -125,8 +131,11 @@ class Stages:
 
     def __init__(self, out):
         self.path = pathlib.Path(out) / "stages.json"
-        self.done = (read_json_object(self.path, "pass --force to redo the demo")
-                     if self.path.is_file() else {})
+        self.done = (
+            read_json_object(self.path, "pass --force to redo the demo")
+            if self.path.is_file()
+            else {}
+        )
 
     def finished(self, name):
         return name in self.done
@@ -166,7 +175,6 @@ def _verbose():
 
 def stage_convert(out, config):
 
-
     src = minilm_checkpoint_dir()
     _log(f"      reading {src}")
     encoder, tokenizer = load_checkpoint(src)
@@ -181,24 +189,44 @@ def stage_convert(out, config):
                 f"publishes {published}. The installed checkpoint is not the expected one."
             )
     save_model_dir(encoder, out / "minilm", tokenizer, extra={"source": str(src)})
-    _log(f"      BertEncoder L{encoder.num_layers} H{encoder.hidden_dim} A{encoder.num_heads}, "
-         f"{encoder.count_params():,} parameters; similarity guitar/strumming "
-         f"{sim[0, 1]:.3f}, guitar/stock market {sim[0, 2]:.3f} (published 0.719, -0.054)")
-    return {"parameters": int(encoder.count_params()),
-            "similarity": {"guitar/strumming": float(sim[0, 1]),
-                           "guitar/stock market": float(sim[0, 2])}}
+    _log(
+        f"      BertEncoder L{encoder.num_layers} H{encoder.hidden_dim} A{encoder.num_heads}, "
+        f"{encoder.count_params():,} parameters; similarity guitar/strumming "
+        f"{sim[0, 1]:.3f}, guitar/stock market {sim[0, 2]:.3f} (published 0.719, -0.054)"
+    )
+    return {
+        "parameters": int(encoder.count_params()),
+        "similarity": {
+            "guitar/strumming": float(sim[0, 1]),
+            "guitar/stock market": float(sim[0, 2]),
+        },
+    }
 
 
 def stage_teacher(out, config):
     run = out / "teacher"
-    ft = FinetuneConfig(epochs=config.teacher_epochs, batch_size=config.batch_size,
-                        sequence_length=config.sequence_length,
-                        learning_rate=config.teacher_learning_rate, pooling="mean",
-                        steps_per_epoch=config.steps_per_epoch, seed=config.seed)
-    result = finetune(out / "minilm", "bbc", "classify", run, ft,
-                      callbacks=[StepCurve(run / "curve.json")], verbose=_verbose())
-    _log(f"      teacher test accuracy {result['accuracy']:.4f} "
-         f"({result['num_test']} articles, {result['train_seconds']} s training)")
+    ft = FinetuneConfig(
+        epochs=config.teacher_epochs,
+        batch_size=config.batch_size,
+        sequence_length=config.sequence_length,
+        learning_rate=config.teacher_learning_rate,
+        pooling="mean",
+        steps_per_epoch=config.steps_per_epoch,
+        seed=config.seed,
+    )
+    result = finetune(
+        out / "minilm",
+        "bbc",
+        "classify",
+        run,
+        ft,
+        callbacks=[StepCurve(run / "curve.json")],
+        verbose=_verbose(),
+    )
+    _log(
+        f"      teacher test accuracy {result['accuracy']:.4f} "
+        f"({result['num_test']} articles, {result['train_seconds']} s training)"
+    )
     return {"accuracy": result["accuracy"], "macro_f1": result["macro_f1"]}
 
 
@@ -206,24 +234,41 @@ def stage_distill(out, config):
     results = {}
     for layers in config.students:
         run = out / f"student{layers}"
-        dc = DistillConfig(student_layers=layers, epochs=config.distill_epochs,
-                           batch_size=config.batch_size,
-                           sequence_length=config.sequence_length,
-                           learning_rate=config.distill_learning_rate,
-                           student_intermediate_dim=config.student_intermediate_dim,
-                           cache_teacher=config.cache_teacher,
-                           steps_per_epoch=config.steps_per_epoch, seed=config.seed)
+        dc = DistillConfig(
+            student_layers=layers,
+            epochs=config.distill_epochs,
+            batch_size=config.batch_size,
+            sequence_length=config.sequence_length,
+            learning_rate=config.distill_learning_rate,
+            student_intermediate_dim=config.student_intermediate_dim,
+            cache_teacher=config.cache_teacher,
+            steps_per_epoch=config.steps_per_epoch,
+            seed=config.seed,
+        )
 
         spread = dc.layer_map or default_layer_map(6, layers)
-        width = (f", feed-forward {config.student_intermediate_dim} units wide"
-                 if config.student_intermediate_dim else "")
-        _log(f"      {layers}-layer student from teacher layers {','.join(map(str, spread))}"
-             f"{width}")
-        summary = distill(out / "teacher" / "model", "bbc", run, dc,
-                          callbacks=[StepCurve(run / "curve.json")], verbose=_verbose())
-        _log(f"      student{layers} test accuracy {summary['student']['accuracy']:.4f} "
-             f"(teacher {summary['teacher']['accuracy']:.4f}), "
-             f"{summary['student_parameters']:,} parameters")
+        width = (
+            f", feed-forward {config.student_intermediate_dim} units wide"
+            if config.student_intermediate_dim
+            else ""
+        )
+        _log(
+            f"      {layers}-layer student from teacher layers {','.join(map(str, spread))}"
+            f"{width}"
+        )
+        summary = distill(
+            out / "teacher" / "model",
+            "bbc",
+            run,
+            dc,
+            callbacks=[StepCurve(run / "curve.json")],
+            verbose=_verbose(),
+        )
+        _log(
+            f"      student{layers} test accuracy {summary['student']['accuracy']:.4f} "
+            f"(teacher {summary['teacher']['accuracy']:.4f}), "
+            f"{summary['student_parameters']:,} parameters"
+        )
         results[f"student{layers}"] = summary
     return results
 
@@ -235,36 +280,70 @@ def _phone(config):
 def stage_prune(out, config):
     name = _phone(config)
     report = prune_model_dir(out / name / "model", "bbc", out / f"{name}_pruned")
-    _log(f"      {name}: vocabulary {report['vocabulary_before']:,} -> "
-         f"{report['vocabulary_after']:,} word pieces, parameters "
-         f"{report['parameters_before']:,} -> {report['parameters_after']:,}; test accuracy "
-         f"{report['before']['accuracy']:.4f} -> {report['after']['accuracy']:.4f}; "
-         f"{report['test_texts_tokenized_differently']} of {report['test_texts']} test "
-         "articles tokenize differently")
+    _log(
+        f"      {name}: vocabulary {report['vocabulary_before']:,} -> "
+        f"{report['vocabulary_after']:,} word pieces, parameters "
+        f"{report['parameters_before']:,} -> {report['parameters_after']:,}; test accuracy "
+        f"{report['before']['accuracy']:.4f} -> {report['after']['accuracy']:.4f}; "
+        f"{report['test_texts_tokenized_differently']} of {report['test_texts']} test "
+        "articles tokenize differently"
+    )
     return {k: v for k, v in report.items() if k not in ("before", "after")} | {
         "accuracy_before": report["before"]["accuracy"],
-        "accuracy_after": report["after"]["accuracy"]}
+        "accuracy_after": report["after"]["accuracy"],
+    }
 
 
 def _exports(out, config):
     """(name, kind, model dir, mode, artifact path) of every artifact."""
     exports = out / "exports"
     student = f"student{config.students[0]}"
-    items = [("teacher", "saved_model", out / "teacher" / "model", None,
-              exports / "serving" / "teacher" / "1"),
-             (student, "saved_model", out / student / "model", None,
-              exports / "serving" / student / "1"),
-             ("teacher", "tflite", out / "teacher" / "model", "float32",
-              exports / "teacher_float32")]
+    items = [
+        (
+            "teacher",
+            "saved_model",
+            out / "teacher" / "model",
+            None,
+            exports / "serving" / "teacher" / "1",
+        ),
+        (
+            student,
+            "saved_model",
+            out / student / "model",
+            None,
+            exports / "serving" / student / "1",
+        ),
+        (
+            "teacher",
+            "tflite",
+            out / "teacher" / "model",
+            "float32",
+            exports / "teacher_float32",
+        ),
+    ]
     for layers in config.students:
         name = f"student{layers}"
         if name == _phone(config):  # the phone student: pruned, every mode
             for mode in config.tflite_modes:
-                items.append((name, "tflite", out / f"{name}_pruned", mode,
-                              exports / f"{name}_{mode}"))
+                items.append(
+                    (
+                        name,
+                        "tflite",
+                        out / f"{name}_pruned",
+                        mode,
+                        exports / f"{name}_{mode}",
+                    )
+                )
         else:
-            items.append((name, "tflite", out / name / "model", "dynamic_int8",
-                          exports / f"{name}_dynamic_int8"))
+            items.append(
+                (
+                    name,
+                    "tflite",
+                    out / name / "model",
+                    "dynamic_int8",
+                    exports / f"{name}_dynamic_int8",
+                )
+            )
     return items
 
 
@@ -284,19 +363,34 @@ def stage_export(out, config, android_assets=None):
         model, tokenizer = loaded[model_dir]
         t0 = time.time()
         _log(f"      [{i}/{len(items)}] {label} ...")
-        common = dict(validation_texts=texts, validation_labels=labels, source_dir=model_dir)
+        common = dict(
+            validation_texts=texts, validation_labels=labels, source_dir=model_dir
+        )
         if kind == "saved_model":
             shutil.rmtree(path, ignore_errors=True)
-            export_saved_model(model, tokenizer, path.parents[1], name=path.parent.name,
-                               version=int(path.name), sequence_length=L, overwrite=True,
-                               **common)
+            export_saved_model(
+                model,
+                tokenizer,
+                path.parents[1],
+                name=path.parent.name,
+                version=int(path.name),
+                sequence_length=L,
+                overwrite=True,
+                **common,
+            )
         else:
             # int8 and int4 are the modes that can lose accuracy: a miss is
             # recorded (and flagged in the report) rather than refused.
-            export_tflite(model, tokenizer, path, quantize=mode, sequence_lengths=(L,),
-                          representative_texts=calibration if mode in CALIBRATED_MODES
-                          else None,
-                          allow_degraded=mode in CALIBRATED_MODES, **common)
+            export_tflite(
+                model,
+                tokenizer,
+                path,
+                quantize=mode,
+                sequence_lengths=(L,),
+                representative_texts=calibration if mode in CALIBRATED_MODES else None,
+                allow_degraded=mode in CALIBRATED_MODES,
+                **common,
+            )
         report = json.loads((path / "validation.json").read_text())
         report["artifact"] = str(path)
         _log(format_report(report))
@@ -321,44 +415,56 @@ def _android_assets(out, config, folder):
 
 def _main_result(report, length):
     """The result row that ran every validation text at `length`."""
-    rows = [r for r in report["results"] if r.get("predictions") is not None
-            and r["sequence_length"] == length]
+    rows = [
+        r
+        for r in report["results"]
+        if r.get("predictions") is not None and r["sequence_length"] == length
+    ]
     return max(rows, key=lambda r: len(r["predictions"]))
 
 
 def stage_measure(out, config):
 
-
     texts, labels = read_data("bbc")
     L = config.sequence_length
     rows = []
     teacher_pred = None
-    keras_rows = [("teacher", out / "teacher" / "model")] + [
-        (f"student{k}", out / f"student{k}" / "model") for k in config.students] + [
-        (_phone(config), out / f"{_phone(config)}_pruned")]
+    keras_rows = (
+        [("teacher", out / "teacher" / "model")]
+        + [(f"student{k}", out / f"student{k}" / "model") for k in config.students]
+        + [(_phone(config), out / f"{_phone(config)}_pruned")]
+    )
     tokenizers = {}  # model directory -> its tokenizer, for the .tflite timing below
     for name, model_dir in keras_rows:
         model, tokenizer, _ = load_model_dir(model_dir)
         tokenizers[pathlib.Path(model_dir)] = tokenizer
         index = {n: i for i, n in enumerate(model.labels)}
         gold = np.array([index[y] for y in labels])
-        pred = keras_outputs(model, tokenize_texts(tokenizer, texts, L))["logits"].argmax(-1)
+        pred = keras_outputs(model, tokenize_texts(tokenizer, texts, L))["logits"].argmax(
+            -1
+        )
         if teacher_pred is None:
             teacher_pred = pred
-        rows.append({
-            "model": name, "format": "keras", "quantization": "float32",
-            "layers": int(model.encoder.num_layers),
-            "parameters": int(model.count_params()),
-            "vocabulary": int(model.encoder.vocabulary_size),
-            "size_mb": (model_dir / "model.keras").stat().st_size / 1e6,
-            "latency_ms": keras_latency_ms(model, L),
-            "latency_runtime": "TensorFlow (tf.function, default threads)",
-            "accuracy": float((pred == gold).mean()),
-            "agreement_with_teacher": float((pred == teacher_pred).mean()),
-            "path": str(model_dir),
-        })
-        _log(f"      {name} keras: accuracy {rows[-1]['accuracy']:.4f}, "
-             f"{rows[-1]['latency_ms']:.1f} ms")
+        rows.append(
+            {
+                "model": name,
+                "format": "keras",
+                "quantization": "float32",
+                "layers": int(model.encoder.num_layers),
+                "parameters": int(model.count_params()),
+                "vocabulary": int(model.encoder.vocabulary_size),
+                "size_mb": (model_dir / "model.keras").stat().st_size / 1e6,
+                "latency_ms": keras_latency_ms(model, L),
+                "latency_runtime": "TensorFlow (tf.function, default threads)",
+                "accuracy": float((pred == gold).mean()),
+                "agreement_with_teacher": float((pred == teacher_pred).mean()),
+                "path": str(model_dir),
+            }
+        )
+        _log(
+            f"      {name} keras: accuracy {rows[-1]['accuracy']:.4f}, "
+            f"{rows[-1]['latency_ms']:.1f} ms"
+        )
     source = {pathlib.Path(r["path"]): r for r in rows}
     phone = {}  # LiteRT runners of every .tflite, timed together below
     for name, kind, model_dir, mode, path in _exports(out, config):
@@ -368,37 +474,51 @@ def stage_measure(out, config):
         metrics = main.get("metrics", {})
         # The sizes the validator measured and recorded for this artifact.
         sizes = report["file_sizes"]
-        size = sizes["saved_model (pb + variables)" if kind == "saved_model" else "model.tflite"]
+        size = sizes[
+            "saved_model (pb + variables)" if kind == "saved_model" else "model.tflite"
+        ]
         origin = source[pathlib.Path(model_dir)]
-        rows.append({
-            "model": name, "format": kind, "quantization": mode or "float32",
-            "layers": origin["layers"], "parameters": origin["parameters"],
-            "vocabulary": origin["vocabulary"],
-            "size_mb": size / 1e6,
-            "latency_ms": (main.get("latency") or {}).get("p50_ms"),
-            "latency_runtime": report["runtime"],
-            "accuracy": float((pred == gold).mean()),
-            "agreement_with_teacher": float((pred == teacher_pred).mean()),
-            "agreement_with_keras": metrics.get("label_agreement"),
-            "max_abs_logit_diff": metrics.get("max_abs_diff"),
-            "validation": "passed" if report["passed"] else (
-                "DEGRADED: " + "; ".join(report["failures"])),
-            "ops": sorted({op for ops in (report.get("ops") or {}).values() for op in ops}),
-            "path": str(path),
-        })
+        rows.append(
+            {
+                "model": name,
+                "format": kind,
+                "quantization": mode or "float32",
+                "layers": origin["layers"],
+                "parameters": origin["parameters"],
+                "vocabulary": origin["vocabulary"],
+                "size_mb": size / 1e6,
+                "latency_ms": (main.get("latency") or {}).get("p50_ms"),
+                "latency_runtime": report["runtime"],
+                "accuracy": float((pred == gold).mean()),
+                "agreement_with_teacher": float((pred == teacher_pred).mean()),
+                "agreement_with_keras": metrics.get("label_agreement"),
+                "max_abs_logit_diff": metrics.get("max_abs_diff"),
+                "validation": "passed"
+                if report["passed"]
+                else ("DEGRADED: " + "; ".join(report["failures"])),
+                "ops": sorted(
+                    {op for ops in (report.get("ops") or {}).values() for op in ops}
+                ),
+                "path": str(path),
+            }
+        )
         if kind == "tflite":
             runner = load_signature(path)
-            one = tokenize_texts(tokenizers[pathlib.Path(model_dir)], texts[:1],
-                                 runner.sequence_length)
-            phone[len(rows) - 1] = (lambda runner=runner, one=one: runner.raw(**one))
-        _log(f"      {name} {kind} {mode or ''}: accuracy {rows[-1]['accuracy']:.4f}, "
-             f"{rows[-1]['size_mb']:.1f} MB")
+            one = tokenize_texts(
+                tokenizers[pathlib.Path(model_dir)], texts[:1], runner.sequence_length
+            )
+            phone[len(rows) - 1] = lambda runner=runner, one=one: runner.raw(**one)
+        _log(
+            f"      {name} {kind} {mode or ''}: accuracy {rows[-1]['accuracy']:.4f}, "
+            f"{rows[-1]['size_mb']:.1f} MB"
+        )
     # Every .tflite in one interleaved run at 1 thread: the phone figures
     # compare files measured under the same load.
     for i, ms in interleaved_latency_ms(phone, rounds=40).items():
         rows[i]["latency_ms"] = ms
-        rows[i]["latency_runtime"] = ("LiteRT Interpreter, 1 thread, every .tflite timed in "
-                                      "one interleaved run")
+        rows[i]["latency_runtime"] = (
+            "LiteRT Interpreter, 1 thread, every .tflite timed in one interleaved run"
+        )
 
     with atomic_file(out / "measurements.json", "w") as f:
         json.dump({"texts": len(texts), "sequence_length": L, "rows": rows}, f, indent=2)
@@ -428,46 +548,71 @@ def _headline(rows, config):
         }
     # The best phone model: the smallest file within 99% of the teacher's
     # accuracy (then the fastest).
-    good = [(h["size_ratio"], h["speedup"], mode) for mode, h in out.items()
-            if h["accuracy_ratio"] >= 0.99]
+    good = [
+        (h["size_ratio"], h["speedup"], mode)
+        for mode, h in out.items()
+        if h["accuracy_ratio"] >= 0.99
+    ]
     if good:
         out["best"] = dict(out[max(good)[2]], mode=max(good)[2])
     return out
 
 
 def _table(rows):
-    head = ("| model | format | size MB | latency ms | accuracy | agreement with teacher "
-            "| validation |\n|---|---|---:|---:|---:|---:|---|")
+    head = (
+        "| model | format | size MB | latency ms | accuracy | agreement with teacher "
+        "| validation |\n|---|---|---:|---:|---:|---:|---|"
+    )
     lines = [head]
     for r in rows:
         fmt = r["format"] if r["format"] != "tflite" else f"tflite {r['quantization']}"
         latency = "-" if r["latency_ms"] is None else f"{r['latency_ms']:.1f}"
-        vocabulary = "" if r.get("vocabulary", 30522) == 30522 else (
-            f", {r['vocabulary']:,} pieces")
+        vocabulary = (
+            "" if r.get("vocabulary", 30522) == 30522 else (f", {r['vocabulary']:,} pieces")
+        )
         lines.append(
             f"| {r['model']} ({r['layers']} layers{vocabulary}) | {fmt} | {r['size_mb']:.1f} | "
             f"{latency} | "
             f"{r['accuracy']:.4f} | {r['agreement_with_teacher']:.4f} | "
-            f"{r.get('validation', '-')} |")
+            f"{r.get('validation', '-')} |"
+        )
     return "\n".join(lines)
 
 
 def _plots(out, rows):
     matplotlib.use("Agg")
 
-    markers = {"keras": "o", "saved_model": "s", "float32": "^", "float16": "v",
-               "dynamic_int8": "D", "int8": "X", "int4": "P"}
+    markers = {
+        "keras": "o",
+        "saved_model": "s",
+        "float32": "^",
+        "float16": "v",
+        "dynamic_int8": "D",
+        "int8": "X",
+        "int4": "P",
+    }
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.2))
-    for ax, key, xlabel in ((axes[0], "latency_ms", "batch-1 latency, ms (log scale)"),
-                            (axes[1], "size_mb", "size, MB (log scale)")):
+    for ax, key, xlabel in (
+        (axes[0], "latency_ms", "batch-1 latency, ms (log scale)"),
+        (axes[1], "size_mb", "size, MB (log scale)"),
+    ):
         for r in rows:
             if r[key] is None:
                 continue
             kind = r["format"] if r["format"] != "tflite" else r["quantization"]
-            name = {"keras": "Keras", "saved_model": "SavedModel"}.get(kind, f".tflite {kind}")
-            ax.scatter(r[key], r["accuracy"], s=60, marker=markers.get(kind, "o"),
-                       color="tab:blue" if r["model"] == "teacher" else "tab:orange",
-                       label=f"{r['model']} {name}", edgecolors="black", linewidths=0.5)
+            name = {"keras": "Keras", "saved_model": "SavedModel"}.get(
+                kind, f".tflite {kind}"
+            )
+            ax.scatter(
+                r[key],
+                r["accuracy"],
+                s=60,
+                marker=markers.get(kind, "o"),
+                color="tab:blue" if r["model"] == "teacher" else "tab:orange",
+                label=f"{r['model']} {name}",
+                edgecolors="black",
+                linewidths=0.5,
+            )
         ax.set_xlabel(xlabel)
         ax.set_ylabel("BBC News test accuracy")
         ax.set_xscale("log")
@@ -480,7 +625,8 @@ def _plots(out, rows):
     plt.close(fig)
 
     runs = [("teacher", "fine-tuning the teacher")] + [
-        (p.name, f"distilling {p.name}") for p in sorted(out.glob("student*"))]
+        (p.name, f"distilling {p.name}") for p in sorted(out.glob("student*"))
+    ]
     runs = [(n, t) for n, t in runs if (out / n / "curve.json").is_file()]
     fig, axes = plt.subplots(1, max(1, len(runs)), figsize=(6 * max(1, len(runs)), 4.2))
     axes = [axes] if len(runs) <= 1 else list(axes)
@@ -513,20 +659,29 @@ def stage_report(out, config, args_info):
     rows = measured["rows"]
     headline = _headline(rows, config)
     stages = Stages(out).done
-    report = {"config": dataclasses.asdict(config), "headline": headline, "rows": rows,
-              "stages": stages, "texts": measured["texts"],
-              "sequence_length": measured["sequence_length"], **args_info}
+    report = {
+        "config": dataclasses.asdict(config),
+        "headline": headline,
+        "rows": rows,
+        "stages": stages,
+        "texts": measured["texts"],
+        "sequence_length": measured["sequence_length"],
+        **args_info,
+    }
     with atomic_file(out / "report.json", "w") as f:
         json.dump(report, f, indent=2)
     _plots(out, rows)
     lines = [
-        "# zoo demo report", "",
+        "# zoo demo report",
+        "",
         f"Teacher: all-MiniLM-L6-v2 fine-tuned on BBC News; students distilled from it. "
         f"Accuracy on the {measured['texts']} articles of the fixed BBC News test split at "
         f"sequence length {measured['sequence_length']}; latency is the median batch-1 time "
         "(LiteRT interpreter with 1 thread for .tflite, every file timed in one interleaved "
-        "run; the TF1 session loader for SavedModel; TensorFlow for Keras).", "",
-        _table(rows), "",
+        "run; the TF1 session loader for SavedModel; TensorFlow for Keras).",
+        "",
+        _table(rows),
+        "",
     ]
     summary = "\n".join(
         f"- {'Best phone model: ' if key == 'best' else ''}**{h['student']}** vs "
@@ -534,27 +689,37 @@ def stage_report(out, config, args_info):
         f"{h['speedup']:.1f}x faster, accuracy {h['student_accuracy']:.4f} vs "
         f"{h['teacher_accuracy']:.4f} ({100 * h['accuracy_ratio']:.1f}% of the teacher's), "
         f"agreement with the teacher {h['agreement_with_teacher']:.4f}."
-        for key, h in sorted(headline.items(), key=lambda kv: kv[0] != "best"))
+        for key, h in sorted(headline.items(), key=lambda kv: kv[0] != "best")
+    )
     if summary:
         lines += ["Headline:", "", summary, ""]
     pruned = stages.get("prune", {}).get("result")
     if pruned:
-        lines += [f"Vocabulary pruning ({_phone(config)}, `zoo prune`): "
-                  f"{pruned['vocabulary_before']:,} -> {pruned['vocabulary_after']:,} word "
-                  f"pieces, {pruned['parameters_before']:,} -> "
-                  f"{pruned['parameters_after']:,} parameters, test accuracy "
-                  f"{pruned['accuracy_before']:.4f} -> {pruned['accuracy_after']:.4f}; "
-                  f"{pruned['test_texts_tokenized_differently']} of {pruned['test_texts']} "
-                  "test articles tokenize differently (a word that used a piece the training "
-                  "articles never produced splits into shorter pieces). Every .tflite "
-                  "artifact also holds `mediapipe.tflite`, the file MediaPipe Tasks' "
-                  "TextClassifier runs as it is.", ""]
-    lines += ["![accuracy against latency and size](tradeoffs.png)", "",
-              "![training curves](training_curves.png)", "",
-              "Stage times (s): " + ", ".join(f"{k} {v['seconds']}" for k, v in stages.items()
-                                              if k in STAGES),
-              "", f"Versions: {json.dumps(args_info.get('versions'))}; git revision "
-              f"{args_info.get('git_revision')}.", ""]
+        lines += [
+            f"Vocabulary pruning ({_phone(config)}, `zoo prune`): "
+            f"{pruned['vocabulary_before']:,} -> {pruned['vocabulary_after']:,} word "
+            f"pieces, {pruned['parameters_before']:,} -> "
+            f"{pruned['parameters_after']:,} parameters, test accuracy "
+            f"{pruned['accuracy_before']:.4f} -> {pruned['accuracy_after']:.4f}; "
+            f"{pruned['test_texts_tokenized_differently']} of {pruned['test_texts']} "
+            "test articles tokenize differently (a word that used a piece the training "
+            "articles never produced splits into shorter pieces). Every .tflite "
+            "artifact also holds `mediapipe.tflite`, the file MediaPipe Tasks' "
+            "TextClassifier runs as it is.",
+            "",
+        ]
+    lines += [
+        "![accuracy against latency and size](tradeoffs.png)",
+        "",
+        "![training curves](training_curves.png)",
+        "",
+        "Stage times (s): "
+        + ", ".join(f"{k} {v['seconds']}" for k, v in stages.items() if k in STAGES),
+        "",
+        f"Versions: {json.dumps(args_info.get('versions'))}; git revision "
+        f"{args_info.get('git_revision')}.",
+        "",
+    ]
     with atomic_file(out / "report.md", "w") as f:
         f.write("\n".join(lines))
     _log("\n" + _table(rows))
@@ -574,7 +739,8 @@ def prepare_output(out, force):
     if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
         raise DemoError(
             f"--out {out} is not empty and was not created by `zoo demo`; choose another "
-            "directory (the demo never writes into foreign files, even with --force).")
+            "directory (the demo never writes into foreign files, even with --force)."
+        )
     out.mkdir(parents=True, exist_ok=True)
     (out / MARKER).write_text("created by zoo demo\n")
     return out
@@ -587,11 +753,15 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
     stages = Stages(out)
     checks = {
         "convert": lambda: _model_dir_ok(out / "minilm"),
-        "teacher": lambda: _model_dir_ok(out / "teacher" / "model")
-        and (out / "teacher" / "metrics.json").is_file(),
-        "distill": lambda: all(_model_dir_ok(out / f"student{k}" / "model")
-                              and (out / f"student{k}" / "metrics.json").is_file()
-                              for k in config.students),
+        "teacher": lambda: (
+            _model_dir_ok(out / "teacher" / "model")
+            and (out / "teacher" / "metrics.json").is_file()
+        ),
+        "distill": lambda: all(
+            _model_dir_ok(out / f"student{k}" / "model")
+            and (out / f"student{k}" / "metrics.json").is_file()
+            for k in config.students
+        ),
         "prune": lambda: _model_dir_ok(out / f"{_phone(config)}_pruned"),
         "export": lambda: all(_artifact_ok(p) for *_, p in _exports(out, config)),
         "measure": lambda: (out / "measurements.json").is_file(),
@@ -602,7 +772,8 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
     if recorded is not None and recorded != recipe and not force:
         raise DemoError(
             f"{out} holds a demo run with another recipe ({'fast' if recorded.get('steps_per_epoch') else 'full'}); "
-            "pass --force to redo it, or choose another --out.")
+            "pass --force to redo it, or choose another --out."
+        )
     runners = {
         "convert": lambda: stage_convert(out, config),
         "teacher": lambda: stage_teacher(out, config),
@@ -612,15 +783,21 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
         "measure": lambda: stage_measure(out, config),
         "report": lambda: stage_report(out, config, args_info or {}),
     }
-    dirs = {"convert": ["minilm"], "teacher": ["teacher"],
-            "distill": [f"student{k}" for k in config.students],
-            "prune": [f"{_phone(config)}_pruned"], "export": ["exports"]}
+    dirs = {
+        "convert": ["minilm"],
+        "teacher": ["teacher"],
+        "distill": [f"student{k}" for k in config.students],
+        "prune": [f"{_phone(config)}_pruned"],
+        "export": ["exports"],
+    }
     redo = force
     started = time.time()
     for i, name in enumerate(STAGES, 1):
         if not redo and stages.finished(name) and checks[name]():
-            _log(f"[{i}/{len(STAGES)}] {name}: done earlier ({stages.done[name]['seconds']} s), "
-                 "outputs verified, skipped")
+            _log(
+                f"[{i}/{len(STAGES)}] {name}: done earlier ({stages.done[name]['seconds']} s), "
+                "outputs verified, skipped"
+            )
             continue
         # A stage that finished before (or whose inputs are new) starts
         # clean; one that was killed resumes from what it left.

@@ -90,18 +90,26 @@ class Predictor:
         # Pairs take the tokenizer's truncating packer (windows are for
         # single long texts, as in `zoo finetune`).
         logits, windows = decode.classify_logits(
-            [r["text"] for r in records], [r["text_b"] or "" for r in records] if pairs else None,
-            self.tokenizer, self.sequence_length, self.run_ids,
-            max_windows=self.max_windows, doc_stride=self.doc_stride)
+            [r["text"] for r in records],
+            [r["text_b"] or "" for r in records] if pairs else None,
+            self.tokenizer,
+            self.sequence_length,
+            self.run_ids,
+            max_windows=self.max_windows,
+            doc_stride=self.doc_stride,
+        )
         probabilities = softmax(logits)
         k = len(self.labels) if top_k is None else max(1, min(int(top_k), len(self.labels)))
         answers = []
         for row, n in zip(probabilities, windows):
             order = np.argsort(-row, kind="stable")[:k]
-            answers.append({"label": self.labels[int(order[0])],
-                            "scores": {self.labels[int(i)]: round(float(row[i]), 6)
-                                       for i in order},
-                            "windows": int(n)})
+            answers.append(
+                {
+                    "label": self.labels[int(order[0])],
+                    "scores": {self.labels[int(i)]: round(float(row[i]), 6) for i in order},
+                    "windows": int(n),
+                }
+            )
         return answers
 
     # --- regress -------------------------------------------------------------------------
@@ -109,26 +117,38 @@ class Predictor:
     def _regress(self, records):
         pairs = any(r["text_b"] is not None for r in records)
         scores = decode.regression_scores(
-            [r["text"] for r in records], [r["text_b"] or "" for r in records] if pairs else None,
-            self.tokenizer, self.sequence_length, self.run_ids)
+            [r["text"] for r in records],
+            [r["text_b"] or "" for r in records] if pairs else None,
+            self.tokenizer,
+            self.sequence_length,
+            self.run_ids,
+        )
         return [{"score": round(float(s), 6)} for s in scores]
 
     # --- tag -----------------------------------------------------------------------------
 
     def _tag(self, records):
         texts = [r["text"] for r in records]
-        words = decode.tag_words(texts, self.tokenizer, self.labels, self.sequence_length,
-                                 self.run_ids)
-        return [decode.entities(text, span, w, self.labels)
-                for text, (span, w) in zip(texts, words)]
+        words = decode.tag_words(
+            texts, self.tokenizer, self.labels, self.sequence_length, self.run_ids
+        )
+        return [
+            decode.entities(text, span, w, self.labels)
+            for text, (span, w) in zip(texts, words)
+        ]
 
     # --- qa ------------------------------------------------------------------------------
 
     def _answer(self, records):
-        return decode.answer_spans([r["text"] for r in records], [r["text_b"] for r in records],
-                                   self.tokenizer, self.sequence_length, self.run_ids,
-                                   doc_stride=self.doc_stride,
-                                   max_answer_length=self.max_answer_length)
+        return decode.answer_spans(
+            [r["text"] for r in records],
+            [r["text_b"] for r in records],
+            self.tokenizer,
+            self.sequence_length,
+            self.run_ids,
+            doc_stride=self.doc_stride,
+            max_answer_length=self.max_answer_length,
+        )
 
 
 def check_record(record, index, task):
@@ -137,21 +157,28 @@ def check_record(record, index, task):
     if isinstance(record, str):
         record = {"text": record}
     if not isinstance(record, dict):
-        raise PredictError(f"input {index + 1}: expected a text or an object with \"text\"; "
-                           f"received {type(record).__name__}.")
+        raise PredictError(
+            f'input {index + 1}: expected a text or an object with "text"; '
+            f"received {type(record).__name__}."
+        )
     text, text_b = record.get("text"), record.get("text_b")
     if task == "qa":
         text = record.get("question", text)
         text_b = record.get("context", text_b)
     if not isinstance(text, str) or not text.strip():
-        raise PredictError(f"input {index + 1}: \"text\" must be a non-empty string; "
-                           f"received {text!r}.")
+        raise PredictError(
+            f'input {index + 1}: "text" must be a non-empty string; received {text!r}.'
+        )
     if text_b is not None and not isinstance(text_b, str):
-        raise PredictError(f"input {index + 1}: \"text_b\" must be a string; "
-                           f"received {type(text_b).__name__}.")
+        raise PredictError(
+            f'input {index + 1}: "text_b" must be a string; '
+            f"received {type(text_b).__name__}."
+        )
     if task == "qa" and not (text_b or "").strip():
-        raise PredictError(f"input {index + 1}: a QA model needs a question (text) and a "
-                           "context (text_b, or --text-b).")
+        raise PredictError(
+            f"input {index + 1}: a QA model needs a question (text) and a "
+            "context (text_b, or --text-b)."
+        )
     if task == "tag" and text_b is not None:
         raise PredictError(f"input {index + 1}: a tagger takes one text; drop text_b.")
     check_text(text, "text")
@@ -171,29 +198,41 @@ def detect_format(path) -> tuple[str, pathlib.Path]:
         raise PredictError(f"--model {path}: no such file or directory.")
     if path.is_file():
         if path.suffix == ".tflite":
-            raise PredictError(f"--model {path}: give the artifact directory that holds it "
-                               f"({path.parent}): its metadata.json names the labels and "
-                               "vocab.txt the tokenizer.")
-        raise PredictError(f"--model {path}: a file; give a directory (a zoo model directory, "
-                           "a .tflite artifact, or a SavedModel).")
+            raise PredictError(
+                f"--model {path}: give the artifact directory that holds it "
+                f"({path.parent}): its metadata.json names the labels and "
+                "vocab.txt the tokenizer."
+            )
+        raise PredictError(
+            f"--model {path}: a file; give a directory (a zoo model directory, "
+            "a .tflite artifact, or a SavedModel)."
+        )
     if (path / MODEL_DIR_MANIFEST).is_file():
         return "model", path
-    versions = sorted((int(p.name), p) for p in path.iterdir()
-                      if p.is_dir() and p.name.isdigit() and (p / mf.METADATA).is_file())
+    versions = sorted(
+        (int(p.name), p)
+        for p in path.iterdir()
+        if p.is_dir() and p.name.isdigit() and (p / mf.METADATA).is_file()
+    )
     if not (path / mf.METADATA).is_file() and versions:
         path = versions[-1][1]
     if (path / mf.METADATA).is_file():
         kind = mf.read_metadata(path)["kind"]
         if kind in ("tflite", "saved_model"):
             return kind, path
-        raise PredictError(f"--model {path}: a {kind} artifact (ids in, for TPU serving); "
-                           "predict from the text-in SavedModel or the model directory.")
-    raise PredictError(f"--model {path}: neither a zoo model directory ({MODEL_DIR_MANIFEST}) "
-                       f"nor an export artifact ({mf.METADATA}).")
+        raise PredictError(
+            f"--model {path}: a {kind} artifact (ids in, for TPU serving); "
+            "predict from the text-in SavedModel or the model directory."
+        )
+    raise PredictError(
+        f"--model {path}: neither a zoo model directory ({MODEL_DIR_MANIFEST}) "
+        f"nor an export artifact ({mf.METADATA})."
+    )
 
 
-def open_predictor(path, *, sequence_length=None, max_windows=None, num_threads=1,
-                   batch_size=32):
+def open_predictor(
+    path, *, sequence_length=None, max_windows=None, num_threads=1, batch_size=32
+):
     """A `Predictor` for a zoo model directory, a `.tflite` artifact or a
     text-in SavedModel. `sequence_length`: default, the length a model
     directory was fine-tuned with, an artifact's primary length (a `.tflite`
@@ -201,52 +240,88 @@ def open_predictor(path, *, sequence_length=None, max_windows=None, num_threads=
     text for classifiers (default: as fine-tuned for a model directory, 1 for
     an artifact, which classifies one window as the phone and TF Serving do)."""
     kind, path = detect_format(path)
-    for name, value in (("--max-windows", max_windows), ("--sequence-length", sequence_length)):
+    for name, value in (
+        ("--max-windows", max_windows),
+        ("--sequence-length", sequence_length),
+    ):
         if value is not None and (isinstance(value, bool) or int(value) < 1):
             raise PredictError(f"{name} must be a positive integer; received {value}.")
     if kind == "model":
         model, tokenizer, meta = load_model_dir(path)
         longest = model.encoder.max_sequence_length
         if sequence_length is not None and not 3 <= sequence_length <= longest:
-            raise PredictError(f"--sequence-length {sequence_length}: this model takes 3 to "
-                               f"{longest} tokens.")
+            raise PredictError(
+                f"--sequence-length {sequence_length}: this model takes 3 to "
+                f"{longest} tokens."
+            )
         config = evaluation_config(meta, sequence_length, max_windows)
         task = task_of(model)
 
         def run_ids(inputs):
             return model.predict(inputs, batch_size=batch_size, verbose=0)
 
-        return Predictor("model", path, task, meta.get("labels") or getattr(model, "labels", None),
-                         tokenizer, config.sequence_length, run_ids, config.max_windows,
-                         config.doc_stride, config.max_answer_length)
+        return Predictor(
+            "model",
+            path,
+            task,
+            meta.get("labels") or getattr(model, "labels", None),
+            tokenizer,
+            config.sequence_length,
+            run_ids,
+            config.max_windows,
+            config.doc_stride,
+            config.max_answer_length,
+        )
     meta = mf.read_metadata(path)
     tokenizer = WordPieceTokenizer(str(path / mf.VOCABULARY), lowercase=meta["lowercase"])
     if kind == "tflite":
         info = meta["files"]["model.tflite"]
         lengths = [int(n) for n in info["sequence_lengths"]]
         if sequence_length is not None and sequence_length not in lengths:
-            raise PredictError(f"--sequence-length {sequence_length}: {path}/model.tflite has "
-                               f"signatures for {lengths} tokens.")
+            raise PredictError(
+                f"--sequence-length {sequence_length}: {path}/model.tflite has "
+                f"signatures for {lengths} tokens."
+            )
         name = info["signatures"][lengths.index(sequence_length or lengths[0])]
         signature = load_signature(path, name, num_threads=num_threads)
         length = signature.sequence_length
 
         def run_ids(inputs):
-            rows = [signature(**{k: v[i : i + 1] for k, v in inputs.items()})
-                    for i in range(len(inputs["token_ids"]))]
+            rows = [
+                signature(**{k: v[i : i + 1] for k, v in inputs.items()})
+                for i in range(len(inputs["token_ids"]))
+            ]
             return {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
     else:
         loaded, _ = load_saved_model(path)
         serve = loaded.signatures["serve_ids"]
         length = int(meta["sequence_lengths"][0])
         if sequence_length not in (None, length):
-            raise PredictError(f"--sequence-length {sequence_length}: this SavedModel was "
-                               f"exported for {length} tokens.")
+            raise PredictError(
+                f"--sequence-length {sequence_length}: this SavedModel was "
+                f"exported for {length} tokens."
+            )
 
         def run_ids(inputs):
             n = len(inputs["token_ids"])
-            parts = [serve(**{k: tf.constant(v[i : i + batch_size], tf.int32)
-                              for k, v in inputs.items()}) for i in range(0, n, batch_size)]
+            parts = [
+                serve(
+                    **{
+                        k: tf.constant(v[i : i + batch_size], tf.int32)
+                        for k, v in inputs.items()
+                    }
+                )
+                for i in range(0, n, batch_size)
+            ]
             return {k: np.concatenate([p[k].numpy() for p in parts]) for k in parts[0]}
-    return Predictor(kind, path, meta["task"], meta["labels"], tokenizer, length, run_ids,
-                     max_windows or 1)
+
+    return Predictor(
+        kind,
+        path,
+        meta["task"],
+        meta["labels"],
+        tokenizer,
+        length,
+        run_ids,
+        max_windows or 1,
+    )

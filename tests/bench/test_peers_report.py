@@ -21,16 +21,37 @@ def peers():
 
 def test_ratios_and_report(peers, tmp_path):
     rows = [
-        {"row": "latency", "unit": "ms", "lower_is_better": True, "load": [0.1, 0.2],
-         "values": {"project Keras": 60.0, "ORT fp32": 50.0, "ORT int8": 40.0,
-                    "LiteRT dynamic_int8": 44.0}},
-        {"row": "MiniLM fine-tuning", "unit": "examples/s", "lower_is_better": False,
-         "load": [0.3, 0.4], "values": {"project": 10.0, "HF torch": 8.0, "keras-hub": 9.0},
-         "rounds": {"project": [9.0, 10.0, 11.0]},
-         "note": "median of 3 rounds, a fresh process per engine and round"},
+        {
+            "row": "latency",
+            "unit": "ms",
+            "lower_is_better": True,
+            "load": [0.1, 0.2],
+            "values": {
+                "project Keras": 60.0,
+                "ORT fp32": 50.0,
+                "ORT int8": 40.0,
+                "LiteRT dynamic_int8": 44.0,
+            },
+        },
+        {
+            "row": "MiniLM fine-tuning",
+            "unit": "examples/s",
+            "lower_is_better": False,
+            "load": [0.3, 0.4],
+            "values": {"project": 10.0, "HF torch": 8.0, "keras-hub": 9.0},
+            "rounds": {"project": [9.0, 10.0, 11.0]},
+            "note": "median of 3 rounds, a fresh process per engine and round",
+        },
     ]
-    meta = {"date": "2026-11-27 03:00", "quick": True, "cpu": "x86_64", "cores": 2,
-            "cpu_flags": ["avx2"], "versions": {"tensorflow": "2.20.0"}, "seconds": 1.0}
+    meta = {
+        "date": "2026-11-27 03:00",
+        "quick": True,
+        "cpu": "x86_64",
+        "cores": 2,
+        "cpu_flags": ["avx2"],
+        "versions": {"tensorflow": "2.20.0"},
+        "seconds": 1.0,
+    }
     peers.write_report(rows, meta, tmp_path)
     latency, finetune = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert latency["best_peer"] == "ORT int8"

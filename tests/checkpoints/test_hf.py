@@ -17,9 +17,10 @@ pytestmark = pytest.mark.assets
 
 def _hf_batches(tokenizer, sentences, size=16):
     for start in range(0, len(sentences), size):
-        chunk = sentences[start:start + size]
-        enc = tokenizer(chunk, padding="longest", truncation=True, max_length=128,
-                        return_tensors="np")
+        chunk = sentences[start : start + size]
+        enc = tokenizer(
+            chunk, padding="longest", truncation=True, max_length=128, return_tensors="np"
+        )
         yield {
             "token_ids": enc["input_ids"].astype("int32"),
             "segment_ids": enc["token_type_ids"].astype("int32"),
@@ -37,8 +38,9 @@ def _interleave(sentences):
     return out
 
 
-def test_sequence_and_pooled_output_match_transformers(minilm_dir, minilm, hf_tokenizer,
-                                                       bbc_sentences):
+def test_sequence_and_pooled_output_match_transformers(
+    minilm_dir, minilm, hf_tokenizer, bbc_sentences
+):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     reference = transformers.BertModel.from_pretrained(str(minilm_dir)).eval()
@@ -54,14 +56,26 @@ def test_sequence_and_pooled_output_match_transformers(minilm_dir, minilm, hf_to
             )
         out = encoder(batch)
         real = batch["padding_mask"].astype(bool)
-        seq_diff = max(seq_diff, float(np.abs(
-            np.asarray(out["sequence_output"]) - ref.last_hidden_state.numpy())[real].max()))
-        pooled_diff = max(pooled_diff, float(np.abs(
-            np.asarray(out["pooled_output"]) - ref.pooler_output.numpy()).max()))
+        seq_diff = max(
+            seq_diff,
+            float(
+                np.abs(np.asarray(out["sequence_output"]) - ref.last_hidden_state.numpy())[
+                    real
+                ].max()
+            ),
+        )
+        pooled_diff = max(
+            pooled_diff,
+            float(
+                np.abs(np.asarray(out["pooled_output"]) - ref.pooler_output.numpy()).max()
+            ),
+        )
         n_sentences += len(real)
         padded += int((~real).sum())
-    print(f"\nMiniLM vs transformers on {n_sentences} BBC sentences ({padded} padding "
-          f"positions): sequence_output {seq_diff:.2e}, pooled_output {pooled_diff:.2e}")
+    print(
+        f"\nMiniLM vs transformers on {n_sentences} BBC sentences ({padded} padding "
+        f"positions): sequence_output {seq_diff:.2e}, pooled_output {pooled_diff:.2e}"
+    )
     assert n_sentences >= 64 and padded > 0
     assert seq_diff <= 1e-4
     assert pooled_diff <= 1e-4
@@ -72,8 +86,14 @@ def test_published_similarity_figures(minilm):
     from zoo.models.bert_encoder import padding_mean
 
     encoder, tokenizer = minilm
-    batch = tokenizer(["A man is playing a guitar.", "Someone is strumming a guitar.",
-                       "The stock market fell sharply today."], sequence_length=24)
+    batch = tokenizer(
+        [
+            "A man is playing a guitar.",
+            "Someone is strumming a guitar.",
+            "The stock market fell sharply today.",
+        ],
+        sequence_length=24,
+    )
     emb = np.array(padding_mean(encoder(batch)["sequence_output"], batch["padding_mask"]))
     emb /= np.linalg.norm(emb, axis=1, keepdims=True)
     assert abs(emb[0] @ emb[1] - 0.719) < 0.002
@@ -82,8 +102,12 @@ def test_published_similarity_figures(minilm):
 
 def test_round_trip_is_bit_exact(minilm_dir, minilm, tmp_path):
     encoder, tokenizer = minilm
-    save_hf(encoder, tmp_path / "out", vocabulary=tokenizer.vocabulary,
-            lowercase=tokenizer.lowercase)
+    save_hf(
+        encoder,
+        tmp_path / "out",
+        vocabulary=tokenizer.vocabulary,
+        lowercase=tokenizer.lowercase,
+    )
     original = read_hf_tensors(minilm_dir)
     written = read_hf_tensors(tmp_path / "out")
     assert set(written) == set(original) - {"embeddings.position_ids"}
@@ -94,9 +118,14 @@ def test_round_trip_is_bit_exact(minilm_dir, minilm, tmp_path):
     again = load_hf_encoder(tmp_path / "out")
     for a, b in zip(encoder.get_weights(), again.get_weights()):
         np.testing.assert_array_equal(a, b)
-    assert (tmp_path / "out" / "vocab.txt").read_text().split("\n")[:3] == tokenizer.vocabulary[:3]
+    assert (tmp_path / "out" / "vocab.txt").read_text().split("\n")[
+        :3
+    ] == tokenizer.vocabulary[:3]
     assert json.loads((tmp_path / "out" / "tokenizer_config.json").read_text()) == {
-        "tokenizer_class": "BertTokenizer", "do_lower_case": True, "model_max_length": 512}
+        "tokenizer_class": "BertTokenizer",
+        "do_lower_case": True,
+        "model_max_length": 512,
+    }
 
 
 def test_mismatch_lists_every_offending_tensor(minilm_dir, tmp_path):
@@ -122,7 +151,9 @@ def test_mismatch_lists_every_offending_tensor(minilm_dir, tmp_path):
         "encoder.layer.5.output.LayerNorm.bias",
         "encoder.layer.9.output.dense.weight",
     }
-    assert "encoder.layer.2.attention.self.query.weight: (384, 384) -> (384, 100)" in message
+    assert (
+        "encoder.layer.2.attention.self.query.weight: (384, 384) -> (384, 100)" in message
+    )
     assert "pooler.dense.bias: (384,) -> (7,)" in message
     assert "encoder.layer.5.output.LayerNorm.bias: (384,) -> missing" in message
     assert "4 tensor(s) differ" in message
@@ -149,9 +180,12 @@ def test_pretraining_heads_match_transformers(minilm_dir, hf_tokenizer, tmp_path
     reference.save_pretrained(str(tmp_path / "pt"), safe_serialization=True)
     model = zoo.Pretrainer(zoo.build_encoder(zoo.PRESETS["minilm_l6_h384"]))
     load_hf_weights(model, tmp_path / "pt")
-    enc = hf_tokenizer(["The cat sat on the mat.", "Markets rallied after the report."],
-                       ["It was warm.", "Investors were relieved by the numbers."],
-                       padding="longest", return_tensors="np")
+    enc = hf_tokenizer(
+        ["The cat sat on the mat.", "Markets rallied after the report."],
+        ["It was warm.", "Investors were relieved by the numbers."],
+        padding="longest",
+        return_tensors="np",
+    )
     positions = np.array([[1, 3, 5], [2, 4, 6]], "int32")
     batch = {
         "token_ids": enc["input_ids"].astype("int32"),
@@ -168,7 +202,10 @@ def test_pretraining_heads_match_transformers(minilm_dir, hf_tokenizer, tmp_path
     ref_mlm = np.take_along_axis(ref.prediction_logits.numpy(), positions[:, :, None], 1)
     out = model(batch)
     assert np.abs(np.asarray(out["mlm_logits"]) - ref_mlm).max() <= 1e-4
-    assert np.abs(np.asarray(out["nsp_logits"]) - ref.seq_relationship_logits.numpy()).max() <= 1e-4
+    assert (
+        np.abs(np.asarray(out["nsp_logits"]) - ref.seq_relationship_logits.numpy()).max()
+        <= 1e-4
+    )
 
 
 def test_sentence_transformers_layout_and_lowercase_flag(minilm_dir, tmp_path):
@@ -189,7 +226,9 @@ def test_unsupported_activation_is_refused(minilm_dir, tmp_path):
 
     shutil.copytree(minilm_dir, tmp_path / "m")
     cfg = json.loads((tmp_path / "m" / "config.json").read_text())
-    cfg["hidden_act"] = "relu"  # gelu_new (tanh GELU) loads: tests/checkpoints/test_hf_albert.py
+    cfg["hidden_act"] = (
+        "relu"  # gelu_new (tanh GELU) loads: tests/checkpoints/test_hf_albert.py
+    )
     (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(ValueError, match="hidden_act='relu'"):
         load_hf_encoder(tmp_path / "m")

@@ -36,13 +36,21 @@ TINY_SENTENCES = SENTENCES[:4] + SENTENCES[8:10]
 
 
 def _tiny_tokenizer(lowercase=True):
-    words = sorted({w for s in TINY_SENTENCES for w in re.findall(r"\w+|[^\w\s]", s.lower())})
+    words = sorted(
+        {w for s in TINY_SENTENCES for w in re.findall(r"\w+|[^\w\s]", s.lower())}
+    )
     return WordPieceTokenizer(SPECIAL + words, lowercase=lowercase)
 
 
 def _tiny_student(tokenizer, **overrides):
-    fields = dict(vocabulary_size=tokenizer.vocabulary_size, num_layers=2, num_heads=2,
-                  hidden_dim=8, intermediate_dim=16, max_sequence_length=64)
+    fields = dict(
+        vocabulary_size=tokenizer.vocabulary_size,
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=8,
+        intermediate_dim=16,
+        max_sequence_length=64,
+    )
     encoder = zoo.DistilBertEncoder(**{**fields, **overrides})
     rng = np.random.default_rng(0)
     for weight in encoder.weights:
@@ -52,7 +60,8 @@ def _tiny_student(tokenizer, **overrides):
 
 def _reference(torch, transformers, directory):
     model, info = transformers.DistilBertModel.from_pretrained(
-        str(directory), output_loading_info=True)
+        str(directory), output_loading_info=True
+    )
     return model.eval(), info
 
 
@@ -70,14 +79,22 @@ def test_student_loads_in_transformers_with_equal_outputs(tmp_path):
     transformers = pytest.importorskip("transformers")
     tokenizer = _tiny_tokenizer()
     encoder = _tiny_student(tokenizer)
-    out = save_hf(encoder, tmp_path / "hf", vocabulary=tokenizer.vocabulary,
-                  lowercase=tokenizer.lowercase)
+    out = save_hf(
+        encoder,
+        tmp_path / "hf",
+        vocabulary=tokenizer.vocabulary,
+        lowercase=tokenizer.lowercase,
+    )
 
     config = json.loads((out / "config.json").read_text())
     assert config["model_type"] == "distilbert"
     assert config["architectures"] == ["DistilBertModel"]
     assert (config["dim"], config["n_layers"], config["n_heads"], config["hidden_dim"]) == (
-        8, 2, 2, 16)
+        8,
+        2,
+        2,
+        16,
+    )
     assert config["activation"] == "gelu" and config["max_position_embeddings"] == 64
     reference, info = _reference(torch, transformers, out)
     # Every DistilBertModel weight came from the file, and nothing was left over.
@@ -87,9 +104,12 @@ def test_student_loads_in_transformers_with_equal_outputs(tmp_path):
     # HF's own tokenizer, built from the files written, gives the zoo's ids.
     hf_tokenizer = transformers.AutoTokenizer.from_pretrained(str(out))
     assert type(hf_tokenizer).__name__.startswith("DistilBertTokenizer")
-    batch = {k: np.asarray(v) for k, v in tokenizer(TINY_SENTENCES, sequence_length=48).items()}
-    encoded = hf_tokenizer(TINY_SENTENCES, padding="max_length", max_length=48,
-                           return_tensors="np")
+    batch = {
+        k: np.asarray(v) for k, v in tokenizer(TINY_SENTENCES, sequence_length=48).items()
+    }
+    encoded = hf_tokenizer(
+        TINY_SENTENCES, padding="max_length", max_length=48, return_tensors="np"
+    )
     np.testing.assert_array_equal(encoded["input_ids"], batch["token_ids"])
     np.testing.assert_array_equal(encoded["attention_mask"], batch["padding_mask"])
     real = batch["padding_mask"].astype(bool)
@@ -108,12 +128,25 @@ def test_round_trip_zoo_hf_zoo_is_exact(tmp_path):
     encoder = _tiny_student(tokenizer, dropout=0.2, initializer_range=0.05)
     save_hf(encoder, tmp_path / "hf", vocabulary=tokenizer.vocabulary, lowercase=False)
     assert set(read_hf_tensors(tmp_path / "hf")) == {
-        "embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
-        "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias",
-        *(f"transformer.layer.{i}.{module}.{p}" for i in range(2) for p in ("weight", "bias")
-          for module in ("attention.q_lin", "attention.k_lin", "attention.v_lin",
-                         "attention.out_lin", "sa_layer_norm", "ffn.lin1", "ffn.lin2",
-                         "output_layer_norm")),
+        "embeddings.word_embeddings.weight",
+        "embeddings.position_embeddings.weight",
+        "embeddings.LayerNorm.weight",
+        "embeddings.LayerNorm.bias",
+        *(
+            f"transformer.layer.{i}.{module}.{p}"
+            for i in range(2)
+            for p in ("weight", "bias")
+            for module in (
+                "attention.q_lin",
+                "attention.k_lin",
+                "attention.v_lin",
+                "attention.out_lin",
+                "sa_layer_norm",
+                "ffn.lin1",
+                "ffn.lin2",
+                "output_layer_norm",
+            )
+        ),
     }
 
     again, again_tokenizer = load_checkpoint(tmp_path / "hf")
@@ -130,7 +163,8 @@ def test_round_trip_zoo_hf_zoo_is_exact(tmp_path):
     hf_config = transformers.DistilBertConfig.from_pretrained(str(tmp_path / "hf"))
     with_head = transformers.DistilBertForMaskedLM(hf_config)
     with_head.distilbert.load_state_dict(
-        transformers.DistilBertModel.from_pretrained(str(tmp_path / "hf")).state_dict())
+        transformers.DistilBertModel.from_pretrained(str(tmp_path / "hf")).state_dict()
+    )
     with_head.save_pretrained(str(tmp_path / "mlm"))
     from_head = load_hf_encoder(tmp_path / "mlm")
     for a, b in zip(encoder.get_weights(), from_head.get_weights()):
@@ -142,15 +176,33 @@ def test_convert_cli_writes_a_student_as_distilbert(tmp_path, capsys):
     student = make_student(teacher, 2)  # a Classifier on a DistilBertEncoder
     save_model_dir(student, tmp_path / "student", tokenizer)
     run = subprocess.run(
-        [sys.executable, "-m", "zoo", "convert", str(tmp_path / "student"), "--to", "hf",
-         "--out", str(tmp_path / "hf")],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "zoo",
+            "convert",
+            str(tmp_path / "student"),
+            "--to",
+            "hf",
+            "--out",
+            str(tmp_path / "hf"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "wrote hf checkpoint" in run.stdout and "DistilBertEncoder" in run.stdout
     names = {p.name for p in (tmp_path / "hf").iterdir()}
-    assert names == {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json"}
+    assert names == {
+        "config.json",
+        "model.safetensors",
+        "vocab.txt",
+        "tokenizer_config.json",
+    }
     assert json.loads((tmp_path / "hf" / "config.json").read_text())["architectures"] == [
-        "DistilBertModel"]
+        "DistilBertModel"
+    ]
     # And back to a zoo model directory through the CLI: the same encoder.
     assert main(["convert", str(tmp_path / "hf"), "--out", str(tmp_path / "back")]) == 0
     back, back_tokenizer, meta = load_model_dir(tmp_path / "back")
@@ -166,15 +218,22 @@ def test_convert_cli_writes_a_student_as_distilbert(tmp_path, capsys):
 def test_what_distilbert_cannot_express_is_refused(tmp_path, capsys):
     tokenizer = _tiny_tokenizer()
     odd = _tiny_student(tokenizer, layer_norm_epsilon=1e-6)
-    with pytest.raises(ValueError, match=r"layer_norm_epsilon=1e-06: HF DistilBertModel "
-                                         r"builds every LayerNorm with eps=1e-12") as err:
+    with pytest.raises(
+        ValueError,
+        match=r"layer_norm_epsilon=1e-06: HF DistilBertModel "
+        r"builds every LayerNorm with eps=1e-12",
+    ) as err:
         save_hf(odd, tmp_path / "hf", vocabulary=tokenizer.vocabulary)
     assert "--to zoo" in str(err.value)
     assert not (tmp_path / "hf").exists()
     # The same through the CLI: exit 2, the message, nothing written.
     save_model_dir(odd, tmp_path / "odd", tokenizer)
-    assert main(["convert", str(tmp_path / "odd"), "--to", "hf", "--out",
-                 str(tmp_path / "hf")]) == 2
+    assert (
+        main(
+            ["convert", str(tmp_path / "odd"), "--to", "hf", "--out", str(tmp_path / "hf")]
+        )
+        == 2
+    )
     assert "layer_norm_epsilon=1e-06" in capsys.readouterr().err
     assert not (tmp_path / "hf").exists()
 
@@ -183,11 +242,20 @@ def test_what_distilbert_cannot_express_is_refused(tmp_path, capsys):
     assert not (tmp_path / "hf").exists()
 
     # Reading: an activation the zoo encoder does not compute.
-    config = {"model_type": "distilbert", "vocab_size": 30, "dim": 8, "n_layers": 2,
-              "n_heads": 2, "hidden_dim": 16, "activation": "relu"}
+    config = {
+        "model_type": "distilbert",
+        "vocab_size": 30,
+        "dim": 8,
+        "n_layers": 2,
+        "n_heads": 2,
+        "hidden_dim": 16,
+        "activation": "relu",
+    }
     with pytest.raises(ValueError, match="activation='relu'; zoo encoders compute GELU"):
         config_from_hf(config)
-    with pytest.raises(ValueError, match=r"missing key\(s\) \['dim'\]; is this a DistilBERT"):
+    with pytest.raises(
+        ValueError, match=r"missing key\(s\) \['dim'\]; is this a DistilBERT"
+    ):
         config_from_hf({k: v for k, v in config.items() if k not in ("dim", "activation")})
 
 
@@ -201,16 +269,21 @@ def test_real_student_matches_transformers_on_bbc(minilm, bbc_sentences, tmp_pat
     teacher, tokenizer = minilm
     student = make_student(teacher, 3)
     assert type(student) is zoo.DistilBertEncoder
-    save_hf(student, tmp_path / "hf", vocabulary=tokenizer.vocabulary,
-            lowercase=tokenizer.lowercase)
+    save_hf(
+        student,
+        tmp_path / "hf",
+        vocabulary=tokenizer.vocabulary,
+        lowercase=tokenizer.lowercase,
+    )
     reference, info = _reference(torch, transformers, tmp_path / "hf")
     assert not info["missing_keys"] and not info["unexpected_keys"]
 
     picks = np.linspace(0, len(bbc_sentences) - 1, 16).astype(int)
     sentences = [bbc_sentences[i] for i in picks]
     hf_tokenizer = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "hf"))
-    encoded = hf_tokenizer(sentences, padding="longest", truncation=True, max_length=128,
-                           return_tensors="np")
+    encoded = hf_tokenizer(
+        sentences, padding="longest", truncation=True, max_length=128, return_tensors="np"
+    )
     batch = {
         "token_ids": encoded["input_ids"].astype("int32"),
         "segment_ids": np.zeros_like(encoded["input_ids"], "int32"),
@@ -228,11 +301,13 @@ def test_real_student_matches_transformers_on_bbc(minilm, bbc_sentences, tmp_pat
     assert len(ours) == len(theirs) == 4
     diff, last = max_diff(ours, theirs), max_diff(ours[-1:], theirs[-1:])
     ours_exact, theirs_exact = max_diff(ours, exact), max_diff(theirs, exact)
-    print(f"\nMiniLM-initialised L3 student vs transformers.DistilBertModel on "
-          f"{len(sentences)} BBC sentences ({int((~real).sum())} padding positions), max "
-          f"|diff| over real tokens: last hidden state {last:.2e}, any hidden state "
-          f"{diff:.2e}; vs float64 transformers: zoo {ours_exact:.2e}, transformers "
-          f"float32 {theirs_exact:.2e}")
+    print(
+        f"\nMiniLM-initialised L3 student vs transformers.DistilBertModel on "
+        f"{len(sentences)} BBC sentences ({int((~real).sum())} padding positions), max "
+        f"|diff| over real tokens: last hidden state {last:.2e}, any hidden state "
+        f"{diff:.2e}; vs float64 transformers: zoo {ours_exact:.2e}, transformers "
+        f"float32 {theirs_exact:.2e}"
+    )
     assert (~real).sum() > 0
     assert diff <= 1e-4
     # The zoo is as close to the exact function as transformers' float32 is.

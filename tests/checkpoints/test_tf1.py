@@ -22,7 +22,8 @@ def hf_key_to_tf1(key):
     library's table (the reverse of HF's convert_bert_original_tf_checkpoint)."""
     name = key.replace("encoder.layer.", "encoder/layer_").replace(".", "/")
     name = name.replace("LayerNorm/weight", "LayerNorm/gamma").replace(
-        "LayerNorm/bias", "LayerNorm/beta")
+        "LayerNorm/bias", "LayerNorm/beta"
+    )
     transpose = False
     if name.endswith("_embeddings/weight"):
         name = name[: -len("/weight")]
@@ -51,10 +52,22 @@ def write_tf1_release(minilm_dir, out, extra=None):
             session.run(tf.compat.v1.global_variables_initializer())
             saver.save(session, str(out / "bert_model.ckpt"), write_meta_graph=False)
     hf_cfg = json.loads((minilm_dir / "config.json").read_text())
-    google = {k: hf_cfg[k] for k in (
-        "attention_probs_dropout_prob", "hidden_act", "hidden_dropout_prob", "hidden_size",
-        "initializer_range", "intermediate_size", "max_position_embeddings",
-        "num_attention_heads", "num_hidden_layers", "type_vocab_size", "vocab_size")}
+    google = {
+        k: hf_cfg[k]
+        for k in (
+            "attention_probs_dropout_prob",
+            "hidden_act",
+            "hidden_dropout_prob",
+            "hidden_size",
+            "initializer_range",
+            "intermediate_size",
+            "max_position_embeddings",
+            "num_attention_heads",
+            "num_hidden_layers",
+            "type_vocab_size",
+            "vocab_size",
+        )
+    }
     (out / "bert_config.json").write_text(json.dumps(google))
     shutil.copy(minilm_dir / "vocab.txt", out / "vocab.txt")
     return tensors
@@ -65,7 +78,9 @@ def tf1_release(minilm_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("tf1") / "uncased_L-6_H-384_A-12"
     rng = np.random.default_rng(0)
     heads = {
-        "cls/predictions/transform/dense/kernel": rng.normal(size=(384, 384)).astype("float32"),
+        "cls/predictions/transform/dense/kernel": rng.normal(size=(384, 384)).astype(
+            "float32"
+        ),
         "cls/predictions/transform/dense/bias": rng.normal(size=384).astype("float32"),
         "cls/predictions/transform/LayerNorm/gamma": np.ones(384, "float32"),
         "cls/predictions/transform/LayerNorm/beta": np.zeros(384, "float32"),
@@ -114,7 +129,10 @@ def test_tf1_round_trip_is_bit_exact(tf1_release, tmp_path):
     assert set(again) == set(written)
     for name, value in written.items():
         np.testing.assert_array_equal(again[name], value, err_msg=name)
-    assert json.loads((tmp_path / "again" / "bert_config.json").read_text())["hidden_size"] == 384
+    assert (
+        json.loads((tmp_path / "again" / "bert_config.json").read_text())["hidden_size"]
+        == 384
+    )
 
 
 def test_tf1_mismatch_names_every_tensor(minilm_dir, tmp_path):
@@ -125,7 +143,16 @@ def test_tf1_mismatch_names_every_tensor(minilm_dir, tmp_path):
     with pytest.raises(CheckpointMismatchError) as err:
         load_tf1_encoder(tmp_path / "bad")
     names = {name for name, _, _ in err.value.problems}
-    assert names == {f"bert/encoder/layer_{i}/{p}" for i in range(6) for p in (
-        "intermediate/dense/kernel", "intermediate/dense/bias", "output/dense/kernel")}
-    assert "bert/encoder/layer_0/intermediate/dense/kernel: (384, 1024) -> (384, 1536)" in str(
-        err.value)
+    assert names == {
+        f"bert/encoder/layer_{i}/{p}"
+        for i in range(6)
+        for p in (
+            "intermediate/dense/kernel",
+            "intermediate/dense/bias",
+            "output/dense/kernel",
+        )
+    }
+    assert (
+        "bert/encoder/layer_0/intermediate/dense/kernel: (384, 1024) -> (384, 1536)"
+        in str(err.value)
+    )

@@ -21,8 +21,17 @@ from zoo.text.tokenizer import WordPieceTokenizer
 
 def _encoder(**changes):
     keras.utils.set_random_seed(7)
-    return zoo.AlbertEncoder(len(VOCABULARY), 4, 2, 16, 32, embedding_dim=8, num_groups=2,
-                             max_sequence_length=64, **changes)
+    return zoo.AlbertEncoder(
+        len(VOCABULARY),
+        4,
+        2,
+        16,
+        32,
+        embedding_dim=8,
+        num_groups=2,
+        max_sequence_length=64,
+        **changes,
+    )
 
 
 def _data(tmp_path):
@@ -34,10 +43,28 @@ def _data(tmp_path):
 
 def _export(model_dir, data, fmt, out, capsys):
     capsys.readouterr()
-    assert main(["export", "--model", str(model_dir), "--format", fmt,
-                 "--sequence-lengths", "24", "--data", str(data), "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--model",
+                str(model_dir),
+                "--format",
+                fmt,
+                "--sequence-lengths",
+                "24",
+                "--data",
+                str(data),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     print(capsys.readouterr().out)
-    artifact = out if fmt == "tflite" else next(p for p in out.rglob("metadata.json")).parent
+    artifact = (
+        out if fmt == "tflite" else next(p for p in out.rglob("metadata.json")).parent
+    )
     report = json.loads((artifact / "validation.json").read_text())
     assert report["num_texts"] == 230
     assert report["passed"] is True, report
@@ -48,17 +75,24 @@ def _export(model_dir, data, fmt, out, capsys):
 def test_albert_classifier_exports_to_tflite(tmp_path, capsys):
     # Weights of std 0.5, so the tanh and erf GELU forms differ visibly
     # (~1e-3 in the logits): the artifact must match the tanh one.
-    model = zoo.Classifier(_encoder(initializer_range=0.5), 3, pooling="mean",
-                           labels=TINY_LABELS)
-    exact = zoo.Classifier(_encoder(initializer_range=0.5, activation="gelu"), 3,
-                           pooling="mean")
+    model = zoo.Classifier(
+        _encoder(initializer_range=0.5), 3, pooling="mean", labels=TINY_LABELS
+    )
+    exact = zoo.Classifier(
+        _encoder(initializer_range=0.5, activation="gelu"), 3, pooling="mean"
+    )
     exact.set_weights(model.get_weights())
     tokenizer = WordPieceTokenizer(VOCABULARY)
     batch = tokenizer(sentences(40), sequence_length=24)
-    forms = float(np.abs(np.asarray(model(batch)["logits"])
-                         - np.asarray(exact(batch)["logits"])).max())
+    forms = float(
+        np.abs(
+            np.asarray(model(batch)["logits"]) - np.asarray(exact(batch)["logits"])
+        ).max()
+    )
     save_model_dir(model, tmp_path / "model", tokenizer)
-    report = _export(tmp_path / "model", _data(tmp_path), "tflite", tmp_path / "tflite", capsys)
+    report = _export(
+        tmp_path / "model", _data(tmp_path), "tflite", tmp_path / "tflite", capsys
+    )
     for result in report["results"]:
         # Label agreement means something only if the model's answers vary.
         assert len(set(result["predictions"])) > 1, result["file"]
@@ -70,10 +104,30 @@ def test_albert_finetunes_and_exports_like_bert(tmp_path, capsys):
     encoder = _encoder()
     save_hf(encoder, tmp_path / "hf", vocabulary=VOCABULARY, lowercase=True)
     data = _data(tmp_path)
-    assert main(["finetune", "--model", str(tmp_path / "hf"), "--data", str(data), "--task",
-                 "classify", "--out", str(tmp_path / "run"), "--epochs", "1",
-                 "--sequence-length", "24", "--batch-size", "32",
-                 "--learning-rate", "1e-3"]) == 0
+    assert (
+        main(
+            [
+                "finetune",
+                "--model",
+                str(tmp_path / "hf"),
+                "--data",
+                str(data),
+                "--task",
+                "classify",
+                "--out",
+                str(tmp_path / "run"),
+                "--epochs",
+                "1",
+                "--sequence-length",
+                "24",
+                "--batch-size",
+                "32",
+                "--learning-rate",
+                "1e-3",
+            ]
+        )
+        == 0
+    )
     model, _, meta = load_model_dir(tmp_path / "run" / "model")
     assert type(model.encoder) is zoo.AlbertEncoder
     assert meta["encoder_config"]["family"] == "albert"

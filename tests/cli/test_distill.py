@@ -17,19 +17,55 @@ from zoo.cli import build_parser, main
 
 
 def _command(teacher, data, out):
-    return [sys.executable, "-m", "zoo", "distill", "--teacher", str(teacher),
-            "--data", str(data), "--student-layers", "2", "--layer-map", "1,3",
-            "--student-intermediate-dim", "12", "--out", str(out), "--epochs", "1", "--steps-per-epoch", "2", "--batch-size", "8",
-            "--sequence-length", "12", "--learning-rate", "1e-3", "--seed", "3",
-            "--run-eagerly", "--no-evaluate", "--verbose", "0"]
+    return [
+        sys.executable,
+        "-m",
+        "zoo",
+        "distill",
+        "--teacher",
+        str(teacher),
+        "--data",
+        str(data),
+        "--student-layers",
+        "2",
+        "--layer-map",
+        "1,3",
+        "--student-intermediate-dim",
+        "12",
+        "--out",
+        str(out),
+        "--epochs",
+        "1",
+        "--steps-per-epoch",
+        "2",
+        "--batch-size",
+        "8",
+        "--sequence-length",
+        "12",
+        "--learning-rate",
+        "1e-3",
+        "--seed",
+        "3",
+        "--run-eagerly",
+        "--no-evaluate",
+        "--verbose",
+        "0",
+    ]
 
 
 def test_cli_writes_student_and_is_deterministic(tmp_path):
     teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
     env = dict(os.environ, PYTHONHASHSEED="0")
-    runs = [subprocess.Popen(_command(teacher, data, tmp_path / f"run{i}"), env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for i in (1, 2)]
+    runs = [
+        subprocess.Popen(
+            _command(teacher, data, tmp_path / f"run{i}"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in (1, 2)
+    ]
     for run in runs:
         stdout, stderr = run.communicate(timeout=300)
         assert run.returncode == 0, stderr[-3000:]
@@ -50,28 +86,107 @@ def test_cli_writes_student_and_is_deterministic(tmp_path):
 
 def test_parser_and_errors(tmp_path, capsys):
     parser = build_parser()
-    args = parser.parse_args(["distill", "--teacher", "t", "--data", "d", "--student-layers",
-                              "3", "--layer-map", "0,2,4", "--out", "o"])
+    args = parser.parse_args(
+        [
+            "distill",
+            "--teacher",
+            "t",
+            "--data",
+            "d",
+            "--student-layers",
+            "3",
+            "--layer-map",
+            "0,2,4",
+            "--out",
+            "o",
+        ]
+    )
     assert args.layer_map == (0, 2, 4) and args.mode == "task" and args.strategy == "none"
     # The optimizer flags zoo finetune takes, with its defaults.
-    assert (args.gradient_accumulation, args.warmup_fraction, args.weight_decay) == (1, 0.1, 0.01)
+    assert (args.gradient_accumulation, args.warmup_fraction, args.weight_decay) == (
+        1,
+        0.1,
+        0.01,
+    )
     with pytest.raises(SystemExit):
-        parser.parse_args(["distill", "--teacher", "t", "--data", "d", "--student-layers",
-                           "3", "--layer-map", "0,x", "--out", "o"])
+        parser.parse_args(
+            [
+                "distill",
+                "--teacher",
+                "t",
+                "--data",
+                "d",
+                "--student-layers",
+                "3",
+                "--layer-map",
+                "0,x",
+                "--out",
+                "o",
+            ]
+        )
     with pytest.raises(SystemExit):
         parser.parse_args(["distill", "--help"])
     assert "zoo distill --teacher" in capsys.readouterr().out
     teacher = teacher_dir(tmp_path)
-    assert main(["distill", "--teacher", str(teacher), "--data", "d", "--student-layers", "2",
-                 "--student-intermediate-dim", "17", "--out", str(tmp_path / "w")]) == 2
+    assert (
+        main(
+            [
+                "distill",
+                "--teacher",
+                str(teacher),
+                "--data",
+                "d",
+                "--student-layers",
+                "2",
+                "--student-intermediate-dim",
+                "17",
+                "--out",
+                str(tmp_path / "w"),
+            ]
+        )
+        == 2
+    )
     assert "--student-intermediate-dim 17" in capsys.readouterr().err
-    for flag, value in (("--gradient-accumulation", "0"), ("--warmup-fraction", "1.5"),
-                        ("--weight-decay", "-0.1")):
-        assert main(["distill", "--teacher", str(teacher), "--data", "d", "--student-layers",
-                     "2", flag, value, "--out", str(tmp_path / "w")]) == 2
+    for flag, value in (
+        ("--gradient-accumulation", "0"),
+        ("--warmup-fraction", "1.5"),
+        ("--weight-decay", "-0.1"),
+    ):
+        assert (
+            main(
+                [
+                    "distill",
+                    "--teacher",
+                    str(teacher),
+                    "--data",
+                    "d",
+                    "--student-layers",
+                    "2",
+                    flag,
+                    value,
+                    "--out",
+                    str(tmp_path / "w"),
+                ]
+            )
+            == 2
+        )
         assert f"{flag} must be" in capsys.readouterr().err
     assert not (tmp_path / "w").exists(), "a refused run writes nothing"
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("")
-    assert main(["distill", "--teacher", "t", "--data", "d", "--student-layers", "2",
-                 "--out", str(tmp_path / "full")]) == 2
+    assert (
+        main(
+            [
+                "distill",
+                "--teacher",
+                "t",
+                "--data",
+                "d",
+                "--student-layers",
+                "2",
+                "--out",
+                str(tmp_path / "full"),
+            ]
+        )
+        == 2
+    )

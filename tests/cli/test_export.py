@@ -123,9 +123,22 @@ def test_export_and_validate_take_a_train_test_folder_and_name_the_splits(tmp_pa
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{i:03d}.txt").write_text(text)
     out = tmp_path / "exports" / "tiny_int8"
-    argv = ["export", "--model", str(model_dir), "--format", "tflite", "--quantize", "int8",
-            "--sequence-lengths", "24", "--data", str(data), "--out", str(out),
-            "--allow-degraded"]
+    argv = [
+        "export",
+        "--model",
+        str(model_dir),
+        "--format",
+        "tflite",
+        "--quantize",
+        "int8",
+        "--sequence-lengths",
+        "24",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--allow-degraded",
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert f"validating on the test split of {data} (210 texts)" in printed

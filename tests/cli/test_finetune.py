@@ -16,9 +16,27 @@ def test_finetune_and_evaluate_with_windows(minilm_dir, tmp_path, capsys):
     data = tmp_path / "topics.csv"
     write_topics_csv(data)
     out = tmp_path / "run"
-    command = ["finetune", "--model", str(minilm_dir), "--data", str(data), "--task",
-               "classify", "--out", str(out), "--sequence-length", "16", "--max-windows", "3",
-               "--epochs", "2", "--learning-rate", "1e-4", "--pooling", "mean"]
+    command = [
+        "finetune",
+        "--model",
+        str(minilm_dir),
+        "--data",
+        str(data),
+        "--task",
+        "classify",
+        "--out",
+        str(out),
+        "--sequence-length",
+        "16",
+        "--max-windows",
+        "3",
+        "--epochs",
+        "2",
+        "--learning-rate",
+        "1e-4",
+        "--pooling",
+        "mean",
+    ]
     assert main(command) == 0
     trained = json.loads((out / "metrics.json").read_text())
     # The same command again: the run is finished, so it reports, not retrains.
@@ -34,12 +52,27 @@ def test_finetune_and_evaluate_with_windows(minilm_dir, tmp_path, capsys):
     saved = json.loads((out / "model" / "zoo_model.json").read_text())
     assert saved["finetune_config"]["max_windows"] == 3
     capsys.readouterr()
-    assert main(["evaluate", "--model", str(out / "model"), "--data", str(data), "--json"]) == 0
+    assert (
+        main(["evaluate", "--model", str(out / "model"), "--data", str(data), "--json"])
+        == 0
+    )
     evaluated = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     # Same windows, same model, same test split: the same figure as training reported.
     assert evaluated["max_windows"] == 3
     assert evaluated["accuracy"] == trained["accuracy"]
     assert evaluated["accuracy"] > 0.9  # two easy topics; chance is 0.5
-    assert main(["evaluate", "--model", str(out / "model"), "--data", str(data),
-                 "--max-windows", "0"]) == 2
+    assert (
+        main(
+            [
+                "evaluate",
+                "--model",
+                str(out / "model"),
+                "--data",
+                str(data),
+                "--max-windows",
+                "0",
+            ]
+        )
+        == 2
+    )
     assert "--max-windows must be a positive integer; received 0" in capsys.readouterr().err

@@ -40,7 +40,9 @@ def _varied_classifier(tokenizer):
     model = make_tiny("classifier")
     texts = sentences(300, seed=5)
     ids = tokenizer(texts, sequence_length=LENGTH)
-    pooled = np.asarray(padding_mean(model.encoder(ids)["sequence_output"], ids["padding_mask"]))
+    pooled = np.asarray(
+        padding_mean(model.encoder(ids)["sequence_output"], ids["padding_mask"])
+    )
     targets = np.array([len(t.split()[0]) % 3 for t in texts])
     kernel, bias = softmax_regression(pooled, targets, 3, steps=500)
     model.output_dense.set_weights([kernel * 4, bias * 4])
@@ -56,10 +58,17 @@ def formats(tmp_path_factory):
     texts = sentences(200, seed=3)
     labels = [TINY_LABELS[i % 3] for i in range(200)]
     common = dict(validation_texts=texts, validation_labels=labels, source_dir=model_dir)
-    tfl = export_tflite(model, tokenizer, root / "phone", quantize="float32",
-                        sequence_lengths=(LENGTH,), **common)
-    export_saved_model(model, tokenizer, root / "serving", name="tiny", sequence_length=LENGTH,
-                       **common)
+    tfl = export_tflite(
+        model,
+        tokenizer,
+        root / "phone",
+        quantize="float32",
+        sequence_lengths=(LENGTH,),
+        **common,
+    )
+    export_saved_model(
+        model, tokenizer, root / "serving", name="tiny", sequence_length=LENGTH, **common
+    )
     return {"model": model_dir, "tflite": tfl, "saved_model": root / "serving" / "tiny"}
 
 
@@ -74,8 +83,20 @@ def test_the_three_formats_give_the_same_answers(formats, tmp_path, capsys):
     path.write_text("\n".join(texts[:20]) + "\n\n" + "\n".join(texts[20:]) + "\n")
     answers = {}
     for name, where in formats.items():
-        assert main(["predict", "--model", str(where), "--input", str(path), "--json",
-                     "--quiet"]) == 0
+        assert (
+            main(
+                [
+                    "predict",
+                    "--model",
+                    str(where),
+                    "--input",
+                    str(path),
+                    "--json",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
         answers[name] = _json_lines(capsys)
     reference = answers["model"]
     assert len(reference) == 40 and [a["input"] for a in reference][19:22] == [20, 22, 23]
@@ -85,8 +106,11 @@ def test_the_three_formats_give_the_same_answers(formats, tmp_path, capsys):
         assert a["label"] == max(a["scores"], key=a["scores"].get)
     for name in ("tflite", "saved_model"):
         assert [a["label"] for a in answers[name]] == [a["label"] for a in reference], name
-        diff = max(abs(a["scores"][k] - b["scores"][k])
-                   for a, b in zip(answers[name], reference) for k in TINY_LABELS)
+        diff = max(
+            abs(a["scores"][k] - b["scores"][k])
+            for a, b in zip(answers[name], reference)
+            for k in TINY_LABELS
+        )
         assert diff <= 1e-4, (name, diff)
     labels = [a["label"] for a in reference]
     assert len(set(labels)) > 1  # a model that says one thing would prove little
@@ -100,8 +124,23 @@ def test_long_texts_take_windows_in_every_format(formats, capsys):
     long_text = " ".join(sentences(12, seed=4))  # ~150 pieces: several 32-token windows
     got = {}
     for name, where in formats.items():
-        assert main(["predict", "--model", str(where), "--text", long_text, "--json",
-                     "--max-windows", "4", "--sequence-length", str(LENGTH)]) == 0
+        assert (
+            main(
+                [
+                    "predict",
+                    "--model",
+                    str(where),
+                    "--text",
+                    long_text,
+                    "--json",
+                    "--max-windows",
+                    "4",
+                    "--sequence-length",
+                    str(LENGTH),
+                ]
+            )
+            == 0
+        )
         got[name] = _json_lines(capsys)[0]
     assert {a["windows"] for a in got.values()} == {4}
     assert len({a["label"] for a in got.values()}) == 1
@@ -112,17 +151,41 @@ def test_long_texts_take_windows_in_every_format(formats, capsys):
 def test_csv_jsonl_pairs_and_top_k(formats, tmp_path, capsys):
     texts = sentences(6, seed=8)
     csv_path = tmp_path / "in.csv"
-    csv_path.write_text("text,text_b\n" + "\n".join(f'"{a}","{b}"' for a, b in
-                                                      zip(texts[:3], texts[3:])) + "\n")
+    csv_path.write_text(
+        "text,text_b\n"
+        + "\n".join(f'"{a}","{b}"' for a, b in zip(texts[:3], texts[3:]))
+        + "\n"
+    )
     jsonl = tmp_path / "in.jsonl"
-    jsonl.write_text("\n".join(json.dumps({"text": a, "text_b": b})
-                               for a, b in zip(texts[:3], texts[3:])) + "\n")
+    jsonl.write_text(
+        "\n".join(
+            json.dumps({"text": a, "text_b": b}) for a, b in zip(texts[:3], texts[3:])
+        )
+        + "\n"
+    )
     rows = []
     for path in (csv_path, jsonl):
-        assert main(["predict", "--model", str(formats["model"]), "--input", str(path),
-                     "--json", "--top-k", "1"]) == 0
+        assert (
+            main(
+                [
+                    "predict",
+                    "--model",
+                    str(formats["model"]),
+                    "--input",
+                    str(path),
+                    "--json",
+                    "--top-k",
+                    "1",
+                ]
+            )
+            == 0
+        )
         rows.append(_json_lines(capsys))
-    assert [r["input"] for r in rows[0]] == [2, 3, 4] and [r["input"] for r in rows[1]] == [1, 2, 3]
+    assert [r["input"] for r in rows[0]] == [2, 3, 4] and [r["input"] for r in rows[1]] == [
+        1,
+        2,
+        3,
+    ]
     assert [r["label"] for r in rows[0]] == [r["label"] for r in rows[1]]
     assert all(len(r["scores"]) == 1 for r in rows[0])
 
@@ -131,20 +194,26 @@ def test_tagger_entities_and_qa_answers_carry_offsets(tmp_path, capsys):
     tokenizer = WordPieceTokenizer(VOCABULARY)
     tagger = _decisive(make_tiny("tagger"), scale=10.0)
     tagger_dir = save_model_dir(tagger, tmp_path / "tagger", tokenizer)
-    phone = export_tflite(tagger, tokenizer, tmp_path / "tagger_phone", quantize="float32",
-                          sequence_lengths=(LENGTH,))
+    phone = export_tflite(
+        tagger,
+        tokenizer,
+        tmp_path / "tagger_phone",
+        quantize="float32",
+        sequence_lengths=(LENGTH,),
+    )
     texts = ["  the  market shares   of bank water ", *sentences(9, seed=2)]
     got = {}
     for name, where in (("model", tagger_dir), ("tflite", phone)):
         got[name] = open_predictor(where).predict(texts)
     assert [a["tags"] for a in got["model"]] == [a["tags"] for a in got["tflite"]]
-    assert [[(e["start"], e["end"]) for e in a["entities"]] for a in got["model"]] == \
-        [[(e["start"], e["end"]) for e in a["entities"]] for a in got["tflite"]]
+    assert [[(e["start"], e["end"]) for e in a["entities"]] for a in got["model"]] == [
+        [(e["start"], e["end"]) for e in a["entities"]] for a in got["tflite"]
+    ]
     found = 0
     for text, answer in zip(texts, got["model"]):
         assert len(answer["tags"]) == len(text.split())
         for e in answer["entities"]:
-            assert text[e["start"]:e["end"]] == e["text"] and e["label"] in ("ORG", "PER")
+            assert text[e["start"] : e["end"]] == e["text"] and e["label"] in ("ORG", "PER")
             assert not e["text"].startswith(" ") and 0 < e["score"] <= 1
             found += 1
     assert found > 0
@@ -154,10 +223,23 @@ def test_tagger_entities_and_qa_answers_carry_offsets(tmp_path, capsys):
     qa = make_tiny("qa")
     qa_dir = save_model_dir(qa, tmp_path / "qa", tokenizer)
     context = "  The bank said  shares of the market fell ,  then water  rose ."
-    assert main(["predict", "--model", str(qa_dir), "--text", "what fell ?", "--text-b", context,
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                str(qa_dir),
+                "--text",
+                "what fell ?",
+                "--text-b",
+                context,
+                "--json",
+            ]
+        )
+        == 0
+    )
     answer = _json_lines(capsys)[0]
-    assert answer["answer"] and context[answer["start"]:answer["end"]] == answer["answer"]
+    assert answer["answer"] and context[answer["start"] : answer["end"]] == answer["answer"]
     assert 0 < answer["score"] <= 1
     assert main(["predict", "--model", str(qa_dir), "--text", "what fell ?"]) == 2
     assert "needs a question (text) and a context" in capsys.readouterr().err
@@ -173,24 +255,37 @@ def test_bad_input_gets_a_clear_error(formats, tmp_path, capsys):
     cases = [
         (["--model", model], "give --text"),
         (["--model", model, "--text", "a", "--input", "x.txt"], "not both"),
-        (["--model", model, "--text", "a", "--text", "b", "--text-b", "c"],
-         "--text-b goes with exactly one --text"),
+        (
+            ["--model", model, "--text", "a", "--text", "b", "--text-b", "c"],
+            "--text-b goes with exactly one --text",
+        ),
         (["--model", model, "--input", str(tmp_path / "x.pdf")], "expected a .txt"),
         (["--model", model, "--input", str(tmp_path / "missing.txt")], "no such file"),
-        (["--model", str(tmp_path / "nowhere"), "--text", "a"], "no such file or directory"),
-        (["--model", str(formats["tflite"] / "model.tflite"), "--text", "a"],
-         "give the artifact directory"),
+        (
+            ["--model", str(tmp_path / "nowhere"), "--text", "a"],
+            "no such file or directory",
+        ),
+        (
+            ["--model", str(formats["tflite"] / "model.tflite"), "--text", "a"],
+            "give the artifact directory",
+        ),
         (["--model", str(tmp_path), "--text", "a"], "neither a zoo model directory"),
         (["--model", model, "--text", "   "], "non-empty string"),
         (["--model", model, "--text", "a", "--top-k", "0"], "--top-k must be >= 1"),
     ]
     bad_jsonl = tmp_path / "bad.jsonl"
     bad_jsonl.write_text('{"text": "the market"}\n[1, 2]\n')
-    cases.append((["--model", model, "--input", str(bad_jsonl)], "line 2: expected an object"))
+    cases.append(
+        (["--model", model, "--input", str(bad_jsonl)], "line 2: expected an object")
+    )
     missing_text = tmp_path / "bad2.jsonl"
     missing_text.write_text('{"text": "the market"}\n\n{"txt": "the bank"}\n')
-    cases.append((["--model", model, "--input", str(missing_text)],
-                  "line 3: \"text\" must be a non-empty string"))
+    cases.append(
+        (
+            ["--model", model, "--input", str(missing_text)],
+            'line 3: "text" must be a non-empty string',
+        )
+    )
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n")
     cases.append((["--model", model, "--input", str(empty)], "no inputs in the file"))
@@ -199,7 +294,9 @@ def test_bad_input_gets_a_clear_error(formats, tmp_path, capsys):
     cases.append((["--model", model, "--input", str(latin1)], "not UTF-8"))
     no_text_column = tmp_path / "cols.csv"
     no_text_column.write_text("body,label\nthe market,business\n")
-    cases.append((["--model", model, "--input", str(no_text_column)], "needs a \"text\" column"))
+    cases.append(
+        (["--model", model, "--input", str(no_text_column)], 'needs a "text" column')
+    )
     for argv, message in cases:
         assert main(["predict", *argv]) == 2, argv
         err = capsys.readouterr().err

@@ -10,8 +10,15 @@ from zoo.cli.runs import CliError, training_output, write_run_info
 
 
 def _args(out, **changes):
-    values = dict(model="models/minilm", data="bbc", out=out, learning_rate=5e-5, epochs=3,
-                  force=False, verbose=1)
+    values = dict(
+        model="models/minilm",
+        data="bbc",
+        out=out,
+        learning_rate=5e-5,
+        epochs=3,
+        force=False,
+        verbose=1,
+    )
     return argparse.Namespace(**{**values, **changes})
 
 
@@ -36,8 +43,9 @@ def test_new_resume_finished_and_force(tmp_path):
     assert training_output(out, args, True, remove=False) == "new"
     assert (out / "model").is_dir(), "remove=False must not delete"
     assert training_output(out, args, True) == "new"
-    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"], \
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"], (
         "--force removes this command's outputs and nothing else"
+    )
 
 
 def test_other_arguments_and_foreign_directories_are_refused(tmp_path):
@@ -72,8 +80,17 @@ def test_a_flag_added_since_the_run_started_resumes_at_its_default(tmp_path):
     from zoo.cli import build_parser
 
     out = tmp_path / "run"
-    command = ["distill", "--teacher", "t", "--data", "bbc", "--student-layers", "2",
-               "--out", str(out)]
+    command = [
+        "distill",
+        "--teacher",
+        "t",
+        "--data",
+        "bbc",
+        "--student-layers",
+        "2",
+        "--out",
+        str(out),
+    ]
     args = build_parser().parse_args(command)
     out.mkdir()
     write_run_info(out, args)

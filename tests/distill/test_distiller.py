@@ -15,8 +15,9 @@ Y = {"logits": np.array([0, 1, 2, 1], "int32")}
 
 def _pair(seed=7, dropout=0.1):
     keras.utils.set_random_seed(seed)
-    teacher = zoo.Classifier(zoo.BertEncoder(**dict(TINY, num_layers=4, dropout=dropout)), 3,
-                             dropout=dropout)
+    teacher = zoo.Classifier(
+        zoo.BertEncoder(**dict(TINY, num_layers=4, dropout=dropout)), 3, dropout=dropout
+    )
     return teacher, make_student(teacher, 2)
 
 
@@ -30,8 +31,14 @@ def test_teacher_bit_identical_and_terms_reported():
     d = Distiller(teacher, student, hidden_weight=1.0, attention_weight=1.0)
     d.compile(optimizer=keras.optimizers.Adam(1e-2), run_eagerly=True)
     history = d.fit(tiny_batch(batch=4), Y, batch_size=2, epochs=1, verbose=0).history
-    assert set(history) == {"loss", "soft_loss", "hard_loss", "cosine_loss", "hidden_loss",
-                            "attention_loss"}
+    assert set(history) == {
+        "loss",
+        "soft_loss",
+        "hard_loss",
+        "cosine_loss",
+        "hidden_loss",
+        "attention_loss",
+    }
     assert all(np.isfinite(v[0]) for v in history.values())
     for a, b in zip(before, _weights(teacher)):
         assert np.array_equal(a, b)
@@ -48,8 +55,11 @@ def test_soft_weight_zero_equals_plain_student_training():
     d.fit(x, Y, batch_size=2, epochs=1, shuffle=False, verbose=0)
 
     _, plain = _pair()
-    plain.compile(optimizer=keras.optimizers.SGD(0.1), run_eagerly=True,
-                  loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)})
+    plain.compile(
+        optimizer=keras.optimizers.SGD(0.1),
+        run_eagerly=True,
+        loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
+    )
     plain.fit(x, Y, batch_size=2, epochs=1, shuffle=False, verbose=0)
     for a, b in zip(_weights(student), _weights(plain)):
         np.testing.assert_allclose(a, b, atol=1e-6)
@@ -125,12 +135,16 @@ def test_cached_teacher_outputs_give_the_same_run():
         np.testing.assert_allclose(a, b, atol=1e-6)
     # The cache holds what the weighted terms read, nothing else.
     keys = {k for k in d.cache_teacher(ds).element_spec[0] if k.startswith("teacher/")}
-    assert keys == {"teacher/logits", "teacher/sequence_output",
-                    *(f"teacher/hidden_states/{i}" for i in range(5)),
-                    *(f"teacher/attention_probs/{i}" for i in range(4))}
+    assert keys == {
+        "teacher/logits",
+        "teacher/sequence_output",
+        *(f"teacher/hidden_states/{i}" for i in range(5)),
+        *(f"teacher/attention_probs/{i}" for i in range(4)),
+    }
     plain = Distiller(*_pair(dropout=0.0), cosine_weight=0.0)
-    assert {k for k in plain.cache_teacher(ds).element_spec[0]
-            if k.startswith("teacher/")} == {"teacher/logits"}
+    assert {
+        k for k in plain.cache_teacher(ds).element_spec[0] if k.startswith("teacher/")
+    } == {"teacher/logits"}
 
 
 def test_cache_runs_the_teacher_as_one_traced_graph_unless_eager():

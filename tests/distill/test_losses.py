@@ -13,7 +13,9 @@ def test_soft_term_is_kl_times_t_squared():
     rng = np.random.default_rng(0)
     t, s = rng.normal(size=(4, 5)), rng.normal(size=(4, 5))
     for T in (1.0, 2.0, 4.0):
-        got = np.asarray(losses.soft_target_loss(t.astype("float32"), s.astype("float32"), T))
+        got = np.asarray(
+            losses.soft_target_loss(t.astype("float32"), s.astype("float32"), T)
+        )
         np.testing.assert_allclose(got, T**2 * _kl(t, s, T), rtol=1e-4)
 
 
@@ -22,7 +24,10 @@ def test_soft_term_magnitude_does_not_shrink_with_t():
     # constant (half the variance of the logit difference), so the soft term
     # keeps its weight against the hard loss at any temperature.
     rng = np.random.default_rng(1)
-    t, s = rng.normal(size=(8, 6)).astype("float32"), rng.normal(size=(8, 6)).astype("float32")
+    t, s = (
+        rng.normal(size=(8, 6)).astype("float32"),
+        rng.normal(size=(8, 6)).astype("float32"),
+    )
     at = {T: float(np.mean(losses.soft_target_loss(t, s, T))) for T in (8.0, 16.0, 32.0)}
     raw = {T: at[T] / T**2 for T in at}
     assert raw[8.0] / raw[16.0] > 3.5  # without T², ~4x smaller per doubling
@@ -38,14 +43,18 @@ def test_padding_and_unmasked_positions_contribute_nothing():
     noisy_t, noisy_s = t.copy(), s.copy()
     noisy_t[mask == 0] += 50 * rng.normal(size=noisy_t[mask == 0].shape)
     noisy_s[mask == 0] -= 50
-    for fn in (lambda a, b: losses.soft_target_loss(a, b, 2.0, mask),
-               lambda a, b: losses.cosine_loss(a, b, mask),
-               lambda a, b: losses.hidden_mse_loss(a, b, mask)):
+    for fn in (
+        lambda a, b: losses.soft_target_loss(a, b, 2.0, mask),
+        lambda a, b: losses.cosine_loss(a, b, mask),
+        lambda a, b: losses.hidden_mse_loss(a, b, mask),
+    ):
         np.testing.assert_allclose(fn(t, s), fn(noisy_t, noisy_s), rtol=1e-6)
     # Only the selected positions count: equal to the loss over them alone.
     per_token = _kl(t, s, 2.0) * 4.0
     expected = [(per_token[i] * mask[i]).sum() / mask[i].sum() for i in range(2)]
-    np.testing.assert_allclose(losses.soft_target_loss(t, s, 2.0, mask), expected, rtol=1e-4)
+    np.testing.assert_allclose(
+        losses.soft_target_loss(t, s, 2.0, mask), expected, rtol=1e-4
+    )
     labels = rng.integers(0, 7, size=(2, 5))
     hard = losses.hard_loss(labels, s, mask)
     np.testing.assert_allclose(hard, losses.hard_loss(labels, noisy_s, mask), rtol=1e-6)

@@ -25,8 +25,10 @@ from tests.cluster import env, free_ports, max_diff, start, tail, tf_configs, wa
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer
 
-WORDS = ("goal match team win cup rain storm cloud wind sun vote law party "
-         "minister tax the a of is").split()
+WORDS = (
+    "goal match team win cup rain storm cloud wind sun vote law party "
+    "minister tax the a of is"
+).split()
 TOPICS = {"sport": WORDS[:5], "weather": WORDS[5:10], "politics": WORDS[10:15]}
 BATCH = 14  # global: 7 per worker
 EPOCHS = 2
@@ -71,11 +73,38 @@ print(json.dumps(distill(teacher, data, out, config, verbose=2,
 
 def _cli(teacher, data, out, strategy):
     """The same run as WORKER, through `zoo distill`."""
-    return [sys.executable, "-m", "zoo", "distill", "--teacher", str(teacher),
-            "--data", str(data), "--student-layers", "1", "--layer-map", "1",
-            "--out", str(out), "--epochs", str(EPOCHS), "--batch-size", str(BATCH),
-            "--sequence-length", "12", "--learning-rate", str(LEARNING_RATE), "--seed", "3",
-            "--strategy", strategy, "--run-eagerly", "--verbose", "2", "--force"]
+    return [
+        sys.executable,
+        "-m",
+        "zoo",
+        "distill",
+        "--teacher",
+        str(teacher),
+        "--data",
+        str(data),
+        "--student-layers",
+        "1",
+        "--layer-map",
+        "1",
+        "--out",
+        str(out),
+        "--epochs",
+        str(EPOCHS),
+        "--batch-size",
+        str(BATCH),
+        "--sequence-length",
+        "12",
+        "--learning-rate",
+        str(LEARNING_RATE),
+        "--seed",
+        "3",
+        "--strategy",
+        strategy,
+        "--run-eagerly",
+        "--verbose",
+        "2",
+        "--force",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +112,15 @@ def teacher_and_data(tmp_path_factory):
     root = tmp_path_factory.mktemp("multiworker")
     tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])
     keras.utils.set_random_seed(7)  # module scope: the autouse seed has not run yet
-    encoder = zoo.BertEncoder(vocabulary_size=len(tokenizer.vocabulary), num_layers=2,
-                              num_heads=2, hidden_dim=8, intermediate_dim=16,
-                              max_sequence_length=16, dropout=0.0)
+    encoder = zoo.BertEncoder(
+        vocabulary_size=len(tokenizer.vocabulary),
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=8,
+        intermediate_dim=16,
+        max_sequence_length=16,
+        dropout=0.0,
+    )
     # No dropout: each worker draws its own masks, so losses would differ.
     teacher = zoo.Classifier(encoder, 3, labels=sorted(TOPICS), dropout=0.0)
     teacher_dir = save_model_dir(teacher, root / "teacher", tokenizer)
@@ -104,8 +139,16 @@ def teacher_and_data(tmp_path_factory):
 
 
 def _worker(script, teacher, data, out, strategy, kill_after):
-    return [sys.executable, str(script), str(teacher), str(data), str(out), strategy,
-            str(kill_after), f"{out}-weights"]
+    return [
+        sys.executable,
+        str(script),
+        str(teacher),
+        str(data),
+        str(out),
+        strategy,
+        str(kill_after),
+        f"{out}-weights",
+    ]
 
 
 class _Reference:
@@ -113,14 +156,19 @@ class _Reference:
     started on first use and shared by the tests."""
 
     def __init__(self, teacher_and_data, root):
-        self.args, self.out, self.log = teacher_and_data, root / "reference", root / "ref.log"
+        self.args, self.out, self.log = (
+            teacher_and_data,
+            root / "reference",
+            root / "ref.log",
+        )
         self.proc = None
 
     def start(self):
         if self.proc is None:
             teacher, data, script = self.args
-            self.proc = start([(_worker(script, teacher, data, self.out, "none", 0),
-                                 env())], [self.log])[0]
+            self.proc = start(
+                [(_worker(script, teacher, data, self.out, "none", 0), env())], [self.log]
+            )[0]
         return [self.proc], [self.log]
 
     def result(self):
@@ -138,51 +186,48 @@ def reference(teacher_and_data, tmp_path_factory):
         ref.proc.kill()
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def test_two_workers_match_one_process(tmp_path, teacher_and_data, reference):
     teacher, data, _ = teacher_and_data
     out = tmp_path / "multi"
     started = time.time()
     ref_procs, ref_logs = reference.start()
-    jobs = [(_cli(teacher, data, out, "multiworker"), env(c))
-            for c in tf_configs(free_ports(2))]
+    jobs = [
+        (_cli(teacher, data, out, "multiworker"), env(c)) for c in tf_configs(free_ports(2))
+    ]
     logs = [tmp_path / f"worker{i}.log" for i in (0, 1)]
     codes = wait(start(jobs, logs) + ref_procs, logs + ref_logs)
     assert codes[:2] == [0, 0], "\n".join(tail(log) for log in logs)
     ref_history, _ = reference.result()
 
     history = json.loads((out / "history.json").read_text())["history"]
-    assert set(history) == set(ref_history) >= {"loss", "soft_loss", "hard_loss", "val_loss"}
+    assert (
+        set(history) == set(ref_history) >= {"loss", "soft_loss", "hard_loss", "val_loss"}
+    )
     assert len(history["loss"]) == EPOCHS
     loss_diff = max(max_diff(history[k], ref_history[k]) for k in ref_history)
     assert loss_diff <= 1e-5, (history, ref_history)
     # OUT/model: the best epoch by validation loss, the last one in both runs.
-    (student, _, meta), (ref_student, _, ref_meta) = (load_model_dir(out / "model"),
-                                                      load_model_dir(reference.out / "model"))
+    (student, _, meta), (ref_student, _, ref_meta) = (
+        load_model_dir(out / "model"),
+        load_model_dir(reference.out / "model"),
+    )
     assert meta["best"]["epoch"] == ref_meta["best"]["epoch"] == EPOCHS
     weight_diff = max_diff(student.get_weights(), ref_student.get_weights())
     assert weight_diff <= 1e-5
     # Only the chief wrote (worker 1 reports itself); the backups are gone.
-    assert sorted(p.name for p in out.iterdir()) == ["args.json", "history.json",
-                                                     "metrics.json", "model"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "args.json",
+        "history.json",
+        "metrics.json",
+        "model",
+    ]
     assert '"worker": "worker-1"' in logs[1].read_text()
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["student"]["num_examples"] == 8  # the chief evaluated alone
-    print(f"\nmax per-epoch loss difference {loss_diff:.2e}, max student weight "
-          f"difference {weight_diff:.2e}, {time.time() - started:.0f} s")
+    print(
+        f"\nmax per-epoch loss difference {loss_diff:.2e}, max student weight "
+        f"difference {weight_diff:.2e}, {time.time() - started:.0f} s"
+    )
 
 
 def test_killed_workers_resume_at_next_epoch(tmp_path, teacher_and_data, reference):
@@ -190,8 +235,10 @@ def test_killed_workers_resume_at_next_epoch(tmp_path, teacher_and_data, referen
     out = tmp_path / "multi"
     started = time.time()
     reference.start()
-    workers = [(_worker(script, teacher, data, out, "multiworker", 1), env(c))
-               for c in tf_configs(free_ports(2))]
+    workers = [
+        (_worker(script, teacher, data, out, "multiworker", 1), env(c))
+        for c in tf_configs(free_ports(2))
+    ]
     logs = [tmp_path / f"worker{i}.log" for i in (0, 1)]
     codes = wait(start(workers, logs), logs, kill_all_when_one_dies=True)
     assert codes == [-signal.SIGKILL] * 2, "\n".join(tail(log) for log in logs)
@@ -214,22 +261,44 @@ def test_killed_workers_resume_at_next_epoch(tmp_path, teacher_and_data, referen
     ref_history, ref_weights = reference.result()
     loss_diff = max(max_diff(history[k], ref_history[k]) for k in ref_history)
     assert loss_diff <= 1e-5, (history, ref_history)
-    weight_diff = max(max_diff(list(np.load(f"{out}-weights-{i}.npz").values()), ref_weights)
-                      for i in (0, 1))
+    weight_diff = max(
+        max_diff(list(np.load(f"{out}-weights-{i}.npz").values()), ref_weights)
+        for i in (0, 1)
+    )
     assert weight_diff <= 1e-5
     assert not (out / "backup").exists()
-    print(f"\nresumed at epoch 2 of 2; max loss difference {loss_diff:.2e}, max student "
-          f"weight difference {weight_diff:.2e}, {time.time() - started:.0f} s")
+    print(
+        f"\nresumed at epoch 2 of 2; max loss difference {loss_diff:.2e}, max student "
+        f"weight difference {weight_diff:.2e}, {time.time() - started:.0f} s"
+    )
 
 
 def test_tpu_strategy_without_tpu_is_a_clear_error(tmp_path, teacher_and_data):
     teacher, data, _ = teacher_and_data  # valid inputs: the strategy is what fails
     run = subprocess.run(
-        [sys.executable, "-m", "zoo", "distill", "--teacher", str(teacher),
-         "--data", str(data), "--student-layers", "2", "--sequence-length", "16",
-         "--out", str(tmp_path / "out"),
-         "--strategy", "tpu"],
-        env=env(), capture_output=True, text=True, timeout=TIMEOUT)
+        [
+            sys.executable,
+            "-m",
+            "zoo",
+            "distill",
+            "--teacher",
+            str(teacher),
+            "--data",
+            str(data),
+            "--student-layers",
+            "2",
+            "--sequence-length",
+            "16",
+            "--out",
+            str(tmp_path / "out"),
+            "--strategy",
+            "tpu",
+        ],
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert run.returncode == 2, run.stderr[-3000:]
     assert "--strategy tpu: no TPU found" in run.stderr, run.stderr[-3000:]
 
@@ -243,4 +312,6 @@ def test_single_process_is_left_alone():
     strategy = tf.distribute.get_strategy()
     assert not multiworker.applies(strategy)
     assert multiworker.model_class(Distiller, strategy) is Distiller
-    assert multiworker.is_chief(strategy) and multiworker.worker_name(strategy) == "worker-0"
+    assert (
+        multiworker.is_chief(strategy) and multiworker.worker_name(strategy) == "worker-0"
+    )

@@ -13,9 +13,18 @@ def test_cached_teacher_run_in_process(tmp_path):
     """`--cache-teacher`: the teacher runs once, before fit; the run trains
     and writes its student like the live-teacher path."""
     teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
-    config = DistillConfig(student_layers=2, layer_map=(1, 3), epochs=2, batch_size=8,
-                           sequence_length=12, learning_rate=1e-3, seed=3,
-                           run_eagerly=True, evaluate=False, cache_teacher=True)
+    config = DistillConfig(
+        student_layers=2,
+        layer_map=(1, 3),
+        epochs=2,
+        batch_size=8,
+        sequence_length=12,
+        learning_rate=1e-3,
+        seed=3,
+        run_eagerly=True,
+        evaluate=False,
+        cache_teacher=True,
+    )
     summary = distill(teacher, data, tmp_path / "cached", config, verbose=0)
     history = json.loads((tmp_path / "cached" / "history.json").read_text())["history"]
     assert len(history["loss"]) == 2 and all(np.isfinite(history["loss"]))
@@ -38,19 +47,37 @@ def test_gradient_accumulation_of_2_batches_of_4_is_one_batch_of_8(tmp_path):
 
     tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])
     keras.utils.set_random_seed(0)
-    encoder = zoo.BertEncoder(vocabulary_size=len(tokenizer.vocabulary), num_layers=4,
-                              num_heads=2, hidden_dim=8, intermediate_dim=16,
-                              max_sequence_length=16, dropout=0.0)
-    teacher = save_model_dir(zoo.Classifier(encoder, 3, labels=sorted(TOPICS), dropout=0.0),
-                             tmp_path / "teacher", tokenizer)
+    encoder = zoo.BertEncoder(
+        vocabulary_size=len(tokenizer.vocabulary),
+        num_layers=4,
+        num_heads=2,
+        hidden_dim=8,
+        intermediate_dim=16,
+        max_sequence_length=16,
+        dropout=0.0,
+    )
+    teacher = save_model_dir(
+        zoo.Classifier(encoder, 3, labels=sorted(TOPICS), dropout=0.0),
+        tmp_path / "teacher",
+        tokenizer,
+    )
     data = topic_data(tmp_path)
     students = {}
     for batch, accumulation in ((8, 1), (4, 2)):
-        config = DistillConfig(student_layers=2, layer_map=(1, 3), epochs=1, batch_size=batch,
-                               gradient_accumulation=accumulation, sequence_length=12,
-                               steps_per_epoch=24 // batch,
-                               learning_rate=1e-2, warmup_fraction=0.0, seed=3,
-                               run_eagerly=True, evaluate=False)
+        config = DistillConfig(
+            student_layers=2,
+            layer_map=(1, 3),
+            epochs=1,
+            batch_size=batch,
+            gradient_accumulation=accumulation,
+            sequence_length=12,
+            steps_per_epoch=24 // batch,
+            learning_rate=1e-2,
+            warmup_fraction=0.0,
+            seed=3,
+            run_eagerly=True,
+            evaluate=False,
+        )
         distill(teacher, data, tmp_path / f"b{batch}", config, verbose=0)
         students[batch] = load_model_dir(tmp_path / f"b{batch}" / "model")[0].get_weights()
     diff = max(float(np.abs(a - b).max()) for a, b in zip(students[8], students[4]))

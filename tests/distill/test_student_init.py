@@ -27,7 +27,12 @@ def test_bert_style_copies_bit_exact():
     student = make_student(teacher, 2, layer_map=[1, 3], style="bert")
     assert type(student) is zoo.Classifier and type(student.encoder) is zoo.BertEncoder
     t, s = teacher.encoder, student.encoder
-    for name in ("token_embedding", "position_embedding", "segment_embedding", "layer_norm"):
+    for name in (
+        "token_embedding",
+        "position_embedding",
+        "segment_embedding",
+        "layer_norm",
+    ):
         assert _same(getattr(t.embeddings, name), getattr(s.embeddings, name))
     assert _same(t.transformer_layers[1], s.transformer_layers[0])
     assert _same(t.transformer_layers[3], s.transformer_layers[1])
@@ -36,8 +41,9 @@ def test_bert_style_copies_bit_exact():
     # A 2-of-2 map is the teacher itself: outputs match exactly.
     same_depth = make_student(teacher.encoder, 4, style="bert")
     x = tiny_batch()
-    np.testing.assert_array_equal(teacher.encoder(x)["pooled_output"],
-                                  same_depth(x)["pooled_output"])
+    np.testing.assert_array_equal(
+        teacher.encoder(x)["pooled_output"], same_depth(x)["pooled_output"]
+    )
 
 
 def test_distilbert_style_drops_segments_and_pooler():
@@ -75,14 +81,19 @@ def test_narrower_student_keeps_the_strongest_ffn_units_exactly():
     rng = np.random.default_rng(0)
     for layer in teacher.encoder.transformer_layers:
         scale = rng.uniform(0.1, 3.0, TINY["intermediate_dim"]).astype("float32")
-        layer.output_dense.kernel.assign(np.asarray(layer.output_dense.kernel) * scale[:, None])
+        layer.output_dense.kernel.assign(
+            np.asarray(layer.output_dense.kernel) * scale[:, None]
+        )
     student = make_student(teacher, 2, style="bert", intermediate_dim=6)
     s, t = student.encoder, teacher.encoder
     assert s.config.intermediate_dim == 6 and s.config.hidden_dim == t.config.hidden_dim
     for i in range(2):
         tl, sl = t.transformer_layers[i], s.transformer_layers[i]
         keep = ffn_units_to_keep(tl, 6)
-        w_in, w_out = np.asarray(tl.intermediate_dense.kernel), np.asarray(tl.output_dense.kernel)
+        w_in, w_out = (
+            np.asarray(tl.intermediate_dense.kernel),
+            np.asarray(tl.output_dense.kernel),
+        )
         score = np.linalg.norm(w_in, axis=0) * np.linalg.norm(w_out, axis=1)
         assert list(keep) == sorted(np.argsort(-score)[:6])
         assert score[keep].min() >= np.delete(score, keep).max()
@@ -90,7 +101,11 @@ def test_narrower_student_keeps_the_strongest_ffn_units_exactly():
         # off: zero their output rows in a copy of the teacher and compare.
         masked = np.zeros_like(w_out)
         masked[keep] = w_out[keep]
-        x = np.random.default_rng(i).normal(size=(3, 5, TINY["hidden_dim"])).astype("float32")
+        x = (
+            np.random.default_rng(i)
+            .normal(size=(3, 5, TINY["hidden_dim"]))
+            .astype("float32")
+        )
         reference = zoo.BertEncoder(**dict(TINY, num_layers=2)).transformer_layers[i]
         reference(x)
         for a, b in zip(tl.weights, reference.weights):

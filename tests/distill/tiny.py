@@ -8,16 +8,23 @@ import zoo
 from zoo.checkpoints import save_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer
 
-WORDS = ("goal match team win cup rain storm cloud wind sun vote law party "
-         "minister tax the a of is").split()
+WORDS = (
+    "goal match team win cup rain storm cloud wind sun vote law party "
+    "minister tax the a of is"
+).split()
 TOPICS = {"sport": WORDS[:5], "weather": WORDS[5:10], "politics": WORDS[10:15]}
 
 
 def teacher_dir(tmp_path):
     tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])
-    encoder = zoo.BertEncoder(vocabulary_size=len(tokenizer.vocabulary), num_layers=4,
-                              num_heads=2, hidden_dim=8, intermediate_dim=16,
-                              max_sequence_length=16)
+    encoder = zoo.BertEncoder(
+        vocabulary_size=len(tokenizer.vocabulary),
+        num_layers=4,
+        num_heads=2,
+        hidden_dim=8,
+        intermediate_dim=16,
+        max_sequence_length=16,
+    )
     teacher = zoo.Classifier(encoder, 3, labels=sorted(TOPICS))
     return save_model_dir(teacher, tmp_path / "teacher", tokenizer)
 
@@ -33,5 +40,3 @@ def topic_data(tmp_path):
             words = list(rng.choice(TOPICS[label], 4)) + list(rng.choice(WORDS[15:], 2))
             w.writerow([" ".join(words) + f" {i % 7}", label])  # unique rows
     return path
-
-

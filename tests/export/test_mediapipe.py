@@ -32,8 +32,10 @@ def _tables(table, slot):
     """The tables of vector field `slot` (metadata_schema.fbs order)."""
     offset = table.Offset(4 + 2 * slot)
     start = table.Vector(offset)
-    return [Table(table.Bytes, table.Indirect(start + 4 * i))
-            for i in range(table.VectorLen(offset))]
+    return [
+        Table(table.Bytes, table.Indirect(start + 4 * i))
+        for i in range(table.VectorLen(offset))
+    ]
 
 
 def _string(table, slot):
@@ -43,11 +45,15 @@ def _string(table, slot):
 
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory, tiny_classifier, tiny_tokenizer):
-    return export_tflite(tiny_classifier, tiny_tokenizer, tmp_path_factory.mktemp("mp") / "a",
-                         quantize="dynamic_int8", sequence_lengths=(16, 32),
-                         validation_texts=sentences(200, seed=5),
-                         validation_labels=[TINY_LABELS[i % 3] for i in range(200)])
-
+    return export_tflite(
+        tiny_classifier,
+        tiny_tokenizer,
+        tmp_path_factory.mktemp("mp") / "a",
+        quantize="dynamic_int8",
+        sequence_lengths=(16, 32),
+        validation_texts=sentences(200, seed=5),
+        validation_labels=[TINY_LABELS[i % 3] for i in range(200)],
+    )
 
 
 def test_mediapipe_file_structure(artifact, tiny_tokenizer):
@@ -59,18 +65,25 @@ def test_mediapipe_file_structure(artifact, tiny_tokenizer):
     assert graph.OutputsLength() == 1
     signature = model.SignatureDefs(0)
     assert signature.SignatureKey().decode() == "serving_L16"
-    assert [signature.Outputs(i).Name().decode() for i in range(signature.OutputsLength())] == [
-        "probabilities"]
-    entries = {model.Metadata(i).Name().decode(): model.Metadata(i).Buffer()
-               for i in range(model.MetadataLength())}
+    assert [
+        signature.Outputs(i).Name().decode() for i in range(signature.OutputsLength())
+    ] == ["probabilities"]
+    entries = {
+        model.Metadata(i).Name().decode(): model.Metadata(i).Buffer()
+        for i in range(model.MetadataLength())
+    }
     meta = model.Buffers(entries[mediapipe.METADATA_NAME]).DataAsNumpy().tobytes()
     assert meta[4:8] == mediapipe.METADATA_IDENTIFIER
     # Input metadata names in the subgraph's input order: MediaPipe finds the
     # BERT inputs by these names and requires them at positions {0, 1, 2}.
-    by_index = {signature.Inputs(i).TensorIndex(): signature.Inputs(i).Name().decode()
-                for i in range(signature.InputsLength())}
-    expected = [mediapipe.MEDIAPIPE_INPUTS[by_index[graph.Inputs(i)]]
-                for i in range(graph.InputsLength())]
+    by_index = {
+        signature.Inputs(i).TensorIndex(): signature.Inputs(i).Name().decode()
+        for i in range(signature.InputsLength())
+    }
+    expected = [
+        mediapipe.MEDIAPIPE_INPUTS[by_index[graph.Inputs(i)]]
+        for i in range(graph.InputsLength())
+    ]
     root = Table(bytearray(meta), encode.Get(packer.uoffset, meta, 0))
     assert _string(root, 7) == mediapipe.MIN_PARSER_VERSION
     (subgraph,) = _tables(root, 3)
@@ -82,7 +95,9 @@ def test_mediapipe_file_structure(artifact, tiny_tokenizer):
     assert unit.Get(flatbuffers.number_types.Uint8Flags, unit.Pos + unit.Offset(4)) == 4
     archive = zipfile.ZipFile(io.BytesIO(data))
     assert {i.filename: i.compress_type for i in archive.infolist()} == {
-        "vocab.txt": zipfile.ZIP_STORED, "labels.txt": zipfile.ZIP_STORED}
+        "vocab.txt": zipfile.ZIP_STORED,
+        "labels.txt": zipfile.ZIP_STORED,
+    }
     assert archive.read("vocab.txt").decode().split("\n")[:-1] == VOCABULARY
     assert archive.read("labels.txt").decode().split("\n")[:-1] == TINY_LABELS
     # Same weights as model.tflite's primary signature: same probabilities.
@@ -90,25 +105,30 @@ def test_mediapipe_file_structure(artifact, tiny_tokenizer):
     full, phone = load_signature(artifact), load_signature(artifact, file=mediapipe.FILE)
     for i in range(8):
         one = {k: np.asarray(v[i : i + 1]) for k, v in ids.items()}
-        np.testing.assert_allclose(phone(**one)["probabilities"], full(**one)["probabilities"],
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            phone(**one)["probabilities"], full(**one)["probabilities"], atol=1e-6
+        )
 
 
 def test_cased_models_and_blank_vocabulary_lines_are_refused(artifact):
     content = (artifact / "model.tflite").read_bytes()
     with pytest.raises(mediapipe.MediaPipeExportError, match="lower-cases"):
-        mediapipe.mediapipe_classifier(content, "serving_L16", VOCABULARY, TINY_LABELS,
-                                       lowercase=False)
+        mediapipe.mediapipe_classifier(
+            content, "serving_L16", VOCABULARY, TINY_LABELS, lowercase=False
+        )
     with pytest.raises(mediapipe.MediaPipeExportError, match="empty or blank"):
-        mediapipe.mediapipe_classifier(content, "serving_L16", VOCABULARY + [" "],
-                                       TINY_LABELS, lowercase=True)
+        mediapipe.mediapipe_classifier(
+            content, "serving_L16", VOCABULARY + [" "], TINY_LABELS, lowercase=True
+        )
     with pytest.raises(mediapipe.MediaPipeExportError, match="no signature"):
-        mediapipe.mediapipe_classifier(content, "serving_L99", VOCABULARY, TINY_LABELS,
-                                       lowercase=True)
+        mediapipe.mediapipe_classifier(
+            content, "serving_L99", VOCABULARY, TINY_LABELS, lowercase=True
+        )
 
 
-def test_validation_runs_the_derived_file_on_a_sample(artifact, tiny_tokenizer, monkeypatch,
-                                                     tmp_path):
+def test_validation_runs_the_derived_file_on_a_sample(
+    artifact, tiny_tokenizer, monkeypatch, tmp_path
+):
     """mediapipe.tflite holds model.tflite's serving_L16 graph and weights,
     runs DERIVED_SAMPLE_TEXTS texts, must equal model.tflite bit for bit
     there, and takes model.tflite's outputs for the rest; when its graph is
@@ -116,24 +136,37 @@ def test_validation_runs_the_derived_file_on_a_sample(artifact, tiny_tokenizer, 
     meta = mf.read_metadata(artifact)
     texts = sentences(200, seed=5)
     assert meta["files"][mediapipe.FILE]["derived_from"] == {
-        "file": "model.tflite", "signature": "serving_L16"}
+        "file": "model.tflite",
+        "signature": "serving_L16",
+    }
     assert mediapipe.same_graph_as_source(artifact, meta, mediapipe.FILE) == (
-        "model.tflite", "serving_L16")
-    runs = {(r["file"], r["signature"]): r
-            for r in runtime.run_tflite(artifact, meta, texts, tiny_tokenizer)}
+        "model.tflite",
+        "serving_L16",
+    )
+    runs = {
+        (r["file"], r["signature"]): r
+        for r in runtime.run_tflite(artifact, meta, texts, tiny_tokenizer)
+    }
     source, phone = runs["model.tflite", "serving_L16"], runs[mediapipe.FILE, "serving_L16"]
     assert source["texts_run"] == 200 and source["same_as"] is None
     assert phone["texts_run"] == runtime.DERIVED_SAMPLE_TEXTS
     assert phone["same_as"] == "model.tflite:serving_L16" and phone["note"] is None
-    assert np.array_equal(phone["outputs"]["probabilities"], source["outputs"]["probabilities"])
+    assert np.array_equal(
+        phone["outputs"]["probabilities"], source["outputs"]["probabilities"]
+    )
     # Running a text it did not run gives exactly the output it took.
     alone = load_signature(artifact, file=mediapipe.FILE)
     last = {k: v[-1:] for k, v in phone["ids"].items()}
-    assert np.array_equal(alone(**last)["probabilities"], phone["outputs"]["probabilities"][-1:])
+    assert np.array_equal(
+        alone(**last)["probabilities"], phone["outputs"]["probabilities"][-1:]
+    )
     # The export's report says so.
     report = json.loads((artifact / "validation.json").read_text())
     row = next(r for r in report["results"] if r["file"] == mediapipe.FILE)
-    assert row["texts_run"] == runtime.DERIVED_SAMPLE_TEXTS and row["metrics"]["label_agreement"]
+    assert (
+        row["texts_run"] == runtime.DERIVED_SAMPLE_TEXTS
+        and row["metrics"]["label_agreement"]
+    )
     assert "the graph of model.tflite:serving_L16" in format_report(report)
 
     # One weight byte changed: not the source's graph.
@@ -142,7 +175,9 @@ def test_validation_runs_the_derived_file_on_a_sample(artifact, tiny_tokenizer, 
     for name in ("model.tflite", mediapipe.FILE):
         (copy / name).write_bytes((artifact / name).read_bytes())
     assert mediapipe.same_graph_as_source(copy, meta, mediapipe.FILE) == (
-        "model.tflite", "serving_L16")
+        "model.tflite",
+        "serving_L16",
+    )
     data = bytearray((copy / mediapipe.FILE).read_bytes())
     model = tfl.Model.GetRootAs(data, 0)
     largest = max(range(model.BuffersLength()), key=lambda i: model.Buffers(i).DataLength())
@@ -154,15 +189,21 @@ def test_validation_runs_the_derived_file_on_a_sample(artifact, tiny_tokenizer, 
     other = json.loads(json.dumps(meta))
     other["files"][mediapipe.FILE]["derived_from"]["signature"] = "serving_L32"
     assert mediapipe.same_graph_as_source(artifact, other, mediapipe.FILE) is None
-    runs = {(r["file"], r["signature"]): r
-            for r in runtime.run_tflite(artifact, other, texts, tiny_tokenizer)}
+    runs = {
+        (r["file"], r["signature"]): r
+        for r in runtime.run_tflite(artifact, other, texts, tiny_tokenizer)
+    }
     assert runs[mediapipe.FILE, "serving_L16"]["texts_run"] == 200
     assert "not the graph of its source" in runs[mediapipe.FILE, "serving_L16"]["note"]
     # Outputs that differ on the sample: every text runs.
     monkeypatch.setattr(runtime, "_same_outputs", lambda *args: False)
-    runs = {(r["file"], r["signature"]): r
-            for r in runtime.run_tflite(artifact, meta, texts, tiny_tokenizer)}
+    runs = {
+        (r["file"], r["signature"]): r
+        for r in runtime.run_tflite(artifact, meta, texts, tiny_tokenizer)
+    }
     phone = runs[mediapipe.FILE, "serving_L16"]
     assert phone["texts_run"] == 200 and phone["same_as"] is None
     assert "outputs differ from model.tflite:serving_L16" in phone["note"]
-    assert np.array_equal(phone["outputs"]["probabilities"], source["outputs"]["probabilities"])
+    assert np.array_equal(
+        phone["outputs"]["probabilities"], source["outputs"]["probabilities"]
+    )

@@ -20,6 +20,7 @@ from tests.export.conftest import REAL_LENGTH
 
 pytestmark = [pytest.mark.assets, pytest.mark.slow]
 
+
 @pytest.fixture(scope="module")
 def real(bbc_classifier, bbc_split, tmp_path_factory):
     model, tokenizer = bbc_classifier

@@ -41,17 +41,25 @@ def pairs():
 
 def _keras_scores(model, tokenizer, pairs, length):
     ids = tokenizer([a for a, _ in pairs], [b for _, b in pairs], sequence_length=length)
-    return np.asarray(model.predict({k: np.asarray(v) for k, v in ids.items()}, verbose=0)
-                      ["score"]), ids
+    return np.asarray(
+        model.predict({k: np.asarray(v) for k, v in ids.items()}, verbose=0)["score"]
+    ), ids
 
 
 def test_tflite_float32_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
-    out = export_tflite(regressor, tiny_tokenizer, tmp_path / "phone", sequence_lengths=(32,),
-                        validation_texts=pairs)
+    out = export_tflite(
+        regressor,
+        tiny_tokenizer,
+        tmp_path / "phone",
+        sequence_lengths=(32,),
+        validation_texts=pairs,
+    )
     meta = mf.read_metadata(out)
     assert meta["task"] == "regress" and meta["labels"] is None
     assert meta["outputs"] == {"score": "float32 [1]"}
-    assert "mediapipe.tflite" not in meta["files"] and not (out / "mediapipe.tflite").exists()
+    assert (
+        "mediapipe.tflite" not in meta["files"] and not (out / "mediapipe.tflite").exists()
+    )
     assert "regress model" in meta["mediapipe"]
     report = json.loads((out / "validation.json").read_text())
     assert report["passed"] and report["task"] == "regress"
@@ -72,8 +80,14 @@ def test_tflite_float32_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
 
 
 def test_saved_model_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
-    version = export_saved_model(regressor, tiny_tokenizer, tmp_path / "serving", name="sts",
-                                 sequence_length=32, validation_texts=pairs)
+    version = export_saved_model(
+        regressor,
+        tiny_tokenizer,
+        tmp_path / "serving",
+        name="sts",
+        sequence_length=32,
+        validation_texts=pairs,
+    )
     meta = mf.read_metadata(version)
     assert meta["task"] == "regress" and meta["labels"] is None
     for name in ("serving_default", "serve_text_pair", "serve_ids"):
@@ -81,8 +95,11 @@ def test_saved_model_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
     report = json.loads((version / "validation.json").read_text())
     assert report["passed"], report["failures"]
     # Every compared signature ran in the TF1 session loader (fresh process).
-    compared = {r["signature"]: r["metrics"] for r in report["results"]
-                if "max_abs_diff" in r["metrics"]}
+    compared = {
+        r["signature"]: r["metrics"]
+        for r in report["results"]
+        if "max_abs_diff" in r["metrics"]
+    }
     assert {"serving_default", "serve_text_pair", "serve_ids"} <= set(compared)
     assert all(m["max_abs_diff"] <= 1e-4 for m in compared.values())
     assert report["runtime"].startswith("tf.compat.v1.saved_model.loader")
@@ -91,15 +108,20 @@ def test_saved_model_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
 def test_score_gates_catch_a_wrong_artifact():
     rng = np.random.default_rng(0)
     reference = rng.uniform(0, 5, 300).astype(np.float32)
-    ids = {"token_ids": np.ones((300, 4), np.int32), "segment_ids": np.zeros((300, 4), np.int32),
-           "padding_mask": np.ones((300, 4), np.int32)}
+    ids = {
+        "token_ids": np.ones((300, 4), np.int32),
+        "segment_ids": np.zeros((300, 4), np.int32),
+        "padding_mask": np.ones((300, 4), np.int32),
+    }
     close = compare("regress", {"score": reference + 0.01}, {"score": reference}, ids)
     assert close["max_abs_diff"] == pytest.approx(0.01, abs=1e-5)
     assert close["score_pearson"] == pytest.approx(1.0)
     results = [{"file": "model.tflite", "signature": "serving_L32", "metrics": close}]
     assert check_thresholds("dynamic_int8", results, "regress") == []
     assert check_thresholds("float32", results, "regress")  # 0.01 > 1e-4
-    shuffled = compare("regress", {"score": rng.permutation(reference)}, {"score": reference}, ids)
+    shuffled = compare(
+        "regress", {"score": rng.permutation(reference)}, {"score": reference}, ids
+    )
     results = [{"file": "model.tflite", "signature": "serving_L32", "metrics": shuffled}]
     failures = check_thresholds("int8", results, "regress")
     assert any("score_pearson" in f for f in failures)

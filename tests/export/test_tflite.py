@@ -105,7 +105,8 @@ def test_parallel_validation_gives_one_interpreters_outputs_in_order(
     one = runtime.run_tflite(artifact, meta, tiny_texts, tiny_tokenizer, workers=1)
     three = runtime.run_tflite(artifact, meta, tiny_texts, tiny_tokenizer, workers=3)
     assert [(r["file"], r["signature"]) for r in one] == [
-        (r["file"], r["signature"]) for r in three]
+        (r["file"], r["signature"]) for r in three
+    ]
     for a, b in zip(one, three):
         assert a["workers"] == 1 and b["workers"] == 3
         assert sorted(a["outputs"]) == sorted(b["outputs"])
@@ -115,9 +116,13 @@ def test_parallel_validation_gives_one_interpreters_outputs_in_order(
     # In text order: the last text (run by a worker) is what one call on it gives.
     primary = three[0]
     assert primary["file"] == "model.tflite" and len(primary["outputs"]["logits"]) == 200
-    alone = runtime.load_signature(artifact)(**{k: v[-1:] for k, v in primary["ids"].items()})
+    alone = runtime.load_signature(artifact)(
+        **{k: v[-1:] for k, v in primary["ids"].items()}
+    )
     assert np.array_equal(primary["outputs"]["logits"][-1:], alone["logits"])
-    assert not np.array_equal(primary["outputs"]["logits"][-1], primary["outputs"]["logits"][-2])
+    assert not np.array_equal(
+        primary["outputs"]["logits"][-1], primary["outputs"]["logits"][-2]
+    )
     # The export recorded how many interpreters it validated on.
     report = json.loads((artifact / "validation.json").read_text())
     assert report["validation_interpreters"] == runtime.validation_workers()
@@ -330,29 +335,44 @@ def _operand_types(content, op_name):
     schema = tflite.schema_py_generated
     model = schema.Model.GetRootAs(content, 0)
     types = {v: k for k, v in vars(schema.TensorType).items() if not k.startswith("_")}
-    codes = [max(model.OperatorCodes(i).BuiltinCode(), model.OperatorCodes(i).DeprecatedBuiltinCode())
-             for i in range(model.OperatorCodesLength())]
+    codes = [
+        max(
+            model.OperatorCodes(i).BuiltinCode(),
+            model.OperatorCodes(i).DeprecatedBuiltinCode(),
+        )
+        for i in range(model.OperatorCodesLength())
+    ]
     graph = model.Subgraphs(0)
     wanted = getattr(schema.BuiltinOperator, op_name)
     found = set()
     for j in range(graph.OperatorsLength()):
         op = graph.Operators(j)
         if codes[op.OpcodeIndex()] == wanted:
-            found.add(tuple(types[graph.Tensors(op.Inputs(k)).Type()]
-                            for k in range(min(2, op.InputsLength()))))
+            found.add(
+                tuple(
+                    types[graph.Tensors(op.Inputs(k)).Type()]
+                    for k in range(min(2, op.InputsLength()))
+                )
+            )
     return found
 
 
 @pytest.mark.parametrize("mode", ["int8", "int4"])
-def test_calibrated_modes_quantize_what_they_claim(mode, tmp_path, tiny_classifier,
-                                                   tiny_tokenizer, tiny_texts, recwarn):
+def test_calibrated_modes_quantize_what_they_claim(
+    mode, tmp_path, tiny_classifier, tiny_tokenizer, tiny_texts, recwarn
+):
     """int8: dense layers run int8 x int8 while LayerNorm/softmax/GELU stay
     float (INT8_FLOAT_OPS); int4: int4 dense weights with float activations
     (dynamic). Both stay within quantization noise of the Keras model. The
     quantizer's debugging-mode warning from LiteRT does not reach the user."""
-    out = tflite.export_tflite(tiny_classifier, tiny_tokenizer, tmp_path / mode,
-                               quantize=mode, sequence_lengths=(16,),
-                               representative_texts=tiny_texts)
+    out = tflite.export_tflite(
+        tiny_classifier,
+        tiny_tokenizer,
+        tmp_path / mode,
+        quantize=mode,
+        sequence_lengths=(16,),
+        representative_texts=tiny_texts,
+    )
     assert not [w for w in recwarn if "preserve_all_tensors" in str(w.message)]
     content = (out / "model.tflite").read_bytes()
     dense = _operand_types(content, "FULLY_CONNECTED")
@@ -368,7 +388,8 @@ def test_calibrated_modes_quantize_what_they_claim(mode, tmp_path, tiny_classifi
     run = runtime.load_signature(out, "serving_L16")
     ids = tflite.tokenize_texts(tiny_tokenizer, tiny_texts[:20], 16)
     keras_logits = np.asarray(tiny_classifier(ids, training=False)["logits"])
-    got = np.concatenate([run(**{k: v[i:i + 1] for k, v in ids.items()})["logits"]
-                          for i in range(20)])
+    got = np.concatenate(
+        [run(**{k: v[i : i + 1] for k, v in ids.items()})["logits"] for i in range(20)]
+    )
     scale = float(np.abs(keras_logits).max())
     assert np.abs(got - keras_logits).max() <= 0.1 * scale, (got[:3], keras_logits[:3])

@@ -13,16 +13,24 @@ SEP = 3
 
 def _ids(mask, segments=None, tokens=None):
     mask = np.asarray(mask, "int32")
-    return {"token_ids": np.where(mask == 1, 7, 0) if tokens is None else np.asarray(tokens),
-            "segment_ids": np.zeros_like(mask) if segments is None else np.asarray(segments),
-            "padding_mask": mask}
+    return {
+        "token_ids": np.where(mask == 1, 7, 0) if tokens is None else np.asarray(tokens),
+        "segment_ids": np.zeros_like(mask) if segments is None else np.asarray(segments),
+        "padding_mask": mask,
+    }
 
 
 def test_compare_classification_counts_agreement_and_accuracy():
     reference = {"logits": np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 0.5], [0.0, 3.0]])}
     artifact = {"logits": np.array([[1.5, 0.0], [0.0, 1.2], [0.4, 0.5], [0.0, 3.0]])}
-    m = validate.compare("classify", artifact, reference, _ids(np.ones((4, 3))),
-                         labels=["a", "b", "a", "b"], label_names=["a", "b"])
+    m = validate.compare(
+        "classify",
+        artifact,
+        reference,
+        _ids(np.ones((4, 3))),
+        labels=["a", "b", "a", "b"],
+        label_names=["a", "b"],
+    )
     assert m["num_texts"] == 4
     assert m["label_agreement"] == 0.75  # row 2 flips from a to b
     assert m["max_abs_diff"] == pytest.approx(0.6)
@@ -47,14 +55,24 @@ def test_best_spans_stay_in_the_context_and_within_the_length():
     start = np.array([[9.0, 9.0, 0, 0, 1.0, 0, 0, 0, 0]])  # question tokens score higher
     end = np.array([[0, 0, 0, 0, 0, 0, 2.0, 0, 9.0]])  # padding scores highest
     assert validate.best_spans(start, end, ids, SEP).tolist() == [[4, 6]]
-    assert validate.best_spans(start, end, ids, SEP, max_answer_length=2).tolist() == [[5, 6]]
+    assert validate.best_spans(start, end, ids, SEP, max_answer_length=2).tolist() == [
+        [5, 6]
+    ]
 
 
 def test_thresholds_bound_in_the_right_direction():
-    results = [{"file": "model.tflite", "signature": "serving_L8",
-                "metrics": {"max_abs_diff": 2e-4, "label_agreement": 1.0}},
-               {"file": "model.tflite", "signature": "serving_L16",
-                "metrics": {"max_abs_diff": 1e-6, "label_agreement": 0.99}}]
+    results = [
+        {
+            "file": "model.tflite",
+            "signature": "serving_L8",
+            "metrics": {"max_abs_diff": 2e-4, "label_agreement": 1.0},
+        },
+        {
+            "file": "model.tflite",
+            "signature": "serving_L16",
+            "metrics": {"max_abs_diff": 1e-6, "label_agreement": 0.99},
+        },
+    ]
     failures = validate.check_thresholds("float32", results)
     assert len(failures) == 2
     assert "serving_L8: max_abs_diff = 0.0002, needs <= 0.0001" in failures[0]
@@ -63,15 +81,28 @@ def test_thresholds_bound_in_the_right_direction():
 
 
 def test_report_table_shows_each_signature_and_the_verdict():
-    report = {"artifact": "a", "kind": "tflite", "task": "classify",
-              "validation_profile": "int8", "runtime": "LiteRT", "num_texts": 200,
-              "reference": "given", "thresholds": {"label_agreement": 0.97},
-              "file_sizes": {"model.tflite": 2_000_000},
-              "results": [{"file": "model.tflite", "signature": "serving_L8",
-                           "sequence_length": 8, "latency": {"p50_ms": 1.5, "batch": 1},
-                           "metrics": {"label_agreement": 0.9, "accuracy_artifact": 0.8}}],
-              "failures": ["model.tflite:serving_L8: label_agreement = 0.9, needs >= 0.97"],
-              "degraded": True}
+    report = {
+        "artifact": "a",
+        "kind": "tflite",
+        "task": "classify",
+        "validation_profile": "int8",
+        "runtime": "LiteRT",
+        "num_texts": 200,
+        "reference": "given",
+        "thresholds": {"label_agreement": 0.97},
+        "file_sizes": {"model.tflite": 2_000_000},
+        "results": [
+            {
+                "file": "model.tflite",
+                "signature": "serving_L8",
+                "sequence_length": 8,
+                "latency": {"p50_ms": 1.5, "batch": 1},
+                "metrics": {"label_agreement": 0.9, "accuracy_artifact": 0.8},
+            }
+        ],
+        "failures": ["model.tflite:serving_L8: label_agreement = 0.9, needs >= 0.97"],
+        "degraded": True,
+    }
     text = validate.format_report(report)
     assert "model.tflite:serving_L8" in text and "0.9000" in text and "2.00 MB" in text
     assert "DEGRADED (recorded, allowed)" in text
@@ -79,8 +110,9 @@ def test_report_table_shows_each_signature_and_the_verdict():
     assert "FAILED" in validate.format_report(report)
 
 
-def test_keras_reference_is_cached_until_the_weights_change(tiny_classifier, tiny_tokenizer,
-                                                            tiny_texts):
+def test_keras_reference_is_cached_until_the_weights_change(
+    tiny_classifier, tiny_tokenizer, tiny_texts
+):
     from zoo.text.tokenizer import tokenize_texts
 
     ids = tokenize_texts(tiny_tokenizer, tiny_texts[:8], 16)

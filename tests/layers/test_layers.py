@@ -34,9 +34,14 @@ def _save_reload(layer, inputs, tmp_path):
     model = keras.Model(inputs, outputs)
     model.save(tmp_path / "m.keras")
     restored = keras.saving.load_model(tmp_path / "m.keras", safe_mode=True)
-    feed = {"x": _x(), "mask": MASK} if "x" in inputs else {
-        "token_ids": np.array([[2, 5, 7, 1, 0], [3, 3, 9, 0, 0]], "int32"),
-        "segment_ids": MASK * 0}
+    feed = (
+        {"x": _x(), "mask": MASK}
+        if "x" in inputs
+        else {
+            "token_ids": np.array([[2, 5, 7, 1, 0], [3, 3, 9, 0, 0]], "int32"),
+            "segment_ids": MASK * 0,
+        }
+    )
     got, want = restored(feed), model(feed)
     got = got if isinstance(got, (list, tuple)) else [got]
     want = want if isinstance(want, (list, tuple)) else [want]
@@ -59,8 +64,9 @@ def test_attention_ignores_padding_keys_and_round_trips(tmp_path):
     _round_trip(layer, _x(), MASK)
     x = keras.Input((None, H), name="x")
     mask = keras.Input((None,), dtype="int32", name="mask")
-    _save_reload(MultiHeadSelfAttention(num_heads=2, hidden_dim=H), {"x": x, "mask": mask},
-                 tmp_path)
+    _save_reload(
+        MultiHeadSelfAttention(num_heads=2, hidden_dim=H), {"x": x, "mask": mask}, tmp_path
+    )
 
 
 def test_attention_rejects_indivisible_width():
@@ -69,8 +75,9 @@ def test_attention_rejects_indivisible_width():
 
 
 def test_embeddings_sum_token_position_and_segment(tmp_path):
-    layer = BertEmbeddings(vocabulary_size=12, hidden_dim=H, max_sequence_length=T,
-                           num_segments=2, dropout=0.0)
+    layer = BertEmbeddings(
+        vocabulary_size=12, hidden_dim=H, max_sequence_length=T, num_segments=2, dropout=0.0
+    )
     ids = np.array([[2, 5, 7, 1, 0], [2, 5, 7, 1, 0]], "int32")
     segments = np.array([[0, 0, 0, 0, 0], [0, 0, 1, 1, 1]], "int32")
     out = np.asarray(layer(ids, segments))
@@ -84,13 +91,17 @@ def test_embeddings_sum_token_position_and_segment(tmp_path):
     _round_trip(layer, ids, segments)
     t = keras.Input((None,), dtype="int32", name="token_ids")
     s = keras.Input((None,), dtype="int32", name="segment_ids")
-    _save_reload(BertEmbeddings(12, H, max_sequence_length=T), {"token_ids": t,
-                                                               "segment_ids": s}, tmp_path)
+    _save_reload(
+        BertEmbeddings(12, H, max_sequence_length=T),
+        {"token_ids": t, "segment_ids": s},
+        tmp_path,
+    )
 
 
 def test_embeddings_without_segments_ignore_them():
-    layer = BertEmbeddings(vocabulary_size=12, hidden_dim=H, max_sequence_length=T,
-                           num_segments=0, dropout=0.0)
+    layer = BertEmbeddings(
+        vocabulary_size=12, hidden_dim=H, max_sequence_length=T, num_segments=0, dropout=0.0
+    )
     ids = np.array([[2, 5, 7, 1, 0]], "int32")
     a = np.asarray(layer(ids, np.zeros_like(ids)))
     b = np.asarray(layer(ids, np.ones_like(ids)))
@@ -99,8 +110,9 @@ def test_embeddings_without_segments_ignore_them():
 
 
 def test_encoder_block_is_post_layer_norm_and_round_trips(tmp_path):
-    layer = TransformerEncoderBlock(num_heads=2, hidden_dim=H, intermediate_dim=16,
-                                    dropout=0.0)
+    layer = TransformerEncoderBlock(
+        num_heads=2, hidden_dim=H, intermediate_dim=16, dropout=0.0
+    )
     out, probs = layer(_x(), padding_mask=MASK)
     out = np.asarray(out)
     assert out.shape == (B, T, H) and probs.shape == (B, 2, T, T)
@@ -110,8 +122,11 @@ def test_encoder_block_is_post_layer_norm_and_round_trips(tmp_path):
     _round_trip(layer, _x(), MASK)
     x = keras.Input((None, H), name="x")
     mask = keras.Input((None,), dtype="int32", name="mask")
-    _save_reload(TransformerEncoderBlock(num_heads=2, hidden_dim=H, intermediate_dim=16),
-                 {"x": x, "mask": mask}, tmp_path)
+    _save_reload(
+        TransformerEncoderBlock(num_heads=2, hidden_dim=H, intermediate_dim=16),
+        {"x": x, "mask": mask},
+        tmp_path,
+    )
 
 
 @pytest.mark.parametrize("form", [None, "gelu", "gelu_tanh"])
@@ -165,22 +180,33 @@ def test_training_gelu_matches_tensorflows_values_and_gradients():
 
     x = tf.constant(np.linspace(-9.0, 9.0, 4001, dtype="float32"))
     upstream = tf.constant(np.random.default_rng(0).normal(size=x.shape).astype("float32"))
-    for dtype, atol, rtol in (("float32", 2e-6, 0), ("bfloat16", 1e-2, 1 / 64)):  # 1 bf16 ulp
+    for dtype, atol, rtol in (
+        ("float32", 2e-6, 0),
+        ("bfloat16", 1e-2, 1 / 64),
+    ):  # 1 bf16 ulp
         xd, ud = tf.cast(x, dtype), tf.cast(upstream, dtype)
         with tf.GradientTape(persistent=True) as tape:
             tape.watch(xd)
             got, want = gelu_for_training(xd), tf.nn.gelu(xd, approximate=False)
         assert got.dtype == want.dtype
-        np.testing.assert_allclose(tf.cast(got, "float32"), tf.cast(want, "float32"), atol=atol,
-                                   rtol=rtol)
+        np.testing.assert_allclose(
+            tf.cast(got, "float32"), tf.cast(want, "float32"), atol=atol, rtol=rtol
+        )
         np.testing.assert_allclose(
             tf.cast(tape.gradient(got, xd, ud), "float32"),
-            tf.cast(tape.gradient(want, xd, ud), "float32"), atol=atol, rtol=rtol)
+            tf.cast(tape.gradient(want, xd, ud), "float32"),
+            atol=atol,
+            rtol=rtol,
+        )
     layer, h = Projection(6, gelu="gelu"), _x()
     layer(h)
     np.testing.assert_allclose(layer(h, training=True), layer(h, training=False), atol=1e-6)
-    ops = {op.type for op in tf.function(lambda t: layer(t, training=True)).get_concrete_function(
-        tf.TensorSpec(h.shape)).graph.get_operations()}
+    ops = {
+        op.type
+        for op in tf.function(lambda t: layer(t, training=True))
+        .get_concrete_function(tf.TensorSpec(h.shape))
+        .graph.get_operations()
+    }
     assert "Erf" in ops and "Erfc" not in ops
 
 
@@ -201,15 +227,30 @@ def test_dropout_draws_16_bits_keeps_the_expectation_and_its_seed():
     assert abs(1 - kept.mean() - 0.1) < 1e-3
     np.testing.assert_allclose(y[kept], 65536 / (65536 - 6554), rtol=1e-6)
     assert abs(y.mean() - 1) < 3e-3
-    assert not np.array_equal(y, np.asarray(layer(x, training=True)))  # a new mask each call
+    assert not np.array_equal(
+        y, np.asarray(layer(x, training=True))
+    )  # a new mask each call
     np.testing.assert_array_equal(y, np.asarray(Dropout(0.1, seed=7)(x, training=True)))
     np.testing.assert_array_equal(np.asarray(layer(x)), np.asarray(x))
-    graph = tf.function(lambda t: layer(t, training=True)).get_concrete_function(
-        tf.TensorSpec(x.shape)).graph
+    graph = (
+        tf.function(lambda t: layer(t, training=True))
+        .get_concrete_function(tf.TensorSpec(x.shape))
+        .graph
+    )
     types = {op.type for op in graph.get_operations()}
-    assert "StatelessRandomUniformFullIntV2" in types and "StatelessRandomUniformV2" not in types
+    assert (
+        "StatelessRandomUniformFullIntV2" in types
+        and "StatelessRandomUniformV2" not in types
+    )
     odd = Dropout(0.5, seed=1)(tf.ones((64, 33)), training=True)
     assert set(np.unique(np.asarray(odd))) == {0.0, 2.0}
-    shared = np.asarray(Dropout(0.5, noise_shape=(64, 1), seed=1)(tf.ones((64, 8)), training=True))
+    shared = np.asarray(
+        Dropout(0.5, noise_shape=(64, 1), seed=1)(tf.ones((64, 8)), training=True)
+    )
     assert (shared == shared[:, :1]).all()
-    assert keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer)).rate == 0.1
+    assert (
+        keras.saving.deserialize_keras_object(
+            keras.saving.serialize_keras_object(layer)
+        ).rate
+        == 0.1
+    )

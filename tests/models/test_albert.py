@@ -54,15 +54,20 @@ def test_preset_counts(name):
     "changes, field, fragment",
     [
         ({"family": "albert"}, "embedding_dim", "positive embedding width"),
-        ({"family": "albert", "embedding_dim": 4, "num_groups": 3}, "num_groups",
-         "divisor of num_layers=2"),
+        (
+            {"family": "albert", "embedding_dim": 4, "num_groups": 3},
+            "num_groups",
+            "divisor of num_layers=2",
+        ),
         ({"embedding_dim": 4}, "embedding_dim", "family='albert'"),
         ({"num_groups": 2}, "num_groups", "family='albert'"),
         ({"activation": "relu"}, "activation", "gelu_tanh"),
     ],
 )
 def test_config_errors_name_the_field(changes, field, fragment):
-    base = dict(vocabulary_size=10, num_layers=2, num_heads=2, hidden_dim=4, intermediate_dim=8)
+    base = dict(
+        vocabulary_size=10, num_layers=2, num_heads=2, hidden_dim=4, intermediate_dim=8
+    )
     with pytest.raises(ValueError) as err:
         EncoderConfig(**{**base, **changes})
     assert f"EncoderConfig.{field}" in str(err.value)
@@ -73,8 +78,11 @@ def test_config_json_round_trip():
     config = zoo.PRESETS["albert_large"]
     assert EncoderConfig.from_dict(config.to_dict()) == config
     # A config written before these fields existed still reads (as BERT).
-    old = {k: v for k, v in zoo.PRESETS["bert_tiny"].to_dict().items()
-           if k not in ("activation", "embedding_dim", "num_groups")}
+    old = {
+        k: v
+        for k, v in zoo.PRESETS["bert_tiny"].to_dict().items()
+        if k not in ("activation", "embedding_dim", "num_groups")
+    }
     assert EncoderConfig.from_dict(old) == zoo.PRESETS["bert_tiny"]
 
 
@@ -113,8 +121,15 @@ def test_activation_is_the_configured_gelu():
     b = albert(activation="gelu", initializer_range=1.0)
     b.set_weights(a.get_weights())
     inputs = tiny_batch(B, T, 30)
-    assert np.max(np.abs(np.asarray(a(inputs)["sequence_output"])
-                         - np.asarray(b(inputs)["sequence_output"]))) > 1e-6
+    assert (
+        np.max(
+            np.abs(
+                np.asarray(a(inputs)["sequence_output"])
+                - np.asarray(b(inputs)["sequence_output"])
+            )
+        )
+        > 1e-6
+    )
 
 
 CASES = {
@@ -123,7 +138,12 @@ CASES = {
     # ~20 s per model on a loaded 2-core machine: gradients are checked
     # eagerly below instead (the classifier is fine-tuned through `zoo
     # finetune` in tests/cli/test_albert_pipeline.py).
-    "classifier": (lambda: zoo.Classifier(albert(), C, labels=list("abcd")), False, None, None),
+    "classifier": (
+        lambda: zoo.Classifier(albert(), C, labels=list("abcd")),
+        False,
+        None,
+        None,
+    ),
     "token_classifier": (lambda: zoo.TokenClassifier(albert(), C), False, None, None),
     "question_answerer": (lambda: zoo.QuestionAnswerer(albert()), False, None, None),
     "pretrainer": (lambda: zoo.Pretrainer(albert()), True, None, None),
@@ -157,14 +177,20 @@ def test_every_weight_gets_a_gradient_through_the_shared_blocks():
     def loss():
         out = model(inputs, training=False)
         return SCCE(targets["mlm_logits"], out["mlm_logits"]) + SCCE(
-            targets["nsp_logits"], out["nsp_logits"])
+            targets["nsp_logits"], out["nsp_logits"]
+        )
 
     with tf.GradientTape() as tape:
         before = loss()
-    grads = [None if g is None else tf.convert_to_tensor(g)  # embeddings: IndexedSlices
-             for g in tape.gradient(before, model.trainable_variables)]
-    missing = [v.path for v, g in zip(model.trainable_variables, grads)
-               if g is None or not np.any(np.asarray(g))]
+    grads = [
+        None if g is None else tf.convert_to_tensor(g)  # embeddings: IndexedSlices
+        for g in tape.gradient(before, model.trainable_variables)
+    ]
+    missing = [
+        v.path
+        for v, g in zip(model.trainable_variables, grads)
+        if g is None or not np.any(np.asarray(g))
+    ]
     assert not missing, missing
     assert len(model.trainable_variables) == len({id(v) for v in model.trainable_variables})
     for v, g in zip(model.trainable_variables, grads):

@@ -167,7 +167,8 @@ def test_with_internals_shares_weights_and_exposes_every_layer():
     assert pad_keys.any()
     assert np.all(probs.transpose(0, 3, 1, 2)[pad_keys] < 1e-6)
     np.testing.assert_array_equal(
-        np.asarray(full["hidden_states"][-1]), np.asarray(encoder(inputs)["sequence_output"])
+        np.asarray(full["hidden_states"][-1]),
+        np.asarray(encoder(inputs)["sequence_output"]),
     )
 
 
@@ -197,7 +198,9 @@ def _tiny_tokenizer():
     from zoo.text.tokenizer import WordPieceTokenizer
 
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    return WordPieceTokenizer(special + [f"w{i}" for i in range(TINY["vocabulary_size"] - 5)])
+    return WordPieceTokenizer(
+        special + [f"w{i}" for i in range(TINY["vocabulary_size"] - 5)]
+    )
 
 
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
@@ -215,7 +218,9 @@ def test_with_dtype_policy_and_model_directories_compute_in_float32(policy, tmp_
     mixed = zoo.with_dtype_policy(model, policy)
     assert mixed.encoder.compute_policy.name == policy
     assert mixed.encoder.get_layer("transformer_layer_0").compute_dtype == policy[6:]
-    assert all(np.array_equal(a, b) for a, b in zip(mixed.get_weights(), model.get_weights()))
+    assert all(
+        np.array_equal(a, b) for a, b in zip(mixed.get_weights(), model.get_weights())
+    )
     low = to_numpy(mixed(inputs))
     assert low["logits"].dtype == np.float32
     assert 0 < max_diff(low, reference) < 0.05  # the same model in low precision
@@ -263,8 +268,10 @@ def test_model_directory_of_a_trained_model_loads_in_a_fresh_process(tmp_path):
 
     model = zoo.Classifier(bert(), 3, labels=["a", "b", "c"])
     inputs = tiny_batch(4, 6, TINY["vocabulary_size"])
-    model.compile(optimizer=make_adamw(model, 1e-3, 10),
-                  loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)})
+    model.compile(
+        optimizer=make_adamw(model, 1e-3, 10),
+        loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
+    )
     model.fit(inputs, {"logits": np.array([0, 1, 2, 1])}, verbose=0)
     tokenizer = _tiny_tokenizer()
     save_model_dir(model, tmp_path / "dir", tokenizer)
@@ -279,8 +286,9 @@ model, tok, meta = load_model_dir(root + "/dir")
 got = np.asarray(model(dict(np.load(root + "/in.npz")))["logits"])
 print(float(np.abs(got - np.load(root + "/out.npy")).max()))
 """
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert float(proc.stdout.strip().splitlines()[-1]) <= 1e-6
     # Weights only: no optimizer variables (AdamW's moments triple the file).
@@ -292,5 +300,7 @@ print(float(np.abs(got - np.load(root + "/out.npy")).max()))
     with zipfile.ZipFile(tmp_path / "dir" / "model.keras") as z:
         weights = h5py.File(io.BytesIO(z.read("model.weights.h5")), "r")
         stored = []
-        weights.visit(lambda name: stored.append(name) if name.startswith("optimizer") else None)
+        weights.visit(
+            lambda name: stored.append(name) if name.startswith("optimizer") else None
+        )
     assert not [n for n in stored if n.endswith(("/0", "/1", "/2"))], stored

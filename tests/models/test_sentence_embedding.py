@@ -28,8 +28,13 @@ def test_minilm_reproduces_the_published_similarities(minilm):
     # Padding does not change an embedding (mean over real tokens only).
     longer = embed_texts(encoder, tokenizer, SIMILARITY_SENTENCES[:1], sequence_length=128)
     np.testing.assert_allclose(longer[0], emb[0], atol=1e-5)
-    pairs = pair_cosines(encoder, tokenizer, SIMILARITY_SENTENCES[:1] * 2,
-                         SIMILARITY_SENTENCES[1:3], sequence_length=32)
+    pairs = pair_cosines(
+        encoder,
+        tokenizer,
+        SIMILARITY_SENTENCES[:1] * 2,
+        SIMILARITY_SENTENCES[1:3],
+        sequence_length=32,
+    )
     np.testing.assert_allclose(pairs, [emb[0] @ emb[1], emb[0] @ emb[2]], atol=1e-6)
 
 
@@ -45,19 +50,60 @@ def test_zoo_similarity_prints_the_library_cosines(tmp_path, capsys):
     expected = pair_cosines(encoder, tokenizer, a, b, sequence_length=32)
     assert cosine([[1, 0]], [[-2, 0]])[0] == pytest.approx(-1.0)
     (tmp_path / "pairs.jsonl").write_text(
-        "".join(json.dumps({"text": x, "text_b": y}) + "\n" for x, y in zip(a, b)))
+        "".join(json.dumps({"text": x, "text_b": y}) + "\n" for x, y in zip(a, b))
+    )
     capsys.readouterr()
-    assert main(["similarity", "--model", str(model_dir), "--input",
-                 str(tmp_path / "pairs.jsonl"), "--json", "--sequence-length", "32"]) == 0
+    assert (
+        main(
+            [
+                "similarity",
+                "--model",
+                str(model_dir),
+                "--input",
+                str(tmp_path / "pairs.jsonl"),
+                "--json",
+                "--sequence-length",
+                "32",
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["input"] for r in rows] == [1, 2, 3]
     np.testing.assert_allclose([r["cosine"] for r in rows], expected, atol=1e-5)
-    assert main(["similarity", "--model", str(model_dir), "--text", a[0], "--embeddings",
-                 "--sequence-length", "32"]) == 0
+    assert (
+        main(
+            [
+                "similarity",
+                "--model",
+                str(model_dir),
+                "--text",
+                a[0],
+                "--embeddings",
+                "--sequence-length",
+                "32",
+            ]
+        )
+        == 0
+    )
     vector = json.loads(capsys.readouterr().out)["embedding"]
     assert len(vector) == TINY["hidden_dim"]
-    np.testing.assert_allclose(vector, embed_texts(encoder, tokenizer, a[:1], 32)[0], atol=1e-6)
+    np.testing.assert_allclose(
+        vector, embed_texts(encoder, tokenizer, a[:1], 32)[0], atol=1e-6
+    )
     # A text without a partner is a clear error, not a traceback.
-    assert main(["similarity", "--model", str(model_dir), "--text", a[0],
-                 "--sequence-length", "32"]) == 2
+    assert (
+        main(
+            [
+                "similarity",
+                "--model",
+                str(model_dir),
+                "--text",
+                a[0],
+                "--sequence-length",
+                "32",
+            ]
+        )
+        == 2
+    )
     assert "--text 1: no text_b to compare with" in capsys.readouterr().err

@@ -70,11 +70,15 @@ def outcome(case):
         message = str(e)
         missing = [n for n in case.names if n not in message]
         if missing:
-            return "crash", (f"{type(e).__name__} without {missing} in its message: "
-                             f"{message[:300]}")
+            return "crash", (
+                f"{type(e).__name__} without {missing} in its message: {message[:300]}"
+            )
         return "clear error", message[:200]
     except Exception as e:  # noqa: BLE001 - any other exception is the finding
-        return "crash", f"{type(e).__name__}: {str(e)[:300]}\n{traceback.format_exc()[-800:]}"
+        return (
+            "crash",
+            f"{type(e).__name__}: {str(e)[:300]}\n{traceback.format_exc()[-800:]}",
+        )
     if case.expect == "error":
         return "silent wrong", f"returned {str(result)[:200]} instead of an error"
     # "answer", or "either" that returned: the answer must be right.
@@ -82,7 +86,11 @@ def outcome(case):
         ok = case.check(result)
     except Exception as e:  # noqa: BLE001
         return "crash", f"the check raised {type(e).__name__}: {e}"
-    return ("correct answer", "") if ok else ("silent wrong", f"wrong answer: {str(result)[:300]}")
+    return (
+        ("correct answer", "")
+        if ok
+        else ("silent wrong", f"wrong answer: {str(result)[:300]}")
+    )
 
 
 def run_area(area, cases):
@@ -105,6 +113,8 @@ def summary_lines():
     header = f"{'area':<28} {'cases':>6} " + " ".join(f"{o:>15}" for o in OUTCOMES)
     lines = [header, "-" * len(header)]
     for area, counts in COUNTS.items():
-        lines.append(f"{area:<28} {sum(counts.values()):>6} "
-                     + " ".join(f"{counts[o]:>15}" for o in OUTCOMES))
+        lines.append(
+            f"{area:<28} {sum(counts.values()):>6} "
+            + " ".join(f"{counts[o]:>15}" for o in OUTCOMES)
+        )
     return lines

@@ -88,26 +88,46 @@ def killed_export(kind, tmp_path):
     out = tmp_path / f"out_{kind}"
     parent = out if kind == "saved_model" else out.parent
     pattern = ".1.tmp-*" if kind == "saved_model" else f".{out.name}.tmp-*"
-    inner = (lambda: list((out / "tiny").glob(pattern))) if kind == "saved_model" else (
-        lambda: list(parent.glob(pattern)))
-    proc = subprocess.Popen([sys.executable, "-c", _EXPORT, kind, str(out)], env=_env(scratch),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    inner = (
+        (lambda: list((out / "tiny").glob(pattern)))
+        if kind == "saved_model"
+        else (lambda: list(parent.glob(pattern)))
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _EXPORT, kind, str(out)],
+        env=_env(scratch),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     # Kill once the scratch work has started inside the temporary directory.
     if not _kill_when(proc, lambda: any((t / ".work").exists() for t in inner())):
-        raise RuntimeError(f"the {kind} export ended before it could be killed: "
-                           f"{proc.stderr.read().decode()[-1500:]}")
+        raise RuntimeError(
+            f"the {kind} export ended before it could be killed: "
+            f"{proc.stderr.read().decode()[-1500:]}"
+        )
     left_after_kill = [p.name for p in inner()]
-    again = subprocess.run([sys.executable, "-c", _EXPORT, kind, str(out)], env=_env(scratch),
-                           capture_output=True, text=True, timeout=600)
+    again = subprocess.run(
+        [sys.executable, "-c", _EXPORT, kind, str(out)],
+        env=_env(scratch),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if again.returncode:
         raise RuntimeError(again.stderr[-1500:])
     # TensorFlow's AutoGraph writes small generated sources to $TMPDIR and
     # removes them at exit; a SIGKILL leaves them. They are TensorFlow's, not
     # the export's scratch (which lives inside the temporary artifact).
-    ours = [p.name for p in scratch.iterdir()
-            if not p.name.startswith("__autograph_generated_file")]
-    return {"left after the kill": left_after_kill, "left after the re-run": [
-        p.name for p in inner()], "in $TMPDIR": sorted(ours)}
+    ours = [
+        p.name
+        for p in scratch.iterdir()
+        if not p.name.startswith("__autograph_generated_file")
+    ]
+    return {
+        "left after the kill": left_after_kill,
+        "left after the re-run": [p.name for p in inner()],
+        "in $TMPDIR": sorted(ours),
+    }
 
 
 def killed_training(kind, tmp_path):
@@ -116,41 +136,55 @@ def killed_training(kind, tmp_path):
     run = [sys.executable, "-c", _TRAIN, kind, str(root)]
     killed = subprocess.run(run + ["2"], env=_env(root), capture_output=True, timeout=600)
     if killed.returncode != -signal.SIGKILL:
-        raise RuntimeError(f"not killed (exit {killed.returncode}): "
-                           f"{killed.stderr.decode()[-1500:]}")
-    again = subprocess.run(run + ["0"], env=_env(root), capture_output=True, text=True,
-                           timeout=600)
+        raise RuntimeError(
+            f"not killed (exit {killed.returncode}): {killed.stderr.decode()[-1500:]}"
+        )
+    again = subprocess.run(
+        run + ["0"], env=_env(root), capture_output=True, text=True, timeout=600
+    )
     if again.returncode:
         raise RuntimeError(again.stderr[-1500:])
     history = json.loads((root / kind / "history.json").read_text())
     best = json.loads((root / kind / "model" / "zoo_model.json").read_text())["best"]
-    return {"epochs": history["epochs"], "val_loss": history["history"]["val_loss"],
-            "best": best, "backup left": (root / kind / "backup").exists()}
+    return {
+        "epochs": history["epochs"],
+        "val_loss": history["history"]["val_loss"],
+        "best": best,
+        "backup left": (root / kind / "backup").exists(),
+    }
 
 
 def _best_is_the_minimum(result):
     losses = result["val_loss"]
-    return (result["epochs"] == [1, 2, 3] and not result["backup left"]
-            and result["best"]["epoch"] == 1 + losses.index(min(losses))
-            and abs(result["best"]["value"] - min(losses)) < 1e-6)
+    return (
+        result["epochs"] == [1, 2, 3]
+        and not result["backup left"]
+        and result["best"]["epoch"] == 1 + losses.index(min(losses))
+        and abs(result["best"]["value"] - min(losses)) < 1e-6
+    )
 
 
 def test_killed_runs(tmp_path):
     scenarios = {
         "tflite export killed, then run again": lambda: killed_export("tflite", tmp_path),
-        "SavedModel export killed, then run again":
-            lambda: killed_export("saved_model", tmp_path),
-        "finetune killed after epoch 2, then resumed":
-            lambda: killed_training("finetune", tmp_path),
-        "distill killed after epoch 2, then resumed":
-            lambda: killed_training("distill", tmp_path),
+        "SavedModel export killed, then run again": lambda: killed_export(
+            "saved_model", tmp_path
+        ),
+        "finetune killed after epoch 2, then resumed": lambda: killed_training(
+            "finetune", tmp_path
+        ),
+        "distill killed after epoch 2, then resumed": lambda: killed_training(
+            "distill", tmp_path
+        ),
     }
     # The scenarios are independent processes: run them side by side.
     with concurrent.futures.ThreadPoolExecutor(len(scenarios)) as pool:
         futures = {name: pool.submit(run) for name, run in scenarios.items()}
     clean = lambda r: not r["left after the re-run"] and not r["in $TMPDIR"]  # noqa: E731
     checks = [clean, clean, _best_is_the_minimum, _best_is_the_minimum]
-    cases = [answer(name, future.result, check)
-             for (name, future), check in zip(futures.items(), checks)]
+    cases = [
+        answer(name, future.result, check)
+        for (name, future), check in zip(futures.items(), checks)
+    ]
     problems = run_area("kills", cases)
     assert not problems, "\n".join(problems)

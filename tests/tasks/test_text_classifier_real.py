@@ -39,19 +39,33 @@ def _both_paths(minilm_dir, data, tmp_path, recipe, callbacks=()):
     splits = load_task_data(data, "classify")
     keras.utils.set_random_seed(recipe.seed)  # as `zoo finetune --seed` does
     model = zoo.TextClassifier.from_checkpoint(
-        minilm_dir, labels=splits.labels, sequence_length=recipe.sequence_length,
-        max_windows=recipe.max_windows, doc_stride=recipe.doc_stride, pooling=recipe.pooling,
-        seed=recipe.seed)
+        minilm_dir,
+        labels=splits.labels,
+        sequence_length=recipe.sequence_length,
+        max_windows=recipe.max_windows,
+        doc_stride=recipe.doc_stride,
+        pooling=recipe.pooling,
+        seed=recipe.seed,
+    )
     # the recipe's optimizer settings (the defaults are zoo finetune's defaults too)
-    model.compile(learning_rate=recipe.learning_rate, warmup_fraction=recipe.warmup_fraction,
-                  weight_decay=recipe.weight_decay)
+    model.compile(
+        learning_rate=recipe.learning_rate,
+        warmup_fraction=recipe.warmup_fraction,
+        weight_decay=recipe.weight_decay,
+    )
     train, val, test = (splits.splits[k] for k in ("train", "validation", "test"))
-    model.fit([e.text for e in train], [e.label for e in train], epochs=recipe.epochs,
-              batch_size=recipe.batch_size, verbose=0,
-              validation_data=([e.text for e in val], [e.label for e in val]),
-              callbacks=list(callbacks))
-    result = model.evaluate([e.text for e in test], [e.label for e in test], return_dict=True,
-                            verbose=0)
+    model.fit(
+        [e.text for e in train],
+        [e.label for e in train],
+        epochs=recipe.epochs,
+        batch_size=recipe.batch_size,
+        verbose=0,
+        validation_data=([e.text for e in val], [e.label for e in val]),
+        callbacks=list(callbacks),
+    )
+    result = model.evaluate(
+        [e.text for e in test], [e.label for e in test], return_dict=True, verbose=0
+    )
     return cli, result, model, test
 
 
@@ -59,11 +73,21 @@ def test_text_classifier_fit_matches_zoo_finetune(minilm2_dir, bbc_split, tmp_pa
     data = tmp_path / "bbc_small"
     data.mkdir()
     _write_split(data, bbc_split, {"train": 128, "validation": 32, "test": 96})
-    recipe = FinetuneConfig(epochs=1, batch_size=16, sequence_length=64, learning_rate=3e-4,
-                            pooling="mean", max_windows=2, doc_stride=62, seed=0)
+    recipe = FinetuneConfig(
+        epochs=1,
+        batch_size=16,
+        sequence_length=64,
+        learning_rate=3e-4,
+        pooling="mean",
+        max_windows=2,
+        doc_stride=62,
+        seed=0,
+    )
     cli, text, model, test = _both_paths(minilm2_dir, data, tmp_path, recipe)
-    print(f"\nzoo finetune: test accuracy {cli['accuracy']:.4f}; TextClassifier.fit: "
-          f"{text['accuracy']:.4f} ({cli['num_test']} test articles, {recipe})")
+    print(
+        f"\nzoo finetune: test accuracy {cli['accuracy']:.4f}; TextClassifier.fit: "
+        f"{text['accuracy']:.4f} ({cli['num_test']} test articles, {recipe})"
+    )
     assert cli["num_test"] == len(test) == 96
     assert text["accuracy"] == pytest.approx(cli["accuracy"], abs=1e-9)
     assert cli["accuracy"] > 0.5  # it learned (5 classes: chance is 0.2)
@@ -75,13 +99,24 @@ def test_text_classifier_fit_matches_zoo_finetune(minilm2_dir, bbc_split, tmp_pa
 
 @pytest.mark.full
 def test_text_classifier_full_bbc_recipe_matches_zoo_finetune(minilm_dir, tmp_path):
-    recipe = FinetuneConfig(epochs=2, batch_size=16, sequence_length=128, learning_rate=5e-5,
-                            pooling="mean", max_windows=4, doc_stride=126, seed=0)
+    recipe = FinetuneConfig(
+        epochs=2,
+        batch_size=16,
+        sequence_length=128,
+        learning_rate=5e-5,
+        pooling="mean",
+        max_windows=4,
+        doc_stride=126,
+        seed=0,
+    )
     # `zoo finetune` keeps the epoch of lowest validation loss: the same rule here.
-    best = keras.callbacks.EarlyStopping(monitor="val_loss", patience=recipe.epochs,
-                                         restore_best_weights=True)
+    best = keras.callbacks.EarlyStopping(
+        monitor="val_loss", patience=recipe.epochs, restore_best_weights=True
+    )
     cli, text, _, _ = _both_paths(minilm_dir, "bbc", tmp_path, recipe, callbacks=[best])
-    print(f"\nBBC full recipe: zoo finetune {cli['accuracy']:.4f}; TextClassifier.fit "
-          f"{text['accuracy']:.4f} ({cli['num_test']} test articles)")
+    print(
+        f"\nBBC full recipe: zoo finetune {cli['accuracy']:.4f}; TextClassifier.fit "
+        f"{text['accuracy']:.4f} ({cli['num_test']} test articles)"
+    )
     assert cli["num_test"] == 426
     assert abs(text["accuracy"] - cli["accuracy"]) <= 1 / 426 + 1e-9

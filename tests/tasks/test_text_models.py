@@ -11,6 +11,7 @@ import zipfile
 
 # isort: off
 import zoo  # first: sets TensorFlow's log level and Keras's backend
+
 # isort: on
 import keras
 import numpy as np
@@ -38,9 +39,14 @@ def _encoder(seed=7):
 
 def _classifier(max_windows=1, seed=7, length=LENGTH):
     encoder = _encoder(seed)
-    return zoo.TextClassifier(encoder, preprocessor=zoo.TextPreprocessor(_tokenizer(), length),
-                              labels=TINY_LABELS, max_windows=max_windows, doc_stride=6,
-                              pooling="mean")
+    return zoo.TextClassifier(
+        encoder,
+        preprocessor=zoo.TextPreprocessor(_tokenizer(), length),
+        labels=TINY_LABELS,
+        max_windows=max_windows,
+        doc_stride=6,
+        pooling="mean",
+    )
 
 
 def _data(n=48, seed=0):
@@ -51,7 +57,9 @@ def _data(n=48, seed=0):
 def _ids_probabilities(model, texts):
     """The id-level path by hand: the tokenizer, the model on ids, softmax."""
     ids = model.tokenizer(texts, sequence_length=model.sequence_length)
-    logits = keras.Model.predict(model, {k: np.asarray(v) for k, v in ids.items()}, verbose=0)
+    logits = keras.Model.predict(
+        model, {k: np.asarray(v) for k, v in ids.items()}, verbose=0
+    )
     return softmax(logits["logits"])
 
 
@@ -63,8 +71,9 @@ def test_preprocessor_packs_buckets_and_runs_in_tf_data():
     for k in zoo.INPUT_NAMES:
         np.testing.assert_array_equal(out[k], ref[k])
     pairs = pre(("what fell ?", "the market fell"))
-    np.testing.assert_array_equal(pairs["segment_ids"],
-                                  tok(["what fell ?"], ["the market fell"], 16)["segment_ids"])
+    np.testing.assert_array_equal(
+        pairs["segment_ids"], tok(["what fell ?"], ["the market fell"], 16)["segment_ids"]
+    )
     buckets = zoo.TextPreprocessor(tok, sequence_length=(8, 16, 32))
     assert buckets(["the market"])["token_ids"].shape == (1, 8)
     long = " ".join(["market"] * 12)
@@ -100,7 +109,9 @@ def test_classifier_text_equals_ids(max_windows):
     assert model.predict_labels(texts) == [TINY_LABELS[i] for i in expected.argmax(-1)]
     # ids still go to the id-level model (what exporters and validators call)
     ids = model.tokenizer(texts, sequence_length=LENGTH)
-    assert set(model.predict({k: np.asarray(v) for k, v in ids.items()}, verbose=0)) == {"logits"}
+    assert set(model.predict({k: np.asarray(v) for k, v in ids.items()}, verbose=0)) == {
+        "logits"
+    }
 
 
 def test_fit_forms_agree_and_learn():
@@ -118,11 +129,22 @@ def test_fit_forms_agree_and_learn():
         model = _classifier()
         model.compile(learning_rate=1e-3)
         if form == "names":
-            history = model.fit(texts, labels, epochs=2, batch_size=8, verbose=0,
-                                validation_data=(texts[:12], labels[:12]))
+            history = model.fit(
+                texts,
+                labels,
+                epochs=2,
+                batch_size=8,
+                verbose=0,
+                validation_data=(texts[:12], labels[:12]),
+            )
         elif form == "indices":
-            history = model.fit(np.array(texts), np.array([TINY_LABELS.index(y) for y in labels]),
-                                epochs=2, batch_size=8, verbose=0)
+            history = model.fit(
+                np.array(texts),
+                np.array([TINY_LABELS.index(y) for y in labels]),
+                epochs=2,
+                batch_size=8,
+                verbose=0,
+            )
             # "auto" compile: AdamW, BERT's warmup-and-decay over this fit's 12 steps
             assert isinstance(model.optimizer, keras.optimizers.AdamW)
             assert model.optimizer.iterations.numpy() == 12
@@ -155,7 +177,9 @@ def test_windows_train_on_every_window_and_evaluate_by_the_mean():
     result = model.evaluate(texts, labels, return_dict=True, verbose=0)
     probabilities = model.predict(texts)
     y = np.array([TINY_LABELS.index(v) for v in labels])
-    assert result["accuracy"] == pytest.approx(float((probabilities.argmax(-1) == y).mean()))
+    assert result["accuracy"] == pytest.approx(
+        float((probabilities.argmax(-1) == y).mean())
+    )
     expected_loss = -np.log(probabilities[np.arange(9), y].astype(np.float64)).mean()
     assert result["loss"] == pytest.approx(expected_loss, rel=1e-5)
 
@@ -168,7 +192,9 @@ def test_keras_file_round_trips_in_a_fresh_process_in_safe_mode(tmp_path):
     model.save(path)
     with zipfile.ZipFile(path) as archive:
         config = json.loads(archive.read("config.json"))
-    vocabulary = config["config"]["preprocessor"]["config"]["tokenizer"]["config"]["vocabulary"]
+    vocabulary = config["config"]["preprocessor"]["config"]["tokenizer"]["config"][
+        "vocabulary"
+    ]
     assert vocabulary == VOCABULARY  # the file holds the vocabulary
     probe = sentences(10, seed=9) + [" ".join(sentences(4, seed=5))]
     np.save(tmp_path / "texts.npy", np.array(probe))
@@ -177,13 +203,14 @@ def test_keras_file_round_trips_in_a_fresh_process_in_safe_mode(tmp_path):
 import numpy as np, keras, zoo
 model = keras.saving.load_model({str(path)!r}, safe_mode=True)
 assert type(model) is zoo.TextClassifier and model.max_windows == 2, type(model)
-texts = list(np.load({str(tmp_path / 'texts.npy')!r}))
+texts = list(np.load({str(tmp_path / "texts.npy")!r}))
 got = model.predict([str(t) for t in texts])
-print("DIFF", float(np.abs(got - np.load({str(tmp_path / 'expected.npy')!r})).max()))
+print("DIFF", float(np.abs(got - np.load({str(tmp_path / "expected.npy")!r})).max()))
 model.fit([str(t) for t in texts], ["sport"] * len(texts), epochs=1, verbose=0)
 """
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "DIFF 0.0" in run.stdout, run.stdout
     assert "Skipping variable loading" not in run.stderr
@@ -202,12 +229,26 @@ def test_model_directory_export_and_zoo_predict_take_the_text_model(tmp_path, ca
     # an id-level Classifier's model directory becomes a TextClassifier with its weights
     plain = zoo.Classifier(model.encoder, 3, pooling="mean", labels=TINY_LABELS)
     plain.set_weights(model.get_weights())
-    plain_dir = zoo.checkpoints.save_model_dir(plain, tmp_path / "plain", model.tokenizer,
-                                               extra={"sequence_length": LENGTH})
+    plain_dir = zoo.checkpoints.save_model_dir(
+        plain, tmp_path / "plain", model.tokenizer, extra={"sequence_length": LENGTH}
+    )
     adopted = zoo.TextClassifier.from_checkpoint(plain_dir)
-    assert np.abs(adopted.predict(probe) - softmax(
-        keras.Model.predict(plain, {k: np.asarray(v) for k, v in model.tokenizer(
-            probe, sequence_length=LENGTH).items()}, verbose=0)["logits"])).max() <= 1e-6
+    assert (
+        np.abs(
+            adopted.predict(probe)
+            - softmax(
+                keras.Model.predict(
+                    plain,
+                    {
+                        k: np.asarray(v)
+                        for k, v in model.tokenizer(probe, sequence_length=LENGTH).items()
+                    },
+                    verbose=0,
+                )["logits"]
+            )
+        ).max()
+        <= 1e-6
+    )
     with pytest.raises(TypeError, match="TextClassifier"):
         zoo.TextTagger.from_checkpoint(plain_dir)
     # exporters: the text model as it is, tokenizer taken from its preprocessor
@@ -215,7 +256,9 @@ def test_model_directory_export_and_zoo_predict_take_the_text_model(tmp_path, ca
     meta = json.loads((phone / "metadata.json").read_text())
     assert meta["files"]["model.tflite"]["sequence_lengths"] == [LENGTH]  # the model's own
     # from_checkpoint's settings apply to a saved text model too
-    override = zoo.TextClassifier.from_checkpoint(directory, max_windows=1, sequence_length=8)
+    override = zoo.TextClassifier.from_checkpoint(
+        directory, max_windows=1, sequence_length=8
+    )
     assert override.max_windows == 1 and override.sequence_length == 8
     assert main(["predict", "--model", str(directory), "--text", probe[0], "--json"]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -225,23 +268,33 @@ def test_model_directory_export_and_zoo_predict_take_the_text_model(tmp_path, ca
 def test_tagger_fit_predict_entities():
     tags = ["O", "B-ORG", "I-ORG", "B-PER"]
     texts = sentences(24, seed=1)
-    y = [["B-ORG" if w.lower() in ("market", "bank") else "O" for w in t.split()] for t in texts]
-    tagger = zoo.TextTagger(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 32),
-                            labels=tags)
+    y = [
+        ["B-ORG" if w.lower() in ("market", "bank") else "O" for w in t.split()]
+        for t in texts
+    ]
+    tagger = zoo.TextTagger(
+        _encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 32), labels=tags
+    )
     history = tagger.fit(texts, y, epochs=3, batch_size=8, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
     probe = ["  the bank   said shares of the market fell ."] + sentences(5, seed=8)
     words = tagger.predict(probe)
     assert [w.shape for w in words] == [(len(t.split()), 4) for t in probe]
     inputs, _, word_index = feats.tagging_features(
-        [zoo.text.readers.TaggedSentence(tuple(t.split()), ("O",) * len(t.split()))
-         for t in probe], tagger.tokenizer, {t: i for i, t in enumerate(tags)}, 32)
+        [
+            zoo.text.readers.TaggedSentence(tuple(t.split()), ("O",) * len(t.split()))
+            for t in probe
+        ],
+        tagger.tokenizer,
+        {t: i for i, t in enumerate(tags)},
+        32,
+    )
     logits = keras.Model.predict(tagger, inputs, verbose=0)["logits"]
     first = np.argmax(word_index[0] == 1)  # the first piece of word 1 of the first text
     assert np.abs(words[0][1] - softmax(logits[0, first])).max() <= 1e-6
     for text, found in zip(probe, tagger.predict_entities(probe)):
         for e in found:
-            assert text[e["start"]:e["end"]] == e["text"] and e["label"] in ("ORG", "PER")
+            assert text[e["start"] : e["end"]] == e["text"] and e["label"] in ("ORG", "PER")
     with pytest.raises(ValueError, match="one tag per whitespace-separated word"):
         tagger.fit(["the bank"], [["O"]], verbose=0)
     with pytest.raises(ValueError, match="not among this model's labels"):
@@ -252,17 +305,23 @@ def test_question_answerer_fit_and_answers_with_offsets():
     contexts = [" ".join(sentences(3, seed=i)) for i in range(16)]
     questions = ["what is it ?"] * 16
     answers = [c.split()[2] for c in contexts]  # a word of each context
-    qa = zoo.TextQuestionAnswerer(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 48),
-                                  doc_stride=16)
-    history = qa.fit(list(zip(questions, contexts)), answers, epochs=2, batch_size=8, verbose=0)
+    qa = zoo.TextQuestionAnswerer(
+        _encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 48), doc_stride=16
+    )
+    history = qa.fit(
+        list(zip(questions, contexts)), answers, epochs=2, batch_size=8, verbose=0
+    )
     assert np.isfinite(history.history["loss"]).all()
     got = qa.predict((questions[:4], contexts[:4]))
     for context, answer in zip(contexts, got):
-        assert answer["start"] >= 0 and context[answer["start"]:answer["end"]] == answer["answer"]
+        assert (
+            answer["start"] >= 0
+            and context[answer["start"] : answer["end"]] == answer["answer"]
+        )
         assert 0 < answer["score"] <= 1
-    assert qa.predict_answers([{"question": q, "context": c}
-                               for q, c in zip(questions[:4], contexts[:4])]) == \
-        [a["answer"] for a in got]
+    assert qa.predict_answers(
+        [{"question": q, "context": c} for q, c in zip(questions[:4], contexts[:4])]
+    ) == [a["answer"] for a in got]
     with pytest.raises(ValueError, match="is not in its context"):
         qa.fit([("q ?", "the market")], ["bank"], verbose=0)
     with pytest.raises(ValueError, match=r"\(question, context\) pairs"):
@@ -293,21 +352,32 @@ def test_bad_input_gets_a_clear_error():
 def test_edges_empty_inputs_lengths_pruning_and_epoch_offsets():
     model = _classifier()
     assert model.predict([]).shape == (0, 3) and model.predict_labels([]) == []
-    tagger = zoo.TextTagger(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 16),
-                            labels=["O", "B-ORG"])
+    tagger = zoo.TextTagger(
+        _encoder(),
+        preprocessor=zoo.TextPreprocessor(_tokenizer(), 16),
+        labels=["O", "B-ORG"],
+    )
     assert tagger.predict([]) == [] and tagger.predict_entities([]) == []
     with pytest.raises(TypeError, match="trains on lists"):
         tagger.fit(tf.data.Dataset.from_tensor_slices((["a"], ["O"])), verbose=0)
     with pytest.raises(ValueError, match="repeats forever"):
-        model.fit(tf.data.Dataset.from_tensor_slices((["a"], ["sport"])).repeat(), verbose=0)
+        model.fit(
+            tf.data.Dataset.from_tensor_slices((["a"], ["sport"])).repeat(), verbose=0
+        )
     with pytest.raises(ValueError, match="at most 64"):
-        zoo.TextClassifier(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 128),
-                           labels=TINY_LABELS)
-    qa = zoo.TextQuestionAnswerer(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 32))
+        zoo.TextClassifier(
+            _encoder(),
+            preprocessor=zoo.TextPreprocessor(_tokenizer(), 128),
+            labels=TINY_LABELS,
+        )
+    qa = zoo.TextQuestionAnswerer(
+        _encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 32)
+    )
     assert qa.sequence_length == 32 and qa.predict([]) == []
     # an empty answer (also as SQuAD's dict) is "no answer": the [CLS] target
-    ds = qa._dataset([("what ?", "the market fell")] * 2, [{"text": "", "answer_start": 0}, b""],
-                     2)
+    ds = qa._dataset(
+        [("what ?", "the market fell")] * 2, [{"text": "", "answer_start": 0}, b""], 2
+    )
     _, targets = next(iter(ds))
     assert list(targets["start_logits"].numpy()) == [0, 0]
     # pruning a text model prunes the vocabulary its preprocessor carries

@@ -33,15 +33,20 @@ def _csv(path, rows, header=("text", "label")):
 def split_folders(tmp_path):
     """data/train/{neg,pos}/*.txt and data/test/{neg,pos}/*.txt."""
     data = tmp_path / "data"
-    _class_folders(data / "train", {"neg": ["train neg 0", "train neg 1"],
-                                    "pos": ["train pos 0", "train pos 1"]})
-    _class_folders(data / "test", {"neg": ["test neg 0"], "pos": ["test pos 0", "test pos 1"]})
+    _class_folders(
+        data / "train",
+        {"neg": ["train neg 0", "train neg 1"], "pos": ["train pos 0", "train pos 1"]},
+    )
+    _class_folders(
+        data / "test", {"neg": ["test neg 0"], "pos": ["test pos 0", "test pos 1"]}
+    )
     return data
 
 
 def test_split_folder_of_class_folders_calibrates_on_train_validates_on_test(split_folders):
     calibration, texts, labels, note = calibration_and_validation(
-        split_folders, calibration_size=3, min_validation=1)
+        split_folders, calibration_size=3, min_validation=1
+    )
     assert calibration == ["train neg 0", "train neg 1", "train pos 0"]
     assert texts == ["test neg 0", "test pos 0", "test pos 1"]
     assert labels == ["neg", "pos", "pos"]
@@ -54,14 +59,18 @@ def test_split_folder_of_class_folders_calibrates_on_train_validates_on_test(spl
     # ... and zoo finetune / evaluate see the same test split, read by the same reader.
     task = load_task_data(split_folders, "classify")
     assert [(e.text, e.label) for e in task.splits["test"]] == list(zip(texts, labels))
-    assert "train=train" in task.split_rule and "carved out as validation" in task.split_rule
+    assert (
+        "train=train" in task.split_rule and "carved out as validation" in task.split_rule
+    )
 
 
 def test_split_folder_of_csv_files(tmp_path):
     _csv(tmp_path / "train.csv", [[f"train {i}", "ab"[i % 2]] for i in range(5)])
     _csv(tmp_path / "dev.csv", [["dev 0", "a"], ["dev 1", "b"]])
     _csv(tmp_path / "test.csv", [["test 0", "b"], ["test 1", "a"]])
-    calibration, texts, labels, note = calibration_and_validation(tmp_path, calibration_size=2)
+    calibration, texts, labels, note = calibration_and_validation(
+        tmp_path, calibration_size=2
+    )
     assert calibration == ["train 0", "train 1"]
     assert (texts, labels) == (["test 0", "test 1"], ["b", "a"])
     assert "train split" in note["calibration"] and "test split" in note["validation"]
@@ -87,13 +96,17 @@ def test_split_entries_may_mix_forms_and_labels_are_optional_for_export(tmp_path
 def test_unsplit_data_keeps_the_last_texts_for_calibration(tmp_path):
     _csv(tmp_path / "d.csv", [[f"t{i}", "ab"[i % 2]] for i in range(10)])
     calibration, texts, labels, note = calibration_and_validation(
-        tmp_path / "d.csv", calibration_size=3, min_validation=5)
+        tmp_path / "d.csv", calibration_size=3, min_validation=5
+    )
     assert calibration == ["t7", "t8", "t9"] and texts == [f"t{i}" for i in range(7)]
     assert labels == list("abababa") and note["overlap"] is False
     assert note["calibration"].startswith("the last 3 of 10 texts")
     calibration, texts, _, note = calibration_and_validation(
-        tmp_path / "d.csv", calibration_size=3, min_validation=8)
-    assert calibration == ["t0", "t1", "t2"] and len(texts) == 10 and note["overlap"] is True
+        tmp_path / "d.csv", calibration_size=3, min_validation=8
+    )
+    assert (
+        calibration == ["t0", "t1", "t2"] and len(texts) == 10 and note["overlap"] is True
+    )
     assert "overlap" in note["validation"]
     assert read_data(tmp_path / "d.csv")[0] == [f"t{i}" for i in range(10)]
 
@@ -101,7 +114,8 @@ def test_unsplit_data_keeps_the_last_texts_for_calibration(tmp_path):
 def test_tagging_and_qa_data_give_texts_to_export(tmp_path):
     for name in ("train", "test"):
         (tmp_path / f"{name}.conll").write_text(
-            f"EU B-ORG\nrejects O\n\n{name} O\nPeter B-PER\n")
+            f"EU B-ORG\nrejects O\n\n{name} O\nPeter B-PER\n"
+        )
     texts, labels = read_data(tmp_path, "tag")
     assert texts == ["EU rejects", "test Peter"] and labels is None
     assert load_task_data(tmp_path, "tag").splits["test"][1].words == ("test", "Peter")
@@ -111,16 +125,25 @@ def test_tagging_and_qa_data_give_texts_to_export(tmp_path):
 
 def test_errors_name_the_forms_including_the_split_folder(tmp_path):
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match=r"found no class sub-folders holding \.txt files.*"
-                                         r"train/ and test/"):
+    with pytest.raises(
+        ValueError,
+        match=r"found no class sub-folders holding \.txt files.*"
+        r"train/ and test/",
+    ):
         read_data(tmp_path / "empty")
     # train/ alone is not a split folder: it would be read as one class.
     _class_folders(tmp_path / "only_train" / "train", {"a": ["x"]})
-    with pytest.raises(ValueError, match=r"train look\(s\) like a split: a split folder needs "
-                                         r"`train` and `test`"):
+    with pytest.raises(
+        ValueError,
+        match=r"train look\(s\) like a split: a split folder needs "
+        r"`train` and `test`",
+    ):
         read_data(tmp_path / "only_train")
-    with pytest.raises(FileNotFoundError, match=r"--data .*missing: no such file or folder\. "
-                                                r"Give `bbc`.*`train` and `test`"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"--data .*missing: no such file or folder\. "
+        r"Give `bbc`.*`train` and `test`",
+    ):
         read_task_examples(tmp_path / "missing")
     (tmp_path / "ner").mkdir()
     with pytest.raises(ValueError, match="ner: is a folder; tagging data is a CoNLL file"):

@@ -25,11 +25,18 @@ def test_class_folders_csv_tsv_jsonl(tmp_path):
             (tmp_path / "folders" / label / f"{i}.txt").write_text(t)
     folder = read_classification(tmp_path / "folders")
     assert [(e.text, e.label) for e in folder] == [
-        ("Goal!", "sport"), ("A win.", "sport"), ("New chip.", "tech")]
+        ("Goal!", "sport"),
+        ("A win.", "sport"),
+        ("New chip.", "tech"),
+    ]
 
-    (tmp_path / "d.csv").write_text('text,text_b,label\n"Hi, there",,greet\nBye,Later,leave\n')
+    (tmp_path / "d.csv").write_text(
+        'text,text_b,label\n"Hi, there",,greet\nBye,Later,leave\n'
+    )
     rows = read_classification(tmp_path / "d.csv")
-    assert rows[0].text == "Hi, there" and rows[0].text_b is None and rows[1].text_b == "Later"
+    assert (
+        rows[0].text == "Hi, there" and rows[0].text_b is None and rows[1].text_b == "Later"
+    )
 
     (tmp_path / "d.tsv").write_text("label\ttext\npos\tgreat film\n")
     assert read_classification(tmp_path / "d.tsv")[0].label == "pos"
@@ -40,7 +47,9 @@ def test_class_folders_csv_tsv_jsonl(tmp_path):
 
 def test_classification_errors_name_the_problem(tmp_path):
     (tmp_path / "bad.csv").write_text("sentence,label\nhello,x\n")
-    with pytest.raises(ValueError, match=r"header must name `text` and `label`.*\['sentence', 'label'\]"):
+    with pytest.raises(
+        ValueError, match=r"header must name `text` and `label`.*\['sentence', 'label'\]"
+    ):
         read_classification(tmp_path / "bad.csv")
     (tmp_path / "bad.jsonl").write_text('{"text": "a"}\n')
     with pytest.raises(ValueError, match=r"bad.jsonl:1: missing `label`"):
@@ -71,23 +80,51 @@ def test_conll(tmp_path):
 
 
 def _squad(path, qas, context="Paris is the capital of France."):
-    path.write_text(json.dumps({"version": "2.0", "data": [
-        {"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "version": "2.0",
+                "data": [{"title": "t", "paragraphs": [{"context": context, "qas": qas}]}],
+            }
+        )
+    )
     return path
 
 
 def test_squad_v1_and_v2(tmp_path):
-    examples = read_squad(_squad(tmp_path / "s.json", [
-        {"id": "q1", "question": "What is the capital of France?",
-         "answers": [{"text": "Paris", "answer_start": 0}]},
-        {"id": "q2", "question": "What is the capital of Spain?", "answers": [],
-         "is_impossible": True},
-    ]))
+    examples = read_squad(
+        _squad(
+            tmp_path / "s.json",
+            [
+                {
+                    "id": "q1",
+                    "question": "What is the capital of France?",
+                    "answers": [{"text": "Paris", "answer_start": 0}],
+                },
+                {
+                    "id": "q2",
+                    "question": "What is the capital of Spain?",
+                    "answers": [],
+                    "is_impossible": True,
+                },
+            ],
+        )
+    )
     assert examples[0].answers == (("Paris", 0),) and not examples[0].is_impossible
     assert examples[1].is_impossible and examples[1].answers == ()
     with pytest.raises(ValueError, match="answer 'Paris' is not at answer_start=3"):
-        read_squad(_squad(tmp_path / "bad.json", [
-            {"id": "q", "question": "?", "answers": [{"text": "Paris", "answer_start": 3}]}]))
+        read_squad(
+            _squad(
+                tmp_path / "bad.json",
+                [
+                    {
+                        "id": "q",
+                        "question": "?",
+                        "answers": [{"text": "Paris", "answer_start": 3}],
+                    }
+                ],
+            )
+        )
 
 
 def test_dedup_and_fixed_split():
@@ -135,7 +172,9 @@ def test_squad_metrics_hand_checked():
         QAExample("b", "q", "c", (("in 1889", 0),)),
         QAExample("c", "q", "c", (), True),
     ]
-    scores = metrics.squad_scores(examples, {"a": "Eiffel tower!", "b": "1889 exactly", "c": ""})
+    scores = metrics.squad_scores(
+        examples, {"a": "Eiffel tower!", "b": "1889 exactly", "c": ""}
+    )
     # a: exact after normalisation; b: tokens {1889, exactly} vs {in, 1889}: F1 0.5; c: null.
     assert scores["exact_match"] == pytest.approx(2 / 3)
     assert scores["f1"] == pytest.approx((1 + 0.5 + 1) / 3)
@@ -154,7 +193,9 @@ def test_read_data_folder_csv_jsonl(tmp_path):
         '{"text": "q?", "text_b": "ctx"}\n\n{"text": "r", "text_b": "s"}\n'
     )
     assert read_data(tmp_path / "d.jsonl") == ([("q?", "ctx"), ("r", "s")], None)
-    with pytest.raises(ValueError, match=r"must name a `text` column.*found \['sentence'\]"):
+    with pytest.raises(
+        ValueError, match=r"must name a `text` column.*found \['sentence'\]"
+    ):
         (tmp_path / "bad.csv").write_text("sentence\nx\n")
         read_data(tmp_path / "bad.csv")
     with pytest.raises(ValueError, match="unsupported file type"):
@@ -168,7 +209,12 @@ def test_read_data_folder_csv_jsonl(tmp_path):
 def test_bbc_data_is_the_fixed_test_split(bbc_split):
     texts, labels = read_data("bbc")
     assert len(texts) == len(bbc_split["test"]) == 426 and set(labels) == {
-        "business", "entertainment", "politics", "sport", "tech"}
+        "business",
+        "entertainment",
+        "politics",
+        "sport",
+        "tech",
+    }
     calibration, val_texts, val_labels, note = calibration_and_validation("bbc")
     assert val_texts == texts and len(calibration) == 200 and note["overlap"] is False
     assert not set(calibration) & set(texts)

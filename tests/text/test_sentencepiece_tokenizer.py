@@ -26,10 +26,18 @@ def spiece_dir(austen, tmp_path_factory):
     model = io.BytesIO()
     # ALBERT's layout: <pad> 0, <unk> 1, [CLS] 2, [SEP] 3, [MASK] 4.
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(austen[:2000]), model_writer=model, vocab_size=600,
-        model_type="unigram", pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
-        user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"], character_coverage=1.0,
-        minloglevel=2)
+        sentence_iterator=iter(austen[:2000]),
+        model_writer=model,
+        vocab_size=600,
+        model_type="unigram",
+        pad_id=0,
+        unk_id=1,
+        bos_id=-1,
+        eos_id=-1,
+        user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"],
+        character_coverage=1.0,
+        minloglevel=2,
+    )
     directory = tmp_path_factory.mktemp("spiece")
     (directory / "spiece.model").write_bytes(model.getvalue())
     return directory
@@ -43,12 +51,22 @@ def test_ids_equal_transformers_albert_tokenizer(spiece_dir, austen, tmp_path):
     assert (tok.pad_id, tok.unk_id, tok.cls_id, tok.sep_id, tok.mask_id) == (0, 1, 2, 3, 4)
     # Held-out sentences (not trained on), with ALBERT's quote and accent
     # rules exercised.
-    texts = austen[-300:] + ["``Quite so,'' said Mr. Darcy.", "Café naïve ÉLAN  spaced   out"]
+    texts = austen[-300:] + [
+        "``Quite so,'' said Mr. Darcy.",
+        "Café naïve ÉLAN  spaced   out",
+    ]
     firsts, seconds = texts[::2], texts[1::2]
-    for a, b in ((texts, None), (firsts[:len(seconds)], seconds)):
+    for a, b in ((texts, None), (firsts[: len(seconds)], seconds)):
         ours = {k: np.asarray(v) for k, v in tok(a, text_b=b, sequence_length=48).items()}
-        theirs = reference(a, b, padding="max_length", truncation="longest_first",
-                           max_length=48, return_token_type_ids=True, return_tensors="np")
+        theirs = reference(
+            a,
+            b,
+            padding="max_length",
+            truncation="longest_first",
+            max_length=48,
+            return_token_type_ids=True,
+            return_tensors="np",
+        )
         np.testing.assert_array_equal(ours["token_ids"], theirs["input_ids"])
         np.testing.assert_array_equal(ours["segment_ids"], theirs["token_type_ids"])
         np.testing.assert_array_equal(ours["padding_mask"], theirs["attention_mask"])
@@ -60,12 +78,16 @@ def test_ids_equal_transformers_albert_tokenizer(spiece_dir, austen, tmp_path):
     config = keras.saving.serialize_keras_object(tok)
     again = keras.saving.deserialize_keras_object(config, safe_mode=True)
     assert type(again) is SentencePieceTokenizer and again.vocabulary == tok.vocabulary
-    np.testing.assert_array_equal(np.asarray(again(texts[:5], sequence_length=16)["token_ids"]),
-                                  np.asarray(tok(texts[:5], sequence_length=16)["token_ids"]))
+    np.testing.assert_array_equal(
+        np.asarray(again(texts[:5], sequence_length=16)["token_ids"]),
+        np.asarray(tok(texts[:5], sequence_length=16)["token_ids"]),
+    )
 
 
 def test_missing_model_and_special_tokens_are_named(spiece_dir, tmp_path):
     with pytest.raises(FileNotFoundError, match="no SentencePiece model at"):
         SentencePieceTokenizer(tmp_path)
-    with pytest.raises(ValueError, match=r"Cannot find special token '\[PAD\]' \(`pad_token`\)"):
+    with pytest.raises(
+        ValueError, match=r"Cannot find special token '\[PAD\]' \(`pad_token`\)"
+    ):
         SentencePieceTokenizer(spiece_dir, pad_token="[PAD]")

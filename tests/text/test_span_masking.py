@@ -21,8 +21,11 @@ def _batch(rows=256, seq=64, seed=0):
     ids = np.zeros((rows, seq), np.int32)
     for r in range(rows):
         length = rng.integers(seq // 2, seq + 1)
-        ids[r, :length] = np.where(rng.random(length) < 0.3, rng.integers(40, 60, length),
-                                   rng.integers(4, 40, length))
+        ids[r, :length] = np.where(
+            rng.random(length) < 0.3,
+            rng.integers(40, 60, length),
+            rng.integers(4, 40, length),
+        )
         ids[r, 0] = CLS
         ids[r, length // 2] = SEP
         ids[r, length - 1] = SEP
@@ -30,10 +33,19 @@ def _batch(rows=256, seq=64, seed=0):
 
 
 def _mask(ids, mask, seed=(3, 4), max_predictions=12):
-    return {k: v.numpy() for k, v in mask_spans(
-        ids, mask, tf.constant(seed), vocabulary_size=VOCAB, mask_id=MASK,
-        special_ids=[PAD, CLS, SEP, MASK], max_predictions=max_predictions,
-        continuation=CONTINUATION).items()}
+    return {
+        k: v.numpy()
+        for k, v in mask_spans(
+            ids,
+            mask,
+            tf.constant(seed),
+            vocabulary_size=VOCAB,
+            mask_id=MASK,
+            special_ids=[PAD, CLS, SEP, MASK],
+            max_predictions=max_predictions,
+            continuation=CONTINUATION,
+        ).items()
+    }
 
 
 def test_span_lengths_are_truncated_geometric():

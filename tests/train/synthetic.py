@@ -8,12 +8,33 @@ from __future__ import annotations
 import json
 import random
 
-PEOPLE = ["Anna Johanson", "Kofi Okonkwo", "Mei Takahashi", "Lars Gunnarsson", "Priya Raman",
-          "Tomas Vavrinec", "Ines Albuquerque", "Yusuf Demirci"]
-PLACES = ["Reykjavik", "Ouagadougou", "Thessaloniki", "Valparaiso", "Bratislava", "Kaohsiung",
-          "Tromso", "Antananarivo"]
-ORGS = ["Norwegian Fisheries Board", "Helvetic Instruments", "Kestrel Logistics",
-        "Atlantic Zinc Company", "Orion Biotech"]
+PEOPLE = [
+    "Anna Johanson",
+    "Kofi Okonkwo",
+    "Mei Takahashi",
+    "Lars Gunnarsson",
+    "Priya Raman",
+    "Tomas Vavrinec",
+    "Ines Albuquerque",
+    "Yusuf Demirci",
+]
+PLACES = [
+    "Reykjavik",
+    "Ouagadougou",
+    "Thessaloniki",
+    "Valparaiso",
+    "Bratislava",
+    "Kaohsiung",
+    "Tromso",
+    "Antananarivo",
+]
+ORGS = [
+    "Norwegian Fisheries Board",
+    "Helvetic Instruments",
+    "Kestrel Logistics",
+    "Atlantic Zinc Company",
+    "Orion Biotech",
+]
 NER_TEMPLATES = [
     "{per} flew to {loc} on Monday .",
     "Yesterday {per} joined {org} as an engineer .",
@@ -52,30 +73,47 @@ def write_squad(path, n, seed, unanswerable=0.0):
     for i in range(n):
         per, per2 = rng.sample(PEOPLE, 2)
         loc, org = rng.choice(PLACES), rng.choice(ORGS)
-        filler = " ".join(rng.choice(["The weather was mild.", "Trains ran late.",
-                                      "Markets were calm."]) for _ in range(rng.randint(0, 3)))
+        filler = " ".join(
+            rng.choice(["The weather was mild.", "Trains ran late.", "Markets were calm."])
+            for _ in range(rng.randint(0, 3))
+        )
         context = f"{filler} {per} was born in {loc}. {per2} works for {org}.".strip()
         kind = rng.random()
         if kind < unanswerable:
-            question, answer = f"Where was {rng.choice([p for p in PEOPLE if p not in (per, per2)])} born?", None
+            question, answer = (
+                f"Where was {rng.choice([p for p in PEOPLE if p not in (per, per2)])} born?",
+                None,
+            )
         elif kind < 0.5 + unanswerable / 2:
             question, answer = f"Where was {per} born?", loc
         else:
             question, answer = f"Who does {per2} work for?", org
-        qa = {"id": f"q{i}", "question": question,
-              "answers": [] if answer is None else [{"text": answer,
-                                                     "answer_start": context.index(answer)}]}
+        qa = {
+            "id": f"q{i}",
+            "question": question,
+            "answers": []
+            if answer is None
+            else [{"text": answer, "answer_start": context.index(answer)}],
+        }
         if answer is None:
             qa["is_impossible"] = True
         qas_paragraphs.append({"context": context, "qas": [qa]})
-    path.write_text(json.dumps({"version": "2.0", "data": [{"title": "synthetic",
-                                                             "paragraphs": qas_paragraphs}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "version": "2.0",
+                "data": [{"title": "synthetic", "paragraphs": qas_paragraphs}],
+            }
+        )
+    )
 
 
 def write_topics_csv(path):
     """60 rows of two easy topics (sport, tech), texts of 1-3 sentences."""
-    topics = {"sport": "the striker scored a late goal and the keeper saved a penalty",
-              "tech": "the chip maker released a faster processor and new software"}
+    topics = {
+        "sport": "the striker scored a late goal and the keeper saved a penalty",
+        "tech": "the chip maker released a faster processor and new software",
+    }
     rows = ["text,label"]
     for i in range(30):
         for label, sentence in topics.items():

@@ -20,16 +20,25 @@ from zoo.train.finetune import FinetuneConfig, finetune
 
 pytestmark = [pytest.mark.assets, pytest.mark.full]
 
-BBC_RECIPE = FinetuneConfig(epochs=2, batch_size=16, sequence_length=128, learning_rate=5e-5,
-                            pooling="mean", max_windows=4, doc_stride=126)
+BBC_RECIPE = FinetuneConfig(
+    epochs=2,
+    batch_size=16,
+    sequence_length=128,
+    learning_rate=5e-5,
+    pooling="mean",
+    max_windows=4,
+    doc_stride=126,
+)
 
 
 @pytest.mark.parametrize("seed, floor", [(0, 0.965), (1, 0.97)])
 def test_bbc_news_recipe(minilm_dir, tmp_path, seed, floor):
     recipe = dataclasses.replace(BBC_RECIPE, seed=seed)
     result = finetune(minilm_dir, "bbc", "classify", tmp_path / "bbc", recipe, verbose=2)
-    print(f"\nBBC News seed {seed}: test accuracy {result['accuracy']:.4f} macro-F1 "
-          f"{result['macro_f1']:.4f} ({result['num_test']} test articles, "
-          f"{result['train_seconds']} s training)")
+    print(
+        f"\nBBC News seed {seed}: test accuracy {result['accuracy']:.4f} macro-F1 "
+        f"{result['macro_f1']:.4f} ({result['num_test']} test articles, "
+        f"{result['train_seconds']} s training)"
+    )
     assert result["num_test"] == 426 and result["max_windows"] == 4
     assert result["accuracy"] >= floor

@@ -15,8 +15,14 @@ WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "goal", "rain", "vote"]
 
 
 def _model():
-    encoder = zoo.BertEncoder(vocabulary_size=len(WORDS), num_layers=1, num_heads=2,
-                              hidden_dim=8, intermediate_dim=16, max_sequence_length=8)
+    encoder = zoo.BertEncoder(
+        vocabulary_size=len(WORDS),
+        num_layers=1,
+        num_heads=2,
+        hidden_dim=8,
+        intermediate_dim=16,
+        max_sequence_length=8,
+    )
     return zoo.Classifier(encoder, 2, labels=["a", "b"])
 
 
@@ -58,8 +64,9 @@ def test_select_saves_part_of_the_trained_model(tmp_path):
     tokenizer, student = WordPieceTokenizer(WORDS), _model()
     holder = keras.Model()
     holder.student = student
-    callback = BestModelDirectory(tmp_path / "model", tokenizer, {},
-                                  select=lambda m: m.student)
+    callback = BestModelDirectory(
+        tmp_path / "model", tokenizer, {}, select=lambda m: m.student
+    )
     callback.set_model(holder)
     callback.on_epoch_end(0, {"val_loss": 0.3})
     saved = json.loads((tmp_path / "model" / "zoo_model.json").read_text())
@@ -84,8 +91,11 @@ def test_epoch_counter_gives_each_worker_its_own_dropout_masks():
         counter.set_model(model)
         counter.on_train_begin()
         counter.on_epoch_begin(1)
-        x = {"token_ids": np.full((2, 8), 5, "int32"), "segment_ids": np.zeros((2, 8), "int32"),
-             "padding_mask": np.ones((2, 8), "int32")}
+        x = {
+            "token_ids": np.full((2, 8), 5, "int32"),
+            "segment_ids": np.zeros((2, 8), "int32"),
+            "padding_mask": np.ones((2, 8), "int32"),
+        }
         return model(x, training=True)["logits"].numpy()
 
     single = masks(0)

@@ -24,8 +24,12 @@ def test_train_and_test_only_carves_validation_from_train(tmp_path):
     data = load_task_data(tmp_path, "classify")
     assert len(data.splits["validation"]) == 5 and len(data.splits["train"]) == 45
     assert len(data.splits["test"]) == 20
-    assert not {e.text for e in data.splits["validation"]} & {e.text for e in data.splits["test"]}
-    assert not {e.text for e in data.splits["validation"]} & {e.text for e in data.splits["train"]}
+    assert not {e.text for e in data.splits["validation"]} & {
+        e.text for e in data.splits["test"]
+    }
+    assert not {e.text for e in data.splits["validation"]} & {
+        e.text for e in data.splits["train"]
+    }
     assert "carved out as validation" in data.split_rule
 
 

@@ -24,8 +24,10 @@ from tests.cluster import TIMEOUT, env, free_ports, max_diff, start, tail, tf_co
 from zoo.checkpoints import save_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer
 
-WORDS = ("goal match team win cup rain storm cloud wind sun vote law party "
-         "minister tax the a of is").split()
+WORDS = (
+    "goal match team win cup rain storm cloud wind sun vote law party "
+    "minister tax the a of is"
+).split()
 TOPICS = {"sport": WORDS[:5], "weather": WORDS[5:10], "politics": WORDS[10:15]}
 EPOCHS = 2
 
@@ -81,18 +83,28 @@ def assets(tmp_path_factory):
     """A tiny encoder without dropout (a zoo model directory), a sharded
     text corpus and a 40-row classification CSV."""
     root = tmp_path_factory.mktemp("distribute")
-    tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "."])
+    tokenizer = WordPieceTokenizer(
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "."]
+    )
     keras.utils.set_random_seed(7)
-    encoder = zoo.BertEncoder(vocabulary_size=len(tokenizer.vocabulary), num_layers=2,
-                              num_heads=2, hidden_dim=8, intermediate_dim=16,
-                              max_sequence_length=16, dropout=0.0)
+    encoder = zoo.BertEncoder(
+        vocabulary_size=len(tokenizer.vocabulary),
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=8,
+        intermediate_dim=16,
+        max_sequence_length=16,
+        dropout=0.0,
+    )
     model_dir = save_model_dir(encoder, root / "encoder", tokenizer)
     rng = random.Random(0)
     corpus = root / "corpus"
     corpus.mkdir()
     for part in range(4):
-        documents = [" ".join(" ".join(rng.choices(WORDS, k=5)).capitalize() + "."
-                              for _ in range(4)) for _ in range(6)]
+        documents = [
+            " ".join(" ".join(rng.choices(WORDS, k=5)).capitalize() + "." for _ in range(4))
+            for _ in range(6)
+        ]
         (corpus / f"part-{part:02d}.txt").write_text("\n\n".join(documents) + "\n")
     data = root / "news.csv"
     nrng = np.random.default_rng(0)
@@ -109,8 +121,17 @@ def assets(tmp_path_factory):
 
 
 def _job(assets, command, out, strategy, kill_after, tf_config=None):
-    cmd = [sys.executable, str(assets["script"]), command, str(assets["model"]),
-           str(assets[command]), str(out), strategy, str(kill_after), f"{out}-record"]
+    cmd = [
+        sys.executable,
+        str(assets["script"]),
+        command,
+        str(assets["model"]),
+        str(assets[command]),
+        str(out),
+        strategy,
+        str(kill_after),
+        f"{out}-record",
+    ]
     return cmd, env(tf_config)
 
 
@@ -125,7 +146,8 @@ def test_two_workers_match_one_process_and_resume_after_a_kill(tmp_path, assets,
     configs = tf_configs(free_ports(2))
     # The one-process reference runs beside the first (killed) cluster.
     jobs = [_job(assets, command, reference, "none", 0)] + [
-        _job(assets, command, multi, "multiworker", 1, c) for c in configs]
+        _job(assets, command, multi, "multiworker", 1, c) for c in configs
+    ]
     logs = [tmp_path / "reference.log"] + [tmp_path / f"worker{i}.log" for i in (0, 1)]
     procs = start(jobs, logs)
     codes = wait(procs[1:], logs[1:], kill_all_when_one_dies=True)
@@ -156,20 +178,26 @@ def test_two_workers_match_one_process_and_resume_after_a_kill(tmp_path, assets,
             step_diff = max(step_diff, max_diff(got[epoch], expected[epoch]))
     assert step_diff <= 1e-5, (got, expected)
     weights = list(np.load(f"{reference}-record-0.npz").values())
-    weight_diff = max(max_diff(list(np.load(f"{multi}-record-{t}.npz").values()), weights)
-                      for t in (0, 1))
+    weight_diff = max(
+        max_diff(list(np.load(f"{multi}-record-{t}.npz").values()), weights) for t in (0, 1)
+    )
     assert weight_diff <= 1e-5
 
     # The chief wrote the outputs (worker 1 nothing but its backup, now
     # gone), and the history carries the throughput of every epoch.
-    assert sorted(p.name for p in multi.iterdir()) == ["history.json", "metrics.json", "model"]
+    assert sorted(p.name for p in multi.iterdir()) == [
+        "history.json",
+        "metrics.json",
+        "model",
+    ]
     recorded = json.loads((multi / "history.json").read_text())
     assert recorded["epochs"] == [1, 2]
     history = recorded["history"]
     for key in ("examples_per_second", "worker_examples_per_second", "tokens_per_second"):
         assert len(history[key]) == 2 and all(v > 0 for v in history[key]), key
     assert history["worker_examples_per_second"][1] == pytest.approx(
-        history["examples_per_second"][1] / 2)
+        history["examples_per_second"][1] / 2
+    )
     metrics = json.loads((multi / "metrics.json").read_text())
     ref_metrics = json.loads((reference / "metrics.json").read_text())
     if command == "finetune":
@@ -177,9 +205,11 @@ def test_two_workers_match_one_process_and_resume_after_a_kill(tmp_path, assets,
         assert metrics["num_test"] == 8
     else:
         assert metrics["trained"] == pytest.approx(ref_metrics["trained"], abs=1e-6)
-    print(f"\n{command}: 2 workers killed after epoch 1 and restarted vs one process: max "
-          f"per-step loss difference {step_diff:.2e}, weights {weight_diff:.2e}; "
-          f"examples/s (all workers) {history['examples_per_second'][1]:.1f}")
+    print(
+        f"\n{command}: 2 workers killed after epoch 1 and restarted vs one process: max "
+        f"per-step loss difference {step_diff:.2e}, weights {weight_diff:.2e}; "
+        f"examples/s (all workers) {history['examples_per_second'][1]:.1f}"
+    )
 
 
 def test_gradient_accumulation_of_4_batches_of_8_is_one_batch_of_32():
@@ -187,30 +217,47 @@ def test_gradient_accumulation_of_4_batches_of_8_is_one_batch_of_32():
 
     rng = np.random.default_rng(0)
     n = 96
-    x = {"token_ids": rng.integers(5, 50, (n, 16)).astype("int32"),
-         "segment_ids": np.zeros((n, 16), "int32"),
-         "padding_mask": (np.arange(16)[None] < rng.integers(6, 17, (n, 1))).astype("int32")}
+    x = {
+        "token_ids": rng.integers(5, 50, (n, 16)).astype("int32"),
+        "segment_ids": np.zeros((n, 16), "int32"),
+        "padding_mask": (np.arange(16)[None] < rng.integers(6, 17, (n, 1))).astype("int32"),
+    }
     y = {"logits": rng.integers(0, 3, n)}
 
     def train(batch, accumulation):
         keras.utils.set_random_seed(1)
-        encoder = zoo.BertEncoder(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16,
-                                  intermediate_dim=32, max_sequence_length=16, dropout=0.0)
+        encoder = zoo.BertEncoder(
+            vocabulary_size=50,
+            num_layers=2,
+            num_heads=2,
+            hidden_dim=16,
+            intermediate_dim=32,
+            max_sequence_length=16,
+            dropout=0.0,
+        )
         model = zoo.Classifier(encoder, 3, dropout=0.0)
         model.compile(
-            optimizer=make_adamw(model, 1e-2, n // batch,
-                                 gradient_accumulation=accumulation),
-            loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)})
+            optimizer=make_adamw(
+                model, 1e-2, n // batch, gradient_accumulation=accumulation
+            ),
+            loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
+        )
         model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
         loss = model.evaluate(x, y, batch_size=n, verbose=0)
-        return model.get_weights(), float(np.ravel(loss)[0]), int(model.optimizer.iterations)
+        return (
+            model.get_weights(),
+            float(np.ravel(loss)[0]),
+            int(model.optimizer.iterations),
+        )
 
     big, small = train(32, 1), train(8, 4)
     assert big[2] == small[2] == 3  # three updates each
     loss_diff = abs(big[1] - small[1])
     weight_diff = max_diff(big[0], small[0])
-    print(f"\n3 updates: batch 32 loss {big[1]:.6f}, 4 x 8 accumulated {small[1]:.6f}: "
-          f"|diff| {loss_diff:.1e}, weights {weight_diff:.1e}")
+    print(
+        f"\n3 updates: batch 32 loss {big[1]:.6f}, 4 x 8 accumulated {small[1]:.6f}: "
+        f"|diff| {loss_diff:.1e}, weights {weight_diff:.1e}"
+    )
     assert loss_diff <= 1e-5 and weight_diff <= 1e-5
 
 
@@ -231,8 +278,10 @@ def test_adam_updates_a_repeated_token_like_a_dense_gradient():
         optimizer = AdamW(0.01, weight_decay=0.0)
         with tf.GradientTape() as tape:
             loss = tf.reduce_sum(embedding(np.array(ids)) * tf.constant([[1.0, 2.0]]))
-        optimizer.apply(tape.gradient(loss, embedding.trainable_variables),
-                        embedding.trainable_variables)
+        optimizer.apply(
+            tape.gradient(loss, embedding.trainable_variables),
+            embedding.trainable_variables,
+        )
         moved.append(np.abs(embedding.get_weights()[0] - before)[1])
     np.testing.assert_allclose(moved, 0.01, rtol=1e-4)
 
@@ -241,15 +290,41 @@ def test_adam_updates_a_repeated_token_like_a_dense_gradient():
 def test_tpu_strategy_without_a_tpu_is_a_clear_error(tmp_path, assets, command):
     """As far as a machine without a TPU goes: the TPU resolver is asked for
     the named TPU and the command fails with a message, not a traceback."""
-    args = (["--config", str(assets["model"]), "--data", str(assets["pretrain"])]
-            if command == "pretrain" else
-            ["--model", str(assets["model"]), "--data", str(assets["finetune"]),
-             "--task", "classify"])
+    args = (
+        ["--config", str(assets["model"]), "--data", str(assets["pretrain"])]
+        if command == "pretrain"
+        else [
+            "--model",
+            str(assets["model"]),
+            "--data",
+            str(assets["finetune"]),
+            "--task",
+            "classify",
+        ]
+    )
     run = subprocess.run(
-        [sys.executable, "-m", "zoo", command, *args, "--sequence-length", "16",
-         "--out", str(tmp_path / "out"), "--strategy", "tpu", "--tpu", "grpc://127.0.0.1:1"],
-        env=env(), capture_output=True, text=True, timeout=TIMEOUT)
+        [
+            sys.executable,
+            "-m",
+            "zoo",
+            command,
+            *args,
+            "--sequence-length",
+            "16",
+            "--out",
+            str(tmp_path / "out"),
+            "--strategy",
+            "tpu",
+            "--tpu",
+            "grpc://127.0.0.1:1",
+        ],
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert run.returncode == 2, run.stderr[-3000:]
-    assert "--strategy tpu: no TPU found at --tpu grpc://127.0.0.1:1" in run.stderr, \
+    assert "--strategy tpu: no TPU found at --tpu grpc://127.0.0.1:1" in run.stderr, (
         run.stderr[-3000:]
+    )
     assert "Traceback" not in run.stderr

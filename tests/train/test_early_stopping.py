@@ -21,8 +21,14 @@ class _Interrupted(Exception):
 def _tiny_model_dir(directory, texts):
     words = sorted({w for t in texts for w in t.lower().split()})
     tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])
-    encoder = zoo.BertEncoder(vocabulary_size=5 + len(words), num_layers=2, num_heads=2,
-                              hidden_dim=32, intermediate_dim=64, max_sequence_length=32)
+    encoder = zoo.BertEncoder(
+        vocabulary_size=5 + len(words),
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=32,
+        intermediate_dim=64,
+        max_sequence_length=32,
+    )
     save_model_dir(encoder, directory / "model", tokenizer)
     return directory / "model"
 
@@ -38,11 +44,15 @@ def test_early_stopping_counts_across_an_interrupted_run(tmp_path):
     data.mkdir()
     synthetic.write_topics_csv(data / "train.csv")
     rows = (data / "train.csv").read_text().splitlines()
-    swapped = [rows[0]] + [r.replace(",sport", ",TECH").replace(",tech", ",sport")
-                           .replace(",TECH", ",tech") for r in rows[1:17]]
+    swapped = [rows[0]] + [
+        r.replace(",sport", ",TECH").replace(",tech", ",sport").replace(",TECH", ",tech")
+        for r in rows[1:17]
+    ]
     (data / "validation.csv").write_text("\n".join(swapped) + "\n")
     (data / "test.csv").write_text("\n".join(rows[:17]) + "\n")
-    model_dir = _tiny_model_dir(tmp_path, [r.rsplit(",", 1)[0].strip('"') for r in rows[1:]])
+    model_dir = _tiny_model_dir(
+        tmp_path, [r.rsplit(",", 1)[0].strip('"') for r in rows[1:]]
+    )
     val_losses = []
 
     class InterruptAfterEpoch2(keras.callbacks.Callback):
@@ -51,11 +61,19 @@ def test_early_stopping_counts_across_an_interrupted_run(tmp_path):
             if epoch == 1:
                 raise _Interrupted
 
-    config = FinetuneConfig(epochs=8, batch_size=16, sequence_length=32, learning_rate=5e-3,
-                            patience=2)
+    config = FinetuneConfig(
+        epochs=8, batch_size=16, sequence_length=32, learning_rate=5e-3, patience=2
+    )
     with pytest.raises(_Interrupted):
-        finetune(model_dir, data, "classify", tmp_path / "out", config,
-                 callbacks=[InterruptAfterEpoch2()], verbose=0)
+        finetune(
+            model_dir,
+            data,
+            "classify",
+            tmp_path / "out",
+            config,
+            callbacks=[InterruptAfterEpoch2()],
+            verbose=0,
+        )
     assert val_losses[1] > val_losses[0], "premise: validation loss rises after epoch 1"
     trained = []
 
@@ -63,13 +81,22 @@ def test_early_stopping_counts_across_an_interrupted_run(tmp_path):
         def on_epoch_begin(self, epoch, logs=None):
             trained.append(epoch + 1)
 
-    result = finetune(model_dir, data, "classify", tmp_path / "out", config,
-                      callbacks=[Trained()], verbose=0)
+    result = finetune(
+        model_dir,
+        data,
+        "classify",
+        tmp_path / "out",
+        config,
+        callbacks=[Trained()],
+        verbose=0,
+    )
     history = json.loads((tmp_path / "out" / "history.json").read_text())
     manifest = json.loads((tmp_path / "out" / "model" / "zoo_model.json").read_text())
-    print(f"\nvalidation loss by epoch {history['history']['val_loss']}; re-run trained "
-          f"epochs {trained}, best epoch {manifest['best']['epoch']}, test accuracy "
-          f"{result['accuracy']:.3f}")
+    print(
+        f"\nvalidation loss by epoch {history['history']['val_loss']}; re-run trained "
+        f"epochs {trained}, best epoch {manifest['best']['epoch']}, test accuracy "
+        f"{result['accuracy']:.3f}"
+    )
     assert trained == [3], "the re-run must train epoch 3 only, then stop"
     # history.json keeps the epochs before the interruption.
     assert history["epochs"] == [1, 2, 3]

@@ -31,8 +31,14 @@ def test_classification_metrics_are_the_given_examples_and_predict_traces_once()
     model = make_tiny("classifier")
     texts = sentences(70, seed=3)  # 64 + 6: a short last batch before the fill
     examples = [TextExample(t, TINY_LABELS[i % 3]) for i, t in enumerate(texts)]
-    result = evaluate_model(model, tokenizer, "classify", examples, TINY_LABELS,
-                            FinetuneConfig(sequence_length=32))
+    result = evaluate_model(
+        model,
+        tokenizer,
+        "classify",
+        examples,
+        TINY_LABELS,
+        FinetuneConfig(sequence_length=32),
+    )
     assert model.predict_function.experimental_get_tracing_count() == 1
     assert result["num_examples"] == 70
 
@@ -46,8 +52,10 @@ def test_classification_metrics_are_the_given_examples_and_predict_traces_once()
 def test_predict_whole_batches_returns_the_given_rows_only():
     tokenizer = WordPieceTokenizer(VOCABULARY)
     model = make_tiny("tagger")
-    ids = {k: np.asarray(v) for k, v in tokenizer(sentences(37, seed=4),
-                                                    sequence_length=16).items()}
+    ids = {
+        k: np.asarray(v)
+        for k, v in tokenizer(sentences(37, seed=4), sequence_length=16).items()
+    }
     out = _predict_whole_batches(model, ids, 16)
     assert model.predict_function.experimental_get_tracing_count() == 1
     assert out["logits"].shape == (37, 16, 4)
@@ -64,8 +72,14 @@ def test_tagging_evaluation_scores_every_sentence_once():
     model = make_tiny("tagger")
     words = [tuple(s.rstrip(".").split()) for s in sentences(67, seed=5)]
     examples = [TaggedSentence(w, ("B-ORG",) + ("O",) * (len(w) - 1)) for w in words]
-    result = evaluate_model(model, tokenizer, "tag", examples,
-                            ["O", "B-ORG", "I-ORG", "B-PER"], FinetuneConfig(sequence_length=32))
+    result = evaluate_model(
+        model,
+        tokenizer,
+        "tag",
+        examples,
+        ["O", "B-ORG", "I-ORG", "B-PER"],
+        FinetuneConfig(sequence_length=32),
+    )
     assert model.predict_function.experimental_get_tracing_count() == 1
     assert result["num_examples"] == 67
     assert 0.0 <= result["entity_f1"] <= 1.0

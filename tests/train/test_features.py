@@ -22,14 +22,20 @@ def pieces(tokenizer, ids):
 def test_tagging_first_piece_carries_the_label(tokenizer):
     sentence = TaggedSentence(("Johanson", "visited", "Reykjavik"), ("B-PER", "O", "B-LOC"))
     tag_to_id = {"O": 0, "B-PER": 1, "B-LOC": 2}
-    inputs, labels, word_index = features.tagging_features([sentence], tokenizer, tag_to_id, 16)
+    inputs, labels, word_index = features.tagging_features(
+        [sentence], tokenizer, tag_to_id, 16
+    )
     n = int(inputs["padding_mask"][0].sum())
     tokens = pieces(tokenizer, inputs["token_ids"][0, :n])
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
     assert "".join(t.removeprefix("##") for t in tokens[1:-1]) == "johansonvisitedreykjavik"
     # Exactly one labelled piece per word, at the word's first piece.
     labelled = np.flatnonzero(labels[0] >= 0)
-    assert [tokens[i] for i in labelled] == [tokens[1], "visited", tokens[tokens.index("visited") + 1]]
+    assert [tokens[i] for i in labelled] == [
+        tokens[1],
+        "visited",
+        tokens[tokens.index("visited") + 1],
+    ]
     assert labels[0, labelled].tolist() == [1, 0, 2]
     assert word_index[0, labelled].tolist() == [0, 1, 2]
     assert all(not tokens[i].startswith("##") for i in labelled)
@@ -38,15 +44,17 @@ def test_tagging_first_piece_carries_the_label(tokenizer):
     # Decoding maps the first-piece prediction back to words.
     logits = np.zeros((1, 16, 3))
     logits[0, labelled, [1, 0, 2]] = 5.0
-    assert features.tags_from_logits(logits, word_index, [sentence], ["O", "B-PER", "B-LOC"]) == [
-        ["B-PER", "O", "B-LOC"]]
+    assert features.tags_from_logits(
+        logits, word_index, [sentence], ["O", "B-PER", "B-LOC"]
+    ) == [["B-PER", "O", "B-LOC"]]
 
 
 def test_qa_answer_spanning_several_pieces_maps_exactly(tokenizer):
     context = "The treaty was signed by Johanson in Reykjavik during 1972."
     answer = "Johanson in Reykjavik"
-    example = QAExample("q1", "Who signed the treaty?", context,
-                        ((answer, context.index(answer)),))
+    example = QAExample(
+        "q1", "Who signed the treaty?", context, ((answer, context.index(answer)),)
+    )
     f = features.qa_features([example], tokenizer, sequence_length=48, doc_stride=16)
     assert len(f.example_index) == 1
     start, end = int(f.start_positions[0]), int(f.end_positions[0])
@@ -76,7 +84,9 @@ def test_doc_stride_windows_and_unanswerable(tokenizer):
         span = tokens[f.start_positions[i] : f.end_positions[i] + 1]
         assert "".join(t.removeprefix("##") for t in span) == "word100"
     # Windows without the answer point at [CLS].
-    assert (f.start_positions[[i for i in range(len(f.example_index)) if i not in found]] == 0).all()
+    assert (
+        f.start_positions[[i for i in range(len(f.example_index)) if i not in found]] == 0
+    ).all()
     # Overlap: consecutive windows share context.
     assert f.token_to_word[1][min(f.token_to_word[1])] < max(f.token_to_word[0].values())
     impossible = QAExample("n", "Which?", "short context", (), True)
@@ -84,7 +94,9 @@ def test_doc_stride_windows_and_unanswerable(tokenizer):
     assert g.start_positions.tolist() == [0] and g.end_positions.tolist() == [0]
     s = np.zeros((1, 32))
     s[0, 0] = 5.0
-    assert features.decode_answers(g, s, s.copy(), [impossible], allow_null=True) == {"n": ""}
+    assert features.decode_answers(g, s, s.copy(), [impossible], allow_null=True) == {
+        "n": ""
+    }
 
 
 # --- windows over long texts (classification) ---------------------------------
@@ -110,7 +122,7 @@ def test_text_windows_cover_a_long_text_in_order(tokenizer):
         assert windows.inputs["token_ids"][w, 0] == tokenizer.cls_id
         assert windows.inputs["token_ids"][w, mask.sum() - 1] == tokenizer.sep_id
         assert body == ids[w * stride : w * stride + 14]
-        assert (windows.inputs["token_ids"][w, mask.sum():] == tokenizer.pad_id).all()
+        assert (windows.inputs["token_ids"][w, mask.sum() :] == tokenizer.pad_id).all()
     assert windows.inputs["token_ids"][n - 1, mask.sum() - 2] == ids[-1]
     assert owner == [0] * n + [1]
 
@@ -120,12 +132,17 @@ def test_text_windows_cap_and_bad_arguments(tokenizer):
     windows = features.text_windows([text, ""], tokenizer, 16, 10, 2)
     assert windows.example_index.tolist() == [0, 0, 1]
     # An empty text still gets its [CLS] [SEP] window.
-    assert windows.inputs["token_ids"][2, :3].tolist() == [tokenizer.cls_id,
-                                                           tokenizer.sep_id, tokenizer.pad_id]
+    assert windows.inputs["token_ids"][2, :3].tolist() == [
+        tokenizer.cls_id,
+        tokenizer.sep_id,
+        tokenizer.pad_id,
+    ]
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="max_windows must be a positive integer"):
             features.text_windows([text], tokenizer, 16, 10, bad)
-    with pytest.raises(ValueError, match="doc_stride must be a positive integer; received 0"):
+    with pytest.raises(
+        ValueError, match="doc_stride must be a positive integer; received 0"
+    ):
         features.text_windows([text], tokenizer, 16, 0, 2)
     with pytest.raises(ValueError, match="sequence_length must be an int >= 3; received 2"):
         features.text_windows([text], tokenizer, 2, 10, 2)
@@ -135,8 +152,9 @@ def test_text_windows_cap_and_bad_arguments(tokenizer):
 
 def test_average_windows_is_the_mean_per_text():
     logits = np.array([[1.0, 0.0], [3.0, 2.0], [0.0, 5.0]])
-    np.testing.assert_allclose(features.average_windows(logits, np.array([0, 0, 1]), 2),
-                               [[2.0, 1.0], [0.0, 5.0]])
+    np.testing.assert_allclose(
+        features.average_windows(logits, np.array([0, 0, 1]), 2), [[2.0, 1.0], [0.0, 5.0]]
+    )
     with pytest.raises(ValueError, match="at least one window"):
         features.average_windows(logits, np.array([0, 0, 2]), 3)
 
@@ -147,8 +165,9 @@ def test_windowed_classification_dataset_labels_every_window(tokenizer):
 
     long = " ".join(f"word{i}" for i in range(40))
     examples = [TextExample(long, "b"), TextExample("Short.", "a")]
-    ds = classification_dataset(examples, ["a", "b"], tokenizer, 16, 64, max_windows=3,
-                                doc_stride=14)
+    ds = classification_dataset(
+        examples, ["a", "b"], tokenizer, 16, 64, max_windows=3, doc_stride=14
+    )
     x, y = next(iter(ds))
     assert x["token_ids"].shape == (4, 16)  # 3 windows of the long text, 1 of the short
     assert y["logits"].numpy().tolist() == [1, 1, 1, 0]

@@ -18,15 +18,21 @@ from zoo.train.finetune import FinetuneConfig, finetune
 
 pytestmark = [pytest.mark.assets, pytest.mark.slow]
 
+
 def test_tagging_head_learns_synthetic_ner(minilm2_dir, tmp_path):
     data = tmp_path / "ner"
     data.mkdir()
     synthetic.write_conll(data / "train.conll", 240, seed=1)
     synthetic.write_conll(data / "dev.conll", 40, seed=2)
     synthetic.write_conll(data / "test.conll", 80, seed=3)
-    result = finetune(minilm2_dir, data, "tag", tmp_path / "out",
-                      FinetuneConfig(epochs=3, batch_size=16, sequence_length=32,
-                                     learning_rate=1e-4), verbose=0)
+    result = finetune(
+        minilm2_dir,
+        data,
+        "tag",
+        tmp_path / "out",
+        FinetuneConfig(epochs=3, batch_size=16, sequence_length=32, learning_rate=1e-4),
+        verbose=0,
+    )
     print(f"\nsynthetic NER entity F1: {result['entity_f1']:.3f}")
     assert result["entity_f1"] >= 0.9
 
@@ -37,9 +43,16 @@ def test_span_qa_head_learns_synthetic_squad(minilm2_dir, tmp_path):
     synthetic.write_squad(data / "train.json", 300, seed=1)
     synthetic.write_squad(data / "dev.json", 40, seed=2)
     synthetic.write_squad(data / "test.json", 80, seed=3)
-    result = finetune(minilm2_dir, data, "qa", tmp_path / "out",
-                      FinetuneConfig(epochs=3, batch_size=16, sequence_length=64,
-                                     learning_rate=3e-4, doc_stride=32), verbose=0)
+    result = finetune(
+        minilm2_dir,
+        data,
+        "qa",
+        tmp_path / "out",
+        FinetuneConfig(
+            epochs=3, batch_size=16, sequence_length=64, learning_rate=3e-4, doc_stride=32
+        ),
+        verbose=0,
+    )
     print(f"\nsynthetic SQuAD EM {result['exact_match']:.3f} F1 {result['f1']:.3f}")
     assert result["exact_match"] >= 0.9
 
@@ -60,12 +73,25 @@ def test_mixed_precision_finetune_learns_and_restores_the_policy(minilm2_dir, tm
     data = tmp_path / "topics.csv"
     synthetic.write_topics_csv(data)
     seen = set()
-    result = finetune(minilm2_dir, data, "classify", tmp_path / "out",
-                      FinetuneConfig(epochs=1, batch_size=8, sequence_length=16,
-                                     learning_rate=1e-4, pooling="mean",
-                                     mixed_precision="mixed_float16"),
-                      callbacks=[SeenPolicy()], verbose=0)
-    print(f"\nmixed_float16 fine-tune on two topics: test accuracy {result['accuracy']:.3f}")
+    result = finetune(
+        minilm2_dir,
+        data,
+        "classify",
+        tmp_path / "out",
+        FinetuneConfig(
+            epochs=1,
+            batch_size=8,
+            sequence_length=16,
+            learning_rate=1e-4,
+            pooling="mean",
+            mixed_precision="mixed_float16",
+        ),
+        callbacks=[SeenPolicy()],
+        verbose=0,
+    )
+    print(
+        f"\nmixed_float16 fine-tune on two topics: test accuracy {result['accuracy']:.3f}"
+    )
     assert seen == {"float16"}
     assert result["accuracy"] > 0.9  # chance is 0.5
     assert keras.config.dtype_policy().name == "float32"
@@ -73,11 +99,23 @@ def test_mixed_precision_finetune_learns_and_restores_the_policy(minilm2_dir, tm
     assert model.encoder.compute_policy.name == "float32"
 
     seen.clear()
-    again = finetune(tmp_path / "out" / "model", data, "classify", tmp_path / "again",
-                     FinetuneConfig(epochs=1, batch_size=8, sequence_length=16,
-                                    learning_rate=1e-4, pooling="mean", steps_per_epoch=3,
-                                    mixed_precision="mixed_bfloat16"),
-                     callbacks=[SeenPolicy()], verbose=0)
+    again = finetune(
+        tmp_path / "out" / "model",
+        data,
+        "classify",
+        tmp_path / "again",
+        FinetuneConfig(
+            epochs=1,
+            batch_size=8,
+            sequence_length=16,
+            learning_rate=1e-4,
+            pooling="mean",
+            steps_per_epoch=3,
+            mixed_precision="mixed_bfloat16",
+        ),
+        callbacks=[SeenPolicy()],
+        verbose=0,
+    )
     assert seen == {"bfloat16"}, "--mixed-precision must apply to a model directory too"
     assert again["accuracy"] > 0.9
     assert keras.config.dtype_policy().name == "float32"
@@ -102,23 +140,38 @@ finetune(sys.argv[1], "bbc", "classify", sys.argv[2],
 
 def test_killed_finetune_resumes_and_ends_the_same(minilm2_dir, tmp_path):
     def command(out, kill_after):
-        return [sys.executable, "-c", _KILLED_RUN, str(minilm2_dir), str(out), str(kill_after)]
+        return [
+            sys.executable,
+            "-c",
+            _KILLED_RUN,
+            str(minilm2_dir),
+            str(out),
+            str(kill_after),
+        ]
 
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
 
     def run(out, kill_after):
-        return subprocess.run(command(out, kill_after), capture_output=True, text=True,
-                              timeout=900, env=env)
+        return subprocess.run(
+            command(out, kill_after), capture_output=True, text=True, timeout=900, env=env
+        )
 
     # The uninterrupted reference runs beside the killed run: most of each
     # process is start-up, loading and saving, which overlap on 2 cores.
-    with subprocess.Popen(command(tmp_path / "straight", 0), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, env=env) as straight:
+    with subprocess.Popen(
+        command(tmp_path / "straight", 0),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as straight:
         killed = run(tmp_path / "resumed", 2)
         _, straight_err = straight.communicate(timeout=900)
     assert straight.returncode == 0, straight_err[-2000:]
     assert killed.returncode == -signal.SIGKILL
-    meta = json.loads((tmp_path / "resumed" / "backup" / "training_metadata.json").read_text())
+    meta = json.loads(
+        (tmp_path / "resumed" / "backup" / "training_metadata.json").read_text()
+    )
     assert meta["epoch"] == 2  # two epochs finished (and were saved) before the kill
     resumed = run(tmp_path / "resumed", 0)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
@@ -128,10 +181,13 @@ def test_killed_finetune_resumes_and_ends_the_same(minilm2_dir, tmp_path):
     # third by the re-run), as the uninterrupted run's does; the re-run
     # trained only epoch 3 (the backup said two were done), and the time adds up.
     assert history["epochs"] == straight_history["epochs"] == [1, 2, 3]
-    assert history["history"]["loss"] == pytest.approx(straight_history["history"]["loss"],
-                                                       rel=1e-4)
+    assert history["history"]["loss"] == pytest.approx(
+        straight_history["history"]["loss"], rel=1e-4
+    )
     assert all(s is not None for s in history["epoch_seconds"])
     a = json.loads((tmp_path / "straight" / "metrics.json").read_text())
     b = json.loads((tmp_path / "resumed" / "metrics.json").read_text())
-    print(f"\nuninterrupted accuracy {a['accuracy']:.4f}, killed+resumed {b['accuracy']:.4f}")
+    print(
+        f"\nuninterrupted accuracy {a['accuracy']:.4f}, killed+resumed {b['accuracy']:.4f}"
+    )
     assert a["accuracy"] == b["accuracy"]

@@ -32,7 +32,9 @@ def test_squad_metrics_hand_checked():
         QAExample("b", "q", "c", (("in 1889", 0),)),
         QAExample("c", "q", "c", (), True),
     ]
-    scores = metrics.squad_scores(examples, {"a": "Eiffel tower!", "b": "1889 exactly", "c": ""})
+    scores = metrics.squad_scores(
+        examples, {"a": "Eiffel tower!", "b": "1889 exactly", "c": ""}
+    )
     # a: exact after normalisation; b: tokens {1889, exactly} vs {in, 1889}: F1 0.5; c: null.
     assert scores["exact_match"] == pytest.approx(2 / 3)
     assert scores["f1"] == pytest.approx((1 + 0.5 + 1) / 3)

@@ -45,7 +45,9 @@ def test_weight_decay_skips_layer_norm_and_biases():
     lr, wd = 0.01, 0.1
     optimizer = make_adamw(model, lr, total_steps=10, warmup_fraction=0.0, weight_decay=wd)
     before = {v.path: np.array(v) for v in model.trainable_variables}
-    optimizer.apply_gradients([(keras.ops.zeros_like(v), v) for v in model.trainable_variables])
+    optimizer.apply_gradients(
+        [(keras.ops.zeros_like(v), v) for v in model.trainable_variables]
+    )
 
     decayed, kept = [], []
     for v in model.trainable_variables:
@@ -75,19 +77,25 @@ def test_fused_adam_step_is_keras_adams_step():
     model = zoo.Classifier(zoo.BertEncoder(**TINY), 3)
     model(tiny_batch(2, 5, TINY["vocabulary_size"]))
     start = [np.array(v) for v in model.trainable_variables]
-    grads = [[rng.normal(size=v.shape).astype("float32") for v in model.trainable_variables]
-             for _ in range(4)]
+    grads = [
+        [rng.normal(size=v.shape).astype("float32") for v in model.trainable_variables]
+        for _ in range(4)
+    ]
     ends = {}
-    for name, step in (("fused", schedules.AdamW.update_step),
-                       ("keras", keras.optimizers.AdamW.update_step)):
+    for name, step in (
+        ("fused", schedules.AdamW.update_step),
+        ("keras", keras.optimizers.AdamW.update_step),
+    ):
         for v, value in zip(model.trainable_variables, start):
             v.assign(value)
         optimizer = make_adamw(model, 1e-2, total_steps=10, warmup_fraction=0.0)
         with mock.patch.object(schedules.AdamW, "update_step", step):
             for g in grads:
                 optimizer.apply_gradients(zip(g, model.trainable_variables))
-        ends[name] = ([np.array(v) for v in model.trainable_variables],
-                      [np.array(m) for m in optimizer._momentums + optimizer._velocities])
+        ends[name] = (
+            [np.array(v) for v in model.trainable_variables],
+            [np.array(m) for m in optimizer._momentums + optimizer._velocities],
+        )
     # Float32 rounding in another order: ~2e-7 on weights that moved ~4e-2.
     for fused, ours in zip(*[ends["fused"][0], ends["keras"][0]]):
         np.testing.assert_allclose(fused, ours, rtol=1e-5, atol=1e-6)
@@ -95,21 +103,33 @@ def test_fused_adam_step_is_keras_adams_step():
         np.testing.assert_allclose(fused, ours, rtol=1e-5, atol=1e-7)
     moved = max(float(np.abs(a - b).max()) for a, b in zip(ends["fused"][0], start))
     assert moved > 1e-3  # four steps at lr 1e-2 moved the weights
-    graph = tf.function(lambda: optimizer.apply_gradients(
-        zip(grads[0], model.trainable_variables))).get_concrete_function().graph
+    graph = (
+        tf.function(
+            lambda: optimizer.apply_gradients(zip(grads[0], model.trainable_variables))
+        )
+        .get_concrete_function()
+        .graph
+    )
     assert "ResourceApplyAdam" in {op.type for op in graph.get_operations()}
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("patience", 0, "--patience must be a positive integer; received 0"),
-    ("epochs", -1, "--epochs must be a positive integer; received -1"),
-    ("batch_size", 2.5, "--batch-size must be a positive integer; received 2.5"),
-    ("learning_rate", 0, "--learning-rate must be > 0; received 0"),
-    ("warmup_fraction", 1.5, r"--warmup-fraction must be in \[0, 1\]; received 1.5"),
-    ("weight_decay", -0.1, "--weight-decay must be >= 0; received -0.1"),
-    ("steps_per_epoch", 0, "--steps-per-epoch must be a positive integer; received 0"),
-    ("gradient_accumulation", True, "--gradient-accumulation must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("patience", 0, "--patience must be a positive integer; received 0"),
+        ("epochs", -1, "--epochs must be a positive integer; received -1"),
+        ("batch_size", 2.5, "--batch-size must be a positive integer; received 2.5"),
+        ("learning_rate", 0, "--learning-rate must be > 0; received 0"),
+        ("warmup_fraction", 1.5, r"--warmup-fraction must be in \[0, 1\]; received 1.5"),
+        ("weight_decay", -0.1, "--weight-decay must be >= 0; received -0.1"),
+        ("steps_per_epoch", 0, "--steps-per-epoch must be a positive integer; received 0"),
+        (
+            "gradient_accumulation",
+            True,
+            "--gradient-accumulation must be a positive integer",
+        ),
+    ],
+)
 def test_training_configs_name_the_bad_field(field, value, message):
     """finetune, pretrain and distill refuse the same numbers the same way
     (`check_training_numbers`), before anything is written."""

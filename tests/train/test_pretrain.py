@@ -23,18 +23,28 @@ pytestmark = [pytest.mark.assets, pytest.mark.slow]
 def test_bert_tiny_pretraining_learns_mlm_and_nsp(tmp_path):
     from tests.conftest import asset_or_fail
 
-    documents = asset_or_fail(lambda: corpus_documents("austen+wordnet"),
-                              "Jane Austen + WordNet")
-    config = PretrainConfig(epochs=3, batch_size=32, sequence_length=64, max_predictions=10,
-                            learning_rate=1e-3, warmup_fraction=0.1, steps_per_epoch=100,
-                            eval_batches=20)
+    documents = asset_or_fail(
+        lambda: corpus_documents("austen+wordnet"), "Jane Austen + WordNet"
+    )
+    config = PretrainConfig(
+        epochs=3,
+        batch_size=32,
+        sequence_length=64,
+        max_predictions=10,
+        learning_rate=1e-3,
+        warmup_fraction=0.1,
+        steps_per_epoch=100,
+        eval_batches=20,
+    )
     result = pretrain("bert_tiny", documents, tmp_path / "pre", config, verbose=0)
     before, after = result["step_0"], result["trained"]
-    print(f"\nbert_tiny on {len(documents):,} real documents, {result['steps']} steps: "
-          f"MLM accuracy {before['mlm_accuracy']:.3f} -> {after['mlm_accuracy']:.3f}, "
-          f"NSP accuracy {before['nsp_accuracy']:.3f} -> {after['nsp_accuracy']:.3f}; "
-          f"pipeline {result['pipeline_examples_per_second']:.0f} ex/s vs training "
-          f"{result['train_examples_per_second']:.0f} ex/s")
+    print(
+        f"\nbert_tiny on {len(documents):,} real documents, {result['steps']} steps: "
+        f"MLM accuracy {before['mlm_accuracy']:.3f} -> {after['mlm_accuracy']:.3f}, "
+        f"NSP accuracy {before['nsp_accuracy']:.3f} -> {after['nsp_accuracy']:.3f}; "
+        f"pipeline {result['pipeline_examples_per_second']:.0f} ex/s vs training "
+        f"{result['train_examples_per_second']:.0f} ex/s"
+    )
     assert before["mlm_accuracy"] < 0.005  # a random 30,522-way guess
     assert after["mlm_accuracy"] > 0.03  # ~900x chance (0.061 measured)
     assert abs(before["nsp_accuracy"] - 0.5) < 0.1  # untrained: a coin flip
@@ -54,13 +64,37 @@ def test_continued_pretraining_from_the_real_checkpoint(minilm_dir, tmp_path, ca
     from zoo.cli import main
 
     out = tmp_path / "continued"
-    assert main(["pretrain", "--config", str(minilm_dir), "--data", "austen", "--out", str(out),
-                 "--epochs", "1", "--steps-per-epoch", "40", "--batch-size", "16",
-                 "--sequence-length", "64", "--max-predictions", "10", "--no-nsp"]) == 0
+    assert (
+        main(
+            [
+                "pretrain",
+                "--config",
+                str(minilm_dir),
+                "--data",
+                "austen",
+                "--out",
+                str(out),
+                "--epochs",
+                "1",
+                "--steps-per-epoch",
+                "40",
+                "--batch-size",
+                "16",
+                "--sequence-length",
+                "64",
+                "--max-predictions",
+                "10",
+                "--no-nsp",
+            ]
+        )
+        == 0
+    )
     assert "checkpoint has no pre-training heads" in capsys.readouterr().out
     result = json.loads((out / "metrics.json").read_text())
     before, after = result["step_0"]["mlm_accuracy"], result["trained"]["mlm_accuracy"]
-    print(f"\ncontinued MLM pre-training of MiniLM, 40 steps: accuracy {before:.3f} -> {after:.3f}")
+    print(
+        f"\ncontinued MLM pre-training of MiniLM, 40 steps: accuracy {before:.3f} -> {after:.3f}"
+    )
     assert before < 0.005  # a random head over a good encoder still guesses at random
     # bert_tiny from scratch needs 300 steps at 1e-3 for 0.06; the real
     # encoder gets there in 40 at 1e-4 (0.060 measured).

@@ -29,9 +29,16 @@ def test_sop_and_sbo_heads_train_and_reload(paragraphs, tmp_path):
     # 15 steps of batch 8 (CI budget) at a high rate, enough for the heads
     # to leave the uniform guess: at 1e-3 SBO went 10.35 -> 9.90 in these 15
     # steps and 10.33 -> 7.97 in 40 steps of 16 (64 tokens).
-    config = PretrainConfig(objective="mlm+sop+sbo", epochs=1, steps_per_epoch=15,
-                            batch_size=8, sequence_length=32, max_predictions=5,
-                            learning_rate=5e-3, eval_batches=3)
+    config = PretrainConfig(
+        objective="mlm+sop+sbo",
+        epochs=1,
+        steps_per_epoch=15,
+        batch_size=8,
+        sequence_length=32,
+        max_predictions=5,
+        learning_rate=5e-3,
+        eval_batches=3,
+    )
     assert (config.masking, config.nsp) == ("span", False)
     result = pretrain("bert_tiny", paragraphs, tmp_path / "run", config, verbose=0)
     before, after = result["step_0"], result["trained"]
@@ -42,14 +49,16 @@ def test_sop_and_sbo_heads_train_and_reload(paragraphs, tmp_path):
     assert after["sbo_loss"] < before["sbo_loss"] - 1.0
     history = json.loads((tmp_path / "run" / "history.json").read_text())
     assert "sbo_logits_loss" in json.dumps(history) and "sop_logits_accuracy" in json.dumps(
-        history)
+        history
+    )
 
     model, tokenizer, meta = load_model_dir(tmp_path / "run" / "model")
     assert type(model).__name__ == "Pretrainer"
     assert (model.sentence_task, model.span_boundary) == ("sop", True)
     assert meta["pretrain_config"]["objective"] == "mlm+sop+sbo"
-    batch = tokenizer(["It is a truth universally acknowledged."], text_b=["Yes."],
-                      sequence_length=16)
+    batch = tokenizer(
+        ["It is a truth universally acknowledged."], text_b=["Yes."], sequence_length=16
+    )
     x = {k: np.asarray(batch[k]) for k in ("token_ids", "segment_ids", "padding_mask")}
     x["masked_positions"] = np.array([[2, 3]], "int32")
     x["span_left_positions"] = np.array([[1, 1]], "int32")
@@ -58,18 +67,22 @@ def test_sop_and_sbo_heads_train_and_reload(paragraphs, tmp_path):
     assert out["sbo_logits"].shape == (1, 2, 30522) and out["sop_logits"].shape == (1, 2)
 
 
-@pytest.mark.parametrize("flags, words", [
-    (["--no-nsp", "--objective", "mlm+nsp"], "--no-nsp contradicts"),
-    (["--whole-word", "--masking", "span"], "--whole-word contradicts"),
-    (["--recipe", "roberta", "--objective", "mlm+sop"], "no segment B"),
-    (["--objective", "mlm+sbo", "--masking", "token"], "needs --masking span"),
-])
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--no-nsp", "--objective", "mlm+nsp"], "--no-nsp contradicts"),
+        (["--whole-word", "--masking", "span"], "--whole-word contradicts"),
+        (["--recipe", "roberta", "--objective", "mlm+sop"], "no segment B"),
+        (["--objective", "mlm+sbo", "--masking", "token"], "needs --masking span"),
+    ],
+)
 def test_contradicting_flags_are_refused_before_writing(tmp_path, capsys, flags, words):
     from zoo.cli import main
 
     out = tmp_path / "run"
-    code = main(["pretrain", "--config", "bert_tiny", "--data", "austen", "--out", str(out),
-                 *flags])
+    code = main(
+        ["pretrain", "--config", "bert_tiny", "--data", "austen", "--out", str(out), *flags]
+    )
     assert code == 2
     assert words in capsys.readouterr().err
     assert not out.exists()
@@ -80,8 +93,19 @@ def test_full_packing_of_text_files_is_refused_before_writing(tmp_path, capsys):
 
     (tmp_path / "a.txt").write_text("One. Two.\n\nThree. Four.\n")
     out = tmp_path / "run"
-    code = main(["pretrain", "--config", "bert_tiny", "--data", str(tmp_path / "a.txt"),
-                 "--out", str(out), "--recipe", "roberta"])
+    code = main(
+        [
+            "pretrain",
+            "--config",
+            "bert_tiny",
+            "--data",
+            str(tmp_path / "a.txt"),
+            "--out",
+            str(out),
+            "--recipe",
+            "roberta",
+        ]
+    )
     assert code == 2
     assert "--packing sentences" in capsys.readouterr().err
     assert not out.exists()
@@ -92,15 +116,25 @@ def test_recipe_defaults_and_overrides():
 
     bert, roberta = PretrainConfig.for_recipe("bert"), PretrainConfig.for_recipe("roberta")
     assert bert == PretrainConfig()  # no flag: today's defaults
-    assert (bert.objective, bert.packing, bert.batch_size, bert.learning_rate,
-            bert.beta_2) == ("mlm+nsp", "sentences", 32, 1e-4, 0.999)
-    assert (roberta.objective, roberta.packing, roberta.batch_size, roberta.learning_rate,
-            roberta.beta_2, roberta.warmup_fraction) == ("mlm", "full", 128, 6e-4, 0.98, 0.05)
+    assert (
+        bert.objective,
+        bert.packing,
+        bert.batch_size,
+        bert.learning_rate,
+        bert.beta_2,
+    ) == ("mlm+nsp", "sentences", 32, 1e-4, 0.999)
+    assert (
+        roberta.objective,
+        roberta.packing,
+        roberta.batch_size,
+        roberta.learning_rate,
+        roberta.beta_2,
+        roberta.warmup_fraction,
+    ) == ("mlm", "full", 128, 6e-4, 0.98, 0.05)
     mine = PretrainConfig.for_recipe("roberta", learning_rate=1e-3, batch_size=None)
     assert (mine.learning_rate, mine.batch_size) == (1e-3, 128)
     with pytest.raises(ValueError, match="--recipe 'albert'"):
         PretrainConfig.for_recipe("albert")
-
 
 
 @pytest.mark.full
@@ -121,21 +155,43 @@ def test_albert_learns_sentence_order_where_the_order_has_a_cue(tmp_path):
 
     tokenizer = WordPieceTokenizer(str(minilm_checkpoint_dir() / "vocab.txt"))
     config = zoo.PRESETS["albert_base"].replace(
-        vocabulary_size=tokenizer.vocabulary_size, embedding_dim=64, num_layers=4,
-        num_heads=2, hidden_dim=128, intermediate_dim=512)
-    save_hf(zoo.build_encoder(config), tmp_path / "albert", vocabulary=tokenizer.vocabulary,
-            lowercase=True)
+        vocabulary_size=tokenizer.vocabulary_size,
+        embedding_dim=64,
+        num_layers=4,
+        num_heads=2,
+        hidden_dim=128,
+        intermediate_dim=512,
+    )
+    save_hf(
+        zoo.build_encoder(config),
+        tmp_path / "albert",
+        vocabulary=tokenizer.vocabulary,
+        lowercase=True,
+    )
     rng = random.Random(0)
     words = "apple river stone cloud garden window silver music paper forest candle bridge"
     documents = []
     for _ in range(3000):
         w = rng.sample(words.split(), 6)
-        documents.append([f"first the {w[0]} and the {w[1]} .",
-                          f"then the {w[2]} saw the {w[3]} ."])
-    result = pretrain(tmp_path / "albert", documents, tmp_path / "run",
-                      PretrainConfig(objective="mlm+sop", epochs=2, steps_per_epoch=60,
-                                     batch_size=32, sequence_length=32, max_predictions=4,
-                                     learning_rate=1e-3, eval_batches=10), verbose=0)
+        documents.append(
+            [f"first the {w[0]} and the {w[1]} .", f"then the {w[2]} saw the {w[3]} ."]
+        )
+    result = pretrain(
+        tmp_path / "albert",
+        documents,
+        tmp_path / "run",
+        PretrainConfig(
+            objective="mlm+sop",
+            epochs=2,
+            steps_per_epoch=60,
+            batch_size=32,
+            sequence_length=32,
+            max_predictions=4,
+            learning_rate=1e-3,
+            eval_batches=10,
+        ),
+        verbose=0,
+    )
     before, after = result["step_0"]["sop_accuracy"], result["trained"]["sop_accuracy"]
     print(f"\nALBERT SOP with an order cue, 120 steps: {before:.3f} -> {after:.3f}")
     assert abs(before - 0.5) < 0.1

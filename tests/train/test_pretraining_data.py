@@ -21,7 +21,9 @@ def documents():
     from tests.conftest import asset_or_fail
     from zoo.train.pretrain import corpus_documents
 
-    return asset_or_fail(lambda: corpus_documents("austen"), "Jane Austen (r-cran-janeaustenr)")
+    return asset_or_fail(
+        lambda: corpus_documents("austen"), "Jane Austen (r-cran-janeaustenr)"
+    )
 
 
 def test_masking_statistics_on_10000_real_examples(tokenizer, documents):
@@ -32,11 +34,17 @@ def test_masking_statistics_on_10000_real_examples(tokenizer, documents):
     selected = selectable = 0
     now_all, was_all = [], []
     for start in range(0, 20_000, 2_000):
-        chunk = sentences[start:start + 2_000]
+        chunk = sentences[start : start + 2_000]
         batch = tokenizer(chunk[0::2], text_b=chunk[1::2], sequence_length=128)
-        out = mask_tokens(batch["token_ids"], batch["padding_mask"], tf.constant([start, 9]),
-                          vocabulary_size=tokenizer.vocabulary_size, mask_id=tokenizer.mask_id,
-                          special_ids=specials, max_predictions=24)
+        out = mask_tokens(
+            batch["token_ids"],
+            batch["padding_mask"],
+            tf.constant([start, 9]),
+            vocabulary_size=tokenizer.vocabulary_size,
+            mask_id=tokenizer.mask_id,
+            special_ids=specials,
+            max_predictions=24,
+        )
         ids, mask = batch["token_ids"].numpy(), batch["padding_mask"].numpy()
         masked = out["token_ids"].numpy()
         real = out["masked_weights"].numpy() > 0
@@ -58,8 +66,10 @@ def test_masking_statistics_on_10000_real_examples(tokenizer, documents):
     as_mask = np.mean(now == tokenizer.mask_id)
     kept = np.mean(now == was)
     randomised = np.mean((now != was) & (now != tokenizer.mask_id))
-    print(f"\n10,000 pairs: selected {fraction:.4f} of maskable tokens; [MASK] {as_mask:.4f}, "
-          f"random {randomised:.4f}, unchanged {kept:.4f}")
+    print(
+        f"\n10,000 pairs: selected {fraction:.4f} of maskable tokens; [MASK] {as_mask:.4f}, "
+        f"random {randomised:.4f}, unchanged {kept:.4f}"
+    )
     assert abs(fraction - 0.15) <= 0.005
     assert abs(as_mask - 0.8) <= 0.01
     assert abs(randomised - 0.1) <= 0.01
@@ -67,7 +77,9 @@ def test_masking_statistics_on_10000_real_examples(tokenizer, documents):
 
 
 def test_pipeline_examples_are_packed_pairs_with_balanced_nsp(tokenizer, documents):
-    ds = pretraining_dataset(documents, tokenizer, sequence_length=128, batch_size=256, seed=7)
+    ds = pretraining_dataset(
+        documents, tokenizer, sequence_length=128, batch_size=256, seed=7
+    )
     x, y, w = next(iter(ds))
     mask = x["padding_mask"].numpy()
     ids = x["token_ids"].numpy()
@@ -82,7 +94,9 @@ def test_same_seed_same_stream_and_masks_redrawn_each_epoch(tokenizer, documents
     small = documents[:300]
 
     def first_two_epochs(seed):
-        ds = pretraining_dataset(small, tokenizer, sequence_length=64, batch_size=16, seed=seed)
+        ds = pretraining_dataset(
+            small, tokenizer, sequence_length=64, batch_size=16, seed=seed
+        )
         epochs = []
         for _ in range(2):
             epochs.append([x["masked_positions"].numpy() for x, _, _ in ds.take(3)])
@@ -97,16 +111,20 @@ def test_same_seed_same_stream_and_masks_redrawn_each_epoch(tokenizer, documents
 
 def test_is_next_pairs_are_consecutive_sentences(tokenizer):
     docs = [[f"alpha{d} sentence {i} ." for i in range(4)] for d in range(6)]
-    ds = pretraining_dataset(docs, tokenizer, sequence_length=32, batch_size=18, seed=1,
-                             max_predictions=1)
+    ds = pretraining_dataset(
+        docs, tokenizer, sequence_length=32, batch_size=18, seed=1, max_predictions=1
+    )
     x, y, w = next(iter(ds))
     for row in range(18):
         ids = x["token_ids"][row].numpy()
         # restore the one masked token
         if w["mlm_logits"][row, 0] > 0:
             ids[x["masked_positions"][row, 0]] = y["mlm_logits"][row, 0]
-        text = tokenizer.detokenize(ids) if hasattr(tokenizer, "detokenize") else " ".join(
-            tokenizer.vocabulary[i] for i in ids if i != tokenizer.pad_id)
+        text = (
+            tokenizer.detokenize(ids)
+            if hasattr(tokenizer, "detokenize")
+            else " ".join(tokenizer.vocabulary[i] for i in ids if i != tokenizer.pad_id)
+        )
         a_part, b_part = text.split("[SEP]")[:2]
         numbers = [int(t) for t in text.replace("[CLS]", "").split() if t.isdigit()]
         a_doc = a_part.split("alpha")[1].split()[0].strip("#")
@@ -120,15 +138,23 @@ def test_is_next_pairs_are_consecutive_sentences(tokenizer):
 def test_whole_word_masking_masks_all_pieces(tokenizer):
     words = "unbelievably extraordinary circumstances surrounded the disorganisation"
     batch = tokenizer([words] * 64, sequence_length=24)
-    out = mask_tokens(batch["token_ids"], batch["padding_mask"], tf.constant([4, 2]),
-                      vocabulary_size=tokenizer.vocabulary_size, mask_id=tokenizer.mask_id,
-                      special_ids=[tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id],
-                      max_predictions=8, continuation=continuation_table(tokenizer.vocabulary))
+    out = mask_tokens(
+        batch["token_ids"],
+        batch["padding_mask"],
+        tf.constant([4, 2]),
+        vocabulary_size=tokenizer.vocabulary_size,
+        mask_id=tokenizer.mask_id,
+        special_ids=[tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id],
+        max_predictions=8,
+        continuation=continuation_table(tokenizer.vocabulary),
+    )
     ids = batch["token_ids"].numpy()
     is_piece = np.array([tokenizer.vocabulary[i].startswith("##") for i in ids[0]])
     word_of = np.cumsum(~is_piece) - 1
     for row in range(64):
-        chosen = set(out["masked_positions"][row].numpy()[out["masked_weights"][row].numpy() > 0])
+        chosen = set(
+            out["masked_positions"][row].numpy()[out["masked_weights"][row].numpy() > 0]
+        )
         for word in set(word_of[list(chosen)]):
             members = set(np.flatnonzero(word_of == word))
             assert members <= chosen, (row, word)
@@ -136,8 +162,10 @@ def test_whole_word_masking_masks_all_pieces(tokenizer):
 
 def test_documents_and_sentences_from_text():
     text = "First one. Second one! Third?\n\nOther doc. Yes.\n"
-    assert documents_from_text(text) == [["First one.", "Second one!", "Third?"],
-                                         ["Other doc.", "Yes."]]
+    assert documents_from_text(text) == [
+        ["First one.", "Second one!", "Third?"],
+        ["Other doc.", "Yes."],
+    ]
     assert split_sentences('He said "Go." Then left.') == ['He said "Go."', "Then left."]
 
 
@@ -148,8 +176,15 @@ def test_span_masking_statistics_on_10000_real_examples(tokenizer, documents):
     Austen + WordNet (README, "Pre-training objectives")."""
     from zoo.text.pretraining import masking_statistics
 
-    ds = pretraining_dataset(documents, tokenizer, sequence_length=128, batch_size=500, seed=5,
-                             objective="mlm+sbo", drop_remainder=False)
+    ds = pretraining_dataset(
+        documents,
+        tokenizer,
+        sequence_length=128,
+        batch_size=500,
+        seed=5,
+        objective="mlm+sbo",
+        drop_remainder=False,
+    )
     stats = masking_statistics(ds, tokenizer, 10_000)
     print(f"\nspan masking, 10,000 Austen examples: {stats}")
     assert abs(stats["masked_share"] - 0.15) <= 0.005
@@ -170,8 +205,15 @@ def test_sop_pairs_are_consecutive_segments_in_or_out_of_order(tokenizer):
     document, B's first sentence follows A's last (label 0), or the two are
     swapped (label 1); segments of more than one sentence occur."""
     docs = [[f"alpha{d} sentence {i} ." for i in range(d % 5 + 2)] for d in range(8)]
-    ds = pretraining_dataset(docs, tokenizer, sequence_length=32, batch_size=18, seed=2,
-                             max_predictions=1, objective="mlm+sop")
+    ds = pretraining_dataset(
+        docs,
+        tokenizer,
+        sequence_length=32,
+        batch_size=18,
+        seed=2,
+        max_predictions=1,
+        objective="mlm+sop",
+    )
     x, y, w = next(iter(ds))
     assert "nsp_logits" not in y and set(y) == {"mlm_logits", "sop_logits"}
     labels = y["sop_logits"].numpy()
@@ -185,8 +227,9 @@ def test_sop_pairs_are_consecutive_segments_in_or_out_of_order(tokenizer):
         a_part, b_part = text.replace("[CLS]", "").split("[SEP]")[:2]
         a_nums = [int(t) for t in a_part.split() if t.isdigit()]
         b_nums = [int(t) for t in b_part.split() if t.isdigit()]
-        assert {t for t in a_part.split() if t.startswith("##")} == \
-            {t for t in b_part.split() if t.startswith("##")}, text  # one document
+        assert {t for t in a_part.split() if t.startswith("##")} == {
+            t for t in b_part.split() if t.startswith("##")
+        }, text  # one document
         for nums in (a_nums, b_nums):  # whole sentences, in order
             assert nums == list(range(nums[0], nums[0] + len(nums))), text
         longest = max(longest, len(a_nums), len(b_nums))
@@ -202,9 +245,18 @@ def test_full_sentence_packing_crosses_documents_with_a_separator(tokenizer):
     order up to the length, [SEP] between documents; each sentence in
     exactly one example per epoch; no NSP input or target."""
     docs = [[f"doc{d} s{i} ." for i in range(d % 3 + 1)] for d in range(12)]
-    ds = pretraining_dataset(docs, tokenizer, sequence_length=24, batch_size=4, seed=3,
-                             max_predictions=1, objective="mlm", packing="full",
-                             shuffle=False, drop_remainder=False)
+    ds = pretraining_dataset(
+        docs,
+        tokenizer,
+        sequence_length=24,
+        batch_size=4,
+        seed=3,
+        max_predictions=1,
+        objective="mlm",
+        packing="full",
+        shuffle=False,
+        drop_remainder=False,
+    )
     seen = []
     crossed = False
     for x, y, w in ds:
@@ -224,21 +276,34 @@ def test_full_sentence_packing_crosses_documents_with_a_separator(tokenizer):
             for part in docs_here:
                 names = {t for t in part.split() if t.startswith("doc")}
                 assert len(names) == 1, parts  # a [SEP] at every document change
-                seen += [(t, u) for t, u in zip(part.split(), part.split()[1:])
-                         if t.startswith("doc")]
+                seen += [
+                    (t, u)
+                    for t, u in zip(part.split(), part.split()[1:])
+                    if t.startswith("doc")
+                ]
     assert crossed
     expected = [(f"doc{d}", f"s{i}") for d in range(12) for i in range(d % 3 + 1)]
     assert sorted(seen) == sorted(expected)  # every sentence once, none cut
 
 
 def test_roberta_masks_are_redrawn_each_epoch(tokenizer, documents):
-    ds = pretraining_dataset(documents[:400], tokenizer, sequence_length=64, batch_size=16,
-                             seed=4, objective="mlm", packing="full", shuffle=False)
+    ds = pretraining_dataset(
+        documents[:400],
+        tokenizer,
+        sequence_length=64,
+        batch_size=16,
+        seed=4,
+        objective="mlm",
+        packing="full",
+        shuffle=False,
+    )
     first, second = ([x for x, _, _ in ds.take(2)] for _ in range(2))
     for a, b in zip(first, second):
         same_text = np.array_equal(a["padding_mask"].numpy(), b["padding_mask"].numpy())
         assert same_text  # unshuffled: the same packed examples
-        assert not np.array_equal(a["masked_positions"].numpy(), b["masked_positions"].numpy())
+        assert not np.array_equal(
+            a["masked_positions"].numpy(), b["masked_positions"].numpy()
+        )
 
 
 def test_objective_flags_resolve_and_contradictions_are_named():

@@ -40,16 +40,25 @@ def test_pearson_and_spearman_match_scipy_with_ties():
 
 
 def test_reader_csv_jsonl_and_clear_errors(tmp_path):
-    (tmp_path / "d.csv").write_text('text,text_b,score\n"A man, a guitar",Someone plays,4.2\n'
-                                    "Alone,,0\n")
+    (tmp_path / "d.csv").write_text(
+        'text,text_b,score\n"A man, a guitar",Someone plays,4.2\nAlone,,0\n'
+    )
     rows = read_regression(tmp_path / "d.csv")
-    assert rows == [ScoredText("A man, a guitar", 4.2, "Someone plays"),
-                    ScoredText("Alone", 0.0, None)]
-    (tmp_path / "d.jsonl").write_text(json.dumps({"text": "a", "text_b": "b", "score": 3}) + "\n")
+    assert rows == [
+        ScoredText("A man, a guitar", 4.2, "Someone plays"),
+        ScoredText("Alone", 0.0, None),
+    ]
+    (tmp_path / "d.jsonl").write_text(
+        json.dumps({"text": "a", "text_b": "b", "score": 3}) + "\n"
+    )
     assert read_regression(tmp_path / "d.jsonl") == [ScoredText("a", 3.0, "b")]
 
-    (tmp_path / "bad.jsonl").write_text(json.dumps({"text": "a", "score": 1}) + "\n"
-                                        + json.dumps({"text": "b", "score": "high"}) + "\n")
+    (tmp_path / "bad.jsonl").write_text(
+        json.dumps({"text": "a", "score": 1})
+        + "\n"
+        + json.dumps({"text": "b", "score": "high"})
+        + "\n"
+    )
     with pytest.raises(ValueError, match=r"bad.jsonl:2: `score` is 'high', not a number"):
         read_regression(tmp_path / "bad.jsonl")
     (tmp_path / "missing.csv").write_text("text,score\nfine,1\nno score,\n")
@@ -63,8 +72,10 @@ def test_reader_csv_jsonl_and_clear_errors(tmp_path):
         read_regression(tmp_path / "nan.csv")
     # Export and validation read the same files as texts (scores not needed).
     texts = read_task_examples(tmp_path / "d.csv", "regress", labelled=False).examples
-    assert [(e.text, e.text_b) for e in texts] == [("A man, a guitar", "Someone plays"),
-                                                   ("Alone", None)]
+    assert [(e.text, e.text_b) for e in texts] == [
+        ("A man, a guitar", "Someone plays"),
+        ("Alone", None),
+    ]
 
 
 # --- the WordNet STS set -------------------------------------------------------------------
@@ -94,9 +105,9 @@ def test_wordnet_sts_is_graded_seeded_and_split_by_synset(tmp_path):
     assert not synsets["test"] & (synsets["train"] | synsets["validation"])
     out = wordnet_sts.write_wordnet_sts(tmp_path / "sts", sizes, seed=3)
     read = read_task_examples(out, "regress")
-    assert read.splits["test"][0] == ScoredText(splits["test"][0]["text"],
-                                                splits["test"][0]["score"],
-                                                splits["test"][0]["text_b"])
+    assert read.splits["test"][0] == ScoredText(
+        splits["test"][0]["text"], splits["test"][0]["score"], splits["test"][0]["text_b"]
+    )
 
 
 # --- head and a tiny run ---------------------------------------------------------------------
@@ -121,8 +132,9 @@ def test_regressor_outputs_a_float_score_and_round_trips(tmp_path):
     assert type(loaded) is zoo.Regressor and meta["model_class"] == "Regressor"
     np.testing.assert_allclose(loaded(ids)["score"], out["score"], atol=1e-6)
     with pytest.raises(ValueError, match="pooling='pooled' needs an encoder with a pooler"):
-        zoo.Regressor(zoo.DistilBertEncoder(vocabulary_size=len(VOCABULARY), **TINY),
-                      pooling="pooled")
+        zoo.Regressor(
+            zoo.DistilBertEncoder(vocabulary_size=len(VOCABULARY), **TINY), pooling="pooled"
+        )
     assert keras.saving.get_registered_name(zoo.Regressor) == "zoo>Regressor"
 
 
@@ -133,11 +145,21 @@ def _overlap_pairs(path, n, seed):
     with open(path, "w") as f:
         for text in texts:
             words = text.rstrip(".").lower().split()
-            other = [w if rng.random() < rng.random() else rng.choice(VOCABULARY[10:])
-                     for w in words]
+            other = [
+                w if rng.random() < rng.random() else rng.choice(VOCABULARY[10:])
+                for w in words
+            ]
             score = 5 * len(set(words) & set(other)) / len(set(words) | set(other))
-            f.write(json.dumps({"text": text, "text_b": " ".join(other) + ".",
-                                "score": round(score, 3)}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "text": text,
+                        "text_b": " ".join(other) + ".",
+                        "score": round(score, 3),
+                    }
+                )
+                + "\n"
+            )
 
 
 def test_tiny_finetune_reduces_mse_and_evaluate_predict_agree(tmp_path, capsys):
@@ -146,17 +168,45 @@ def test_tiny_finetune_reduces_mse_and_evaluate_predict_agree(tmp_path, capsys):
     from zoo.text.tokenizer import WordPieceTokenizer
 
     tokenizer = WordPieceTokenizer(VOCABULARY)
-    base = save_model_dir(zoo.BertEncoder(vocabulary_size=len(VOCABULARY), **TINY),
-                          tmp_path / "tiny", tokenizer)
+    base = save_model_dir(
+        zoo.BertEncoder(vocabulary_size=len(VOCABULARY), **TINY),
+        tmp_path / "tiny",
+        tokenizer,
+    )
     data = tmp_path / "sts"
     data.mkdir()
     _overlap_pairs(data / "train.jsonl", 160, seed=1)
     _overlap_pairs(data / "validation.jsonl", 32, seed=2)
     _overlap_pairs(data / "test.jsonl", 48, seed=3)
     out = tmp_path / "run"
-    assert main(["finetune", "--model", str(base), "--data", str(data), "--task", "regress",
-                 "--out", str(out), "--epochs", "1", "--batch-size", "16", "--sequence-length",
-                 "32", "--learning-rate", "5e-3", "--pooling", "mean", "--verbose", "0"]) == 0
+    assert (
+        main(
+            [
+                "finetune",
+                "--model",
+                str(base),
+                "--data",
+                str(data),
+                "--task",
+                "regress",
+                "--out",
+                str(out),
+                "--epochs",
+                "1",
+                "--batch-size",
+                "16",
+                "--sequence-length",
+                "32",
+                "--learning-rate",
+                "5e-3",
+                "--pooling",
+                "mean",
+                "--verbose",
+                "0",
+            ]
+        )
+        == 0
+    )
     trained = json.loads((out / "metrics.json").read_text())
     history = json.loads((out / "history.json").read_text())["history"]
     assert {"val_pearson", "val_spearman", "val_loss"} <= set(history)
@@ -170,7 +220,9 @@ def test_tiny_finetune_reduces_mse_and_evaluate_predict_agree(tmp_path, capsys):
     # The reported metrics are the definitions on the best model's own predictions.
     assert trained["mse"] == pytest.approx(np.mean((gold - predicted) ** 2), rel=1e-5)
     assert trained["pearson"] == pytest.approx(stats.pearsonr(gold, predicted)[0], abs=1e-5)
-    assert trained["spearman"] == pytest.approx(stats.spearmanr(gold, predicted)[0], abs=1e-5)
+    assert trained["spearman"] == pytest.approx(
+        stats.spearmanr(gold, predicted)[0], abs=1e-5
+    )
     # Training reduces the test MSE of the same head before training.
     encoder, _ = zoo.load_checkpoint(base)
     before = zoo.Regressor(encoder, pooling="mean").predict(ids, verbose=0)["score"]
@@ -178,12 +230,27 @@ def test_tiny_finetune_reduces_mse_and_evaluate_predict_agree(tmp_path, capsys):
     print(f"\ntiny regress: test MSE {untrained_mse:.3f} -> {trained['mse']:.3f}")
     assert trained["mse"] < 0.7 * untrained_mse
     capsys.readouterr()
-    assert main(["evaluate", "--model", str(out / "model"), "--data", str(data), "--json"]) == 0
+    assert (
+        main(["evaluate", "--model", str(out / "model"), "--data", str(data), "--json"])
+        == 0
+    )
     evaluated = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert evaluated["pearson"] == pytest.approx(trained["pearson"], abs=1e-6)
     assert evaluated["split"] == "test" and evaluated["num_examples"] == len(test)
-    assert main(["predict", "--model", str(out / "model"), "--text", test[0].text,
-                 "--text-b", test[0].text_b]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                str(out / "model"),
+                "--text",
+                test[0].text,
+                "--text-b",
+                test[0].text_b,
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.strip() == f"{predicted[0]:.4f}"
 
 
@@ -192,16 +259,54 @@ def test_bad_regression_data_is_refused_before_out_is_touched(tmp_path, capsys):
     from zoo.checkpoints import save_model_dir
     from zoo.text.tokenizer import WordPieceTokenizer
 
-    base = save_model_dir(zoo.BertEncoder(vocabulary_size=len(VOCABULARY), **TINY),
-                          tmp_path / "tiny", WordPieceTokenizer(VOCABULARY))
+    base = save_model_dir(
+        zoo.BertEncoder(vocabulary_size=len(VOCABULARY), **TINY),
+        tmp_path / "tiny",
+        WordPieceTokenizer(VOCABULARY),
+    )
     data = tmp_path / "d.csv"
-    data.write_text("text,text_b,score\n" + "".join(f"t{i},u,{i % 3}\n" for i in range(20))
-                    + "bad,row,three\n")
+    data.write_text(
+        "text,text_b,score\n"
+        + "".join(f"t{i},u,{i % 3}\n" for i in range(20))
+        + "bad,row,three\n"
+    )
     out = tmp_path / "run"
-    assert main(["finetune", "--model", str(base), "--data", str(data), "--task", "regress",
-                 "--out", str(out), "--sequence-length", "32"]) == 2
+    assert (
+        main(
+            [
+                "finetune",
+                "--model",
+                str(base),
+                "--data",
+                str(data),
+                "--task",
+                "regress",
+                "--out",
+                str(out),
+                "--sequence-length",
+                "32",
+            ]
+        )
+        == 2
+    )
     assert "d.csv:22: `score` is 'three', not a number" in capsys.readouterr().err
     assert not out.exists()
-    assert main(["finetune", "--model", str(base), "--data", "wordnet-sts", "--task",
-                 "classify", "--out", str(out), "--sequence-length", "32"]) == 2
+    assert (
+        main(
+            [
+                "finetune",
+                "--model",
+                str(base),
+                "--data",
+                "wordnet-sts",
+                "--task",
+                "classify",
+                "--out",
+                str(out),
+                "--sequence-length",
+                "32",
+            ]
+        )
+        == 2
+    )
     assert "goes with --task regress" in capsys.readouterr().err

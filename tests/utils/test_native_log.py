@@ -8,8 +8,10 @@ import pytest
 
 from zoo.utils.native_log import filtered_stderr
 
-NOISE = ("W0000 00:00:1795766844.683422    8896 tf_tfl_flatbuffer_helpers.cc:364] "
-         "Ignored output_format.\n")
+NOISE = (
+    "W0000 00:00:1795766844.683422    8896 tf_tfl_flatbuffer_helpers.cc:364] "
+    "Ignored output_format.\n"
+)
 
 
 def test_noise_dropped_other_native_and_python_lines_kept_in_order(capfd):
@@ -17,15 +19,19 @@ def test_noise_dropped_other_native_and_python_lines_kept_in_order(capfd):
         os.write(2, NOISE.encode())
         os.write(2, b"E0000 something the user must see\n")
         print("from python", file=sys.stderr)
-        os.write(2, b"I0000 00:00:1.2    7 mlir_graph_optimization_pass.cc:437] "
-                    b"MLIR V1 optimization pass is not enabled\n")
+        os.write(
+            2,
+            b"I0000 00:00:1.2    7 mlir_graph_optimization_pass.cc:437] "
+            b"MLIR V1 optimization pass is not enabled\n",
+        )
     os.write(2, b"after the block\n")
     err = capfd.readouterr().err
     # (pytest captures Python's sys.stderr apart from fd 2, so only the
     # native lines' order is checked.)
     assert "from python\n" in err
-    assert err.replace("from python\n", "") == ("E0000 something the user must see\n"
-                                                "after the block\n")
+    assert err.replace("from python\n", "") == (
+        "E0000 something the user must see\nafter the block\n"
+    )
 
 
 def test_nested_blocks_unwind_to_the_original_stderr(capfd):

@@ -52,7 +52,9 @@ def detect_format(path) -> str:
         return "tf1"
     if _is_garden_checkpoint(path):
         return "garden"
-    raise FileNotFoundError(f"{path}: not a checkpoint this zoo reads. Expected {SUPPORTED}.")
+    raise FileNotFoundError(
+        f"{path}: not a checkpoint this zoo reads. Expected {SUPPORTED}."
+    )
 
 
 def _is_garden_checkpoint(path) -> bool:
@@ -92,8 +94,11 @@ def _hf_lowercase(path):
     for base in (pathlib.Path(path), pathlib.Path(path) / "0_Transformer"):
         cfg = base / "tokenizer_config.json"
         if cfg.is_file():
-            return bool(read_json_object(cfg, "use the checkpoint's own tokenizer_config.json")
-                        .get("do_lower_case", True))
+            return bool(
+                read_json_object(cfg, "use the checkpoint's own tokenizer_config.json").get(
+                    "do_lower_case", True
+                )
+            )
     return True
 
 
@@ -107,12 +112,16 @@ def checkpoint_config(path) -> EncoderConfig:
         return EncoderConfig.from_dict(meta["encoder_config"])
     if fmt == "hf":
         found = find_hf_dir(path)
-        return config_from_hf(read_json_object(found / "config.json", "use the checkpoint's "
-                                               "own config.json"), found / "config.json")
+        return config_from_hf(
+            read_json_object(found / "config.json", "use the checkpoint's own config.json"),
+            found / "config.json",
+        )
     if fmt == "tf1":
         config_path, _ = find_tf1_checkpoint(path)
-        return config_from_hf(read_json_object(config_path, "use the release's own "
-                                               "bert_config.json"), config_path)
+        return config_from_hf(
+            read_json_object(config_path, "use the release's own bert_config.json"),
+            config_path,
+        )
     return config_from_garden(read_garden_tensors(path))
 
 
@@ -135,7 +144,6 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
     elif fmt == "tf1":
         encoder = load_tf1_encoder(path, allow_partial=allow_partial)
     else:
-
         encoder = load_garden_encoder(path, allow_partial=allow_partial)
     if lowercase is None:
         lowercase = True

@@ -138,8 +138,14 @@ def _config_from_albert(hf, origin):
     activation = _check_activation(hf, "hidden_act", origin, default="gelu_new")
     _require(
         hf,
-        ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
-         "num_attention_heads", "intermediate_size"),
+        (
+            "vocab_size",
+            "embedding_size",
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+        ),
         origin,
         "ALBERT",
     )
@@ -172,8 +178,9 @@ def _config_from_distilbert(hf, origin):
     # DistilBERT's `hidden_dim` is the feed-forward width (our
     # intermediate_dim) and `dim` the model width (our hidden_dim).
     activation = _check_activation(hf, "activation", origin)
-    _require(hf, ("vocab_size", "dim", "n_layers", "n_heads", "hidden_dim"), origin,
-             "DistilBERT")
+    _require(
+        hf, ("vocab_size", "dim", "n_layers", "n_heads", "hidden_dim"), origin, "DistilBERT"
+    )
     return EncoderConfig(
         vocabulary_size=hf["vocab_size"],
         num_layers=hf["n_layers"],
@@ -342,7 +349,7 @@ def load_hf_encoder(directory, *, allow_partial=False):
         )
     config = config_from_hf(
         read_json_object(found / "config.json", "use the checkpoint's own config.json"),
-        found / "config.json"
+        found / "config.json",
     )
     encoder = build_encoder(config)
     load_hf_weights(encoder, found, allow_partial=allow_partial)

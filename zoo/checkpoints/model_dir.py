@@ -82,7 +82,9 @@ def save_model_dir(model, directory, tokenizer, *, extra=None, overwrite=True):
             model.__class__ = trained_class
             if optimizer is not None:
                 model.optimizer = optimizer
-        (tmp / "vocab.txt").write_text(vocabulary_text(tokenizer.vocabulary), encoding="utf-8")
+        (tmp / "vocab.txt").write_text(
+            vocabulary_text(tokenizer.vocabulary), encoding="utf-8"
+        )
         (tmp / MANIFEST).write_text(json.dumps(meta, indent=2) + "\n")
     return pathlib.Path(directory)
 
@@ -95,15 +97,19 @@ def read_model_dir_meta(directory) -> dict:
     if not directory.is_dir():
         raise FileNotFoundError(
             f"{directory}: no such directory. Give a zoo model directory (made by "
-            "`zoo convert SRC --out DIR`, `zoo finetune` or `zoo distill`).")
+            "`zoo convert SRC --out DIR`, `zoo finetune` or `zoo distill`)."
+        )
     if not path.is_file():
         raise FileNotFoundError(
             f"{directory}: not a zoo model directory (no {MANIFEST}). Create one "
             "with `zoo convert SRC --out DIR`, `zoo finetune` or `zoo distill`."
         )
     meta = read_json_object(path, "re-create the model directory (zoo convert / finetune)")
-    if meta.get("format") != FORMAT or not isinstance(meta.get("format_version"), int) \
-            or meta["format_version"] > FORMAT_VERSION:
+    if (
+        meta.get("format") != FORMAT
+        or not isinstance(meta.get("format_version"), int)
+        or meta["format_version"] > FORMAT_VERSION
+    ):
         raise ValueError(
             f"{path}: format {meta.get('format')!r} version "
             f"{meta.get('format_version')!r} is not one this zoo reads "
@@ -111,17 +117,22 @@ def read_model_dir_meta(directory) -> dict:
         )
     config = meta.get("encoder_config")
     if not isinstance(config, dict) or not isinstance(config.get("vocabulary_size"), int):
-        raise ValueError(f"{path}: `encoder_config` is {config!r}; expected the encoder's "
-                         "configuration (an object with vocabulary_size, num_layers, ...). "
-                         "Re-create the model directory.")
+        raise ValueError(
+            f"{path}: `encoder_config` is {config!r}; expected the encoder's "
+            "configuration (an object with vocabulary_size, num_layers, ...). "
+            "Re-create the model directory."
+        )
     if not isinstance(meta.get("lowercase", True), bool):
-        raise ValueError(f"{path}: `lowercase` is {meta['lowercase']!r}; expected true or "
-                         "false.")
+        raise ValueError(
+            f"{path}: `lowercase` is {meta['lowercase']!r}; expected true or false."
+        )
     labels = meta.get("labels")
-    if labels is not None and not (isinstance(labels, list)
-                                   and all(isinstance(x, str) for x in labels)):
-        raise ValueError(f"{path}: `labels` is {labels!r}; expected a list of label names "
-                         "or null.")
+    if labels is not None and not (
+        isinstance(labels, list) and all(isinstance(x, str) for x in labels)
+    ):
+        raise ValueError(
+            f"{path}: `labels` is {labels!r}; expected a list of label names or null."
+        )
     for name in ("model.keras", "vocab.txt"):
         if not (directory / name).is_file():
             raise FileNotFoundError(
@@ -139,14 +150,16 @@ def _check_vocabulary(directory, meta, tokens):
             f"{directory / 'vocab.txt'} has {len(tokens):,} tokens but the model's token "
             f"embedding has {rows:,} rows (zoo_model.json encoder_config.vocabulary_size): "
             "it is not the vocabulary the model was trained with, and ids would point at "
-            "other tokens' embeddings. Restore the model directory's own vocab.txt.")
+            "other tokens' embeddings. Restore the model directory's own vocab.txt."
+        )
     recorded = meta.get("vocabulary_sha256")
     if recorded is not None and vocabulary_sha256(tokens) != recorded:
         raise ValueError(
             f"{directory / 'vocab.txt'} changed since the model was saved (sha256 differs from "
             "zoo_model.json's vocabulary_sha256; same size, so lines were edited or "
             "reordered): words would map to other tokens' ids. Restore the model "
-            "directory's own vocab.txt.")
+            "directory's own vocab.txt."
+        )
 
 
 def load_model_dir(directory):
@@ -166,18 +179,21 @@ def load_model_dir(directory):
             raise ValueError(
                 f"{directory / 'model.keras'}: cannot be loaded as a Keras model "
                 f"({type(e).__name__}: {str(e)[:200]}); the file is damaged or not the one "
-                "this directory was saved with. Re-create the model directory.") from None
+                "this directory was saved with. Re-create the model directory."
+            ) from None
     encoder = getattr(model, "encoder", model)
     if getattr(encoder, "vocabulary_size", len(tokens)) != len(tokens):
         raise ValueError(
             f"{directory / 'model.keras'}: its token embedding has {encoder.vocabulary_size:,} "
             f"rows but vocab.txt has {len(tokens):,} tokens; the directory mixes two models. "
-            "Re-create it.")
+            "Re-create it."
+        )
     carried = getattr(getattr(model, "preprocessor", None), "tokenizer", None)
     if carried is not None and carried.vocabulary != tokens:
         raise ValueError(
             f"{directory / 'model.keras'}: the text model's own vocabulary "
             f"({carried.vocabulary_size:,} tokens) differs from vocab.txt; the directory mixes "
-            "two models. Re-create it (TextClassifier.save_model_dir).")
+            "two models. Re-create it (TextClassifier.save_model_dir)."
+        )
     tokenizer = WordPieceTokenizer(tokens, lowercase=meta.get("lowercase", True))
     return model, tokenizer, meta

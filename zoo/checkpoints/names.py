@@ -50,7 +50,9 @@ def encoder_entries(encoder: BertEncoder) -> list[Entry]:
         entries += _dense(f"{p}/attention/self/key", att.key_dense)
         entries += _dense(f"{p}/attention/self/value", att.value_dense)
         entries += _dense(f"{p}/attention/output/dense", att.output_dense)
-        entries += _layer_norm(f"{p}/attention/output/LayerNorm", block.attention_layer_norm)
+        entries += _layer_norm(
+            f"{p}/attention/output/LayerNorm", block.attention_layer_norm
+        )
         entries += _dense(f"{p}/intermediate/dense", block.intermediate_dense)
         entries += _dense(f"{p}/output/dense", block.output_dense)
         entries += _layer_norm(f"{p}/output/LayerNorm", block.output_layer_norm)
@@ -73,7 +75,9 @@ def albert_encoder_entries(encoder) -> list[Entry]:
         Entry(emb.segment_embedding.embeddings, "bert/embeddings/token_type_embeddings"),
     ]
     entries += _layer_norm("bert/embeddings/LayerNorm", emb.layer_norm)
-    entries += _dense("bert/encoder/embedding_hidden_mapping_in", encoder.embedding_projection)
+    entries += _dense(
+        "bert/encoder/embedding_hidden_mapping_in", encoder.embedding_projection
+    )
     for g, block in enumerate(encoder.blocks):
         p = _ALBERT_BLOCK.format(g)
         att = block.attention
@@ -114,8 +118,10 @@ def model_entries(model) -> list[Entry]:
         entries += mlm_head_entries(model.mlm_head)
     if getattr(model, "nsp_dense", None) is not None:
         entries += nsp_head_entries(model.nsp_dense)
-    elif (getattr(model, "sop_classifier", None) is not None
-          and model.encoder.config.family == "albert"):
+    elif (
+        getattr(model, "sop_classifier", None) is not None
+        and model.encoder.config.family == "albert"
+    ):
         # ALBERT's checkpoints carry a sentence-order head under the same
         # canonical name (`sop_classifier.classifier` in HF's layout); a BERT
         # checkpoint's `cls/seq_relationship` is NSP, so a BERT model's SOP
@@ -229,8 +235,12 @@ _ALBERT_HEADS = {
     "cls/predictions/transform/LayerNorm": "predictions.LayerNorm",
     "cls/seq_relationship": "sop_classifier.classifier",
 }
-_PARAMETER = {"kernel": ("weight", True), "bias": ("bias", False),
-              "gamma": ("weight", False), "beta": ("bias", False)}
+_PARAMETER = {
+    "kernel": ("weight", True),
+    "bias": ("bias", False),
+    "gamma": ("weight", False),
+    "beta": ("bias", False),
+}
 
 
 def hf_albert_name(name: str, prefix: str = "") -> tuple[str, bool]:
@@ -256,10 +266,13 @@ def hf_albert_name(name: str, prefix: str = "") -> tuple[str, bool]:
             return f"{hf}.{key}", transpose
     block = _ALBERT_BLOCK.split("{}")[0]
     if module.startswith(block):
-        group, _, inner = module[len(block):].split("/", 2)
+        group, _, inner = module[len(block) :].split("/", 2)
         key, transpose = _PARAMETER[parameter]
         layer = _ALBERT_LAYER_MODULES[inner]
-        return f"{prefix}encoder.albert_layer_groups.{group}.albert_layers.0.{layer}.{key}", transpose
+        return (
+            f"{prefix}encoder.albert_layer_groups.{group}.albert_layers.0.{layer}.{key}",
+            transpose,
+        )
     if module == "bert/encoder/embedding_hidden_mapping_in":
         key, transpose = _PARAMETER[parameter]
         return f"{prefix}encoder.embedding_hidden_mapping_in.{key}", transpose

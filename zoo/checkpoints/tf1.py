@@ -75,7 +75,8 @@ def load_tf1_encoder(path, *, allow_partial=False):
         )
     config_path, prefix = found
     config = config_from_hf(
-        read_json_object(config_path, "use the release's own bert_config.json"), config_path)
+        read_json_object(config_path, "use the release's own bert_config.json"), config_path
+    )
     encoder = build_encoder(config)
     load_tf1_weights(encoder, prefix, allow_partial=allow_partial)
     return encoder
@@ -100,7 +101,6 @@ def config_to_tf1(config) -> dict:
 def save_tf1(model, directory, *, vocabulary=None, name="bert_model.ckpt"):
     """Write a google-research style release directory (the names TF1 BERT
     code, and its converters, read) for an encoder or a pre-training model."""
-
 
     encoder = getattr(model, "encoder", model)
     if encoder.config.family != "bert":

@@ -34,8 +34,19 @@ from zoo.cli.runs import CliError, help_examples
 from zoo.models import NotATaskModelError
 
 # In `zoo --help` order.
-COMMANDS = (presets, convert, demo, pretrain, finetune, evaluate, distill, prune, export,
-            predict, similarity)
+COMMANDS = (
+    presets,
+    convert,
+    demo,
+    pretrain,
+    finetune,
+    evaluate,
+    distill,
+    prune,
+    export,
+    predict,
+    similarity,
+)
 
 
 def build_parser():

@@ -30,7 +30,9 @@ def run(args):
         )
         write_run_info(out, args)
     elif args.to == "hf":
-        save_hf(encoder, out, vocabulary=tokenizer.vocabulary, lowercase=tokenizer.lowercase)
+        save_hf(
+            encoder, out, vocabulary=tokenizer.vocabulary, lowercase=tokenizer.lowercase
+        )
     else:
         save_tf1(encoder, out, vocabulary=tokenizer.vocabulary)
     print(
@@ -70,17 +72,23 @@ def register(subparsers):
     p.add_argument("src", type=pathlib.Path, help="checkpoint directory or TF1 prefix")
     p.add_argument("--out", type=pathlib.Path, required=True, help="output directory")
     p.add_argument(
-        "--to", choices=("zoo", "hf", "tf1"), default="zoo",
+        "--to",
+        choices=("zoo", "hf", "tf1"),
+        default="zoo",
         help="output format (default zoo); hf writes a student as DistilBertModel",
     )
     case = p.add_mutually_exclusive_group()
     case.add_argument(
-        "--lowercase", dest="lowercase", action="store_true", default=None,
+        "--lowercase",
+        dest="lowercase",
+        action="store_true",
+        default=None,
         help="the vocabulary is uncased (default: read from the checkpoint, else uncased)",
     )
     case.add_argument("--cased", dest="lowercase", action="store_false")
     p.add_argument(
-        "--allow-partial", action="store_true",
+        "--allow-partial",
+        action="store_true",
         help="load the tensors that match even if some do not (lists the rest)",
     )
     p.add_argument("--force", action="store_true", help="replace a non-empty --out")

@@ -18,7 +18,8 @@ def _students(value):
     if not layers or any(k < 1 or k > 5 for k in layers):
         raise argparse.ArgumentTypeError(
             f"--students {value!r}: give student depths below the teacher's 6 layers, "
-            "e.g. 3 or 3,2")
+            "e.g. 3 or 3,2"
+        )
     return layers
 
 
@@ -29,12 +30,16 @@ def run(args):
     if args.student_intermediate_dim is not None:
         width = args.student_intermediate_dim
         if not 1 <= width <= 1536:
-            raise CliError(f"--student-intermediate-dim {width}: the students keep some of "
-                           "the teacher's 1536 feed-forward units per layer; give 1..1536.")
+            raise CliError(
+                f"--student-intermediate-dim {width}: the students keep some of "
+                "the teacher's 1536 feed-forward units per layer; give 1..1536."
+            )
         config = dataclasses.replace(config, student_intermediate_dim=width)
     assets = args.android_assets
     if assets is None:
-        default = pathlib.Path(__file__).resolve().parents[2] / "android_demo/app/src/main/assets"
+        default = (
+            pathlib.Path(__file__).resolve().parents[2] / "android_demo/app/src/main/assets"
+        )
         assets = default if default.is_dir() and not args.fast else None
     elif str(assets) == "none":
         assets = None
@@ -71,22 +76,42 @@ def register(subparsers):
             """
         ),
     )
-    p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("runs/demo"),
-                   help="output directory (default runs/demo); refused if it is not empty "
-                   "and was not made by zoo demo")
-    p.add_argument("--fast", action="store_true",
-                   help="CI-sized: sequence 64, one capped epoch per training stage")
-    p.add_argument("--students", type=_students, default=None,
-                   help="student depths, e.g. 2 or 3,2 (default 2); the first one is "
-                   "pruned and gets every .tflite mode")
-    p.add_argument("--student-intermediate-dim", type=int, default=None, metavar="N",
-                   help="the students' feed-forward width: the N strongest of each copied "
-                        "layer's 1536 units (default 768, half: phone files 4.4-5.4x faster "
-                        "than the teacher; 1536 keeps them all); as "
-                        "zoo distill --student-intermediate-dim")
-    p.add_argument("--android-assets", type=pathlib.Path, default=None,
-                   help="folder for the phone model, vocab.txt and metadata.json (default: "
-                   "android_demo/app/src/main/assets when it exists, not with --fast; "
-                   "`none` to skip)")
+    p.add_argument(
+        "--out",
+        type=pathlib.Path,
+        default=pathlib.Path("runs/demo"),
+        help="output directory (default runs/demo); refused if it is not empty "
+        "and was not made by zoo demo",
+    )
+    p.add_argument(
+        "--fast",
+        action="store_true",
+        help="CI-sized: sequence 64, one capped epoch per training stage",
+    )
+    p.add_argument(
+        "--students",
+        type=_students,
+        default=None,
+        help="student depths, e.g. 2 or 3,2 (default 2); the first one is "
+        "pruned and gets every .tflite mode",
+    )
+    p.add_argument(
+        "--student-intermediate-dim",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the students' feed-forward width: the N strongest of each copied "
+        "layer's 1536 units (default 768, half: phone files 4.4-5.4x faster "
+        "than the teacher; 1536 keeps them all); as "
+        "zoo distill --student-intermediate-dim",
+    )
+    p.add_argument(
+        "--android-assets",
+        type=pathlib.Path,
+        default=None,
+        help="folder for the phone model, vocab.txt and metadata.json (default: "
+        "android_demo/app/src/main/assets when it exists, not with --fast; "
+        "`none` to skip)",
+    )
     p.add_argument("--force", action="store_true", help="redo every stage")
     p.set_defaults(func=run)

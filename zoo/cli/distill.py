@@ -52,19 +52,34 @@ def run(args):
     # --out: only the chief writes args.json and removes old outputs.
     chief = args.strategy != "multiworker" or multiworker.is_chief_process()
     config = DistillConfig(
-        student_layers=args.student_layers, layer_map=args.layer_map, style=args.style,
+        student_layers=args.student_layers,
+        layer_map=args.layer_map,
+        style=args.style,
         student_intermediate_dim=args.student_intermediate_dim,
-        mode=args.mode, epochs=args.epochs, batch_size=args.batch_size,
-        sequence_length=args.sequence_length, max_predictions=args.max_predictions,
-        learning_rate=args.learning_rate, warmup_fraction=args.warmup_fraction,
-        weight_decay=args.weight_decay, gradient_accumulation=args.gradient_accumulation,
-        temperature=args.temperature, soft_weight=args.soft_weight,
-        hard_weight=args.hard_weight, cosine_weight=args.cosine_weight,
-        hidden_weight=args.hidden_weight, attention_weight=args.attention_weight,
-        strategy=args.strategy, tpu=args.tpu, mixed_precision=args.mixed_precision,
-        steps_per_epoch=args.steps_per_epoch, seed=args.seed, run_eagerly=args.run_eagerly,
+        mode=args.mode,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        sequence_length=args.sequence_length,
+        max_predictions=args.max_predictions,
+        learning_rate=args.learning_rate,
+        warmup_fraction=args.warmup_fraction,
+        weight_decay=args.weight_decay,
+        gradient_accumulation=args.gradient_accumulation,
+        temperature=args.temperature,
+        soft_weight=args.soft_weight,
+        hard_weight=args.hard_weight,
+        cosine_weight=args.cosine_weight,
+        hidden_weight=args.hidden_weight,
+        attention_weight=args.attention_weight,
+        strategy=args.strategy,
+        tpu=args.tpu,
+        mixed_precision=args.mixed_precision,
+        steps_per_epoch=args.steps_per_epoch,
+        seed=args.seed,
+        run_eagerly=args.run_eagerly,
         cache_teacher=args.cache_teacher,
-        evaluate=not args.no_evaluate)
+        evaluate=not args.no_evaluate,
+    )
     # Every input is checked before --out is touched (a bad run leaves
     # nothing behind that would refuse the corrected command).
     check_distill_inputs(args.teacher, args.data, config)
@@ -76,8 +91,9 @@ def run(args):
     if chief:
         write_run_info(out, args)
     try:
-        summary = distill(args.teacher, args.data, out, config,
-                          verbose=keras_verbosity(args.verbose))
+        summary = distill(
+            args.teacher, args.data, out, config, verbose=keras_verbosity(args.verbose)
+        )
     except (ValueError, TypeError, FileNotFoundError) as e:
         raise CliError(str(e)) from e
     print(json.dumps(summary, indent=2, default=str))
@@ -113,30 +129,53 @@ def register(subparsers):
             """
         ),
     )
-    p.add_argument("--teacher", type=pathlib.Path, required=True,
-                   help="teacher zoo model directory (zoo finetune / zoo pretrain output)")
+    p.add_argument(
+        "--teacher",
+        type=pathlib.Path,
+        required=True,
+        help="teacher zoo model directory (zoo finetune / zoo pretrain output)",
+    )
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--student-layers", type=int, required=True)
-    p.add_argument("--layer-map", type=_layer_map, default=None,
-                   help="teacher layer per student layer, e.g. 0,2,4 (default: evenly spread)")
-    p.add_argument("--student-intermediate-dim", type=int, default=None, metavar="N",
-                   help="the student's feed-forward width (default: the teacher's); "
-                        "narrower keeps each copied layer's N strongest units "
-                        "(|W_in[:, j]| * |W_out[j, :]|), e.g. 768 of MiniLM's 1536")
-    p.add_argument("--style", choices=("distilbert", "bert"), default="distilbert",
-                   help="distilbert drops segment embeddings and the pooler")
+    p.add_argument(
+        "--layer-map",
+        type=_layer_map,
+        default=None,
+        help="teacher layer per student layer, e.g. 0,2,4 (default: evenly spread)",
+    )
+    p.add_argument(
+        "--student-intermediate-dim",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the student's feed-forward width (default: the teacher's); "
+        "narrower keeps each copied layer's N strongest units "
+        "(|W_in[:, j]| * |W_out[j, :]|), e.g. 768 of MiniLM's 1536",
+    )
+    p.add_argument(
+        "--style",
+        choices=("distilbert", "bert"),
+        default="distilbert",
+        help="distilbert drops segment embeddings and the pooler",
+    )
     p.add_argument("--mode", choices=MODES, default="task")
-    p.add_argument("--strategy", choices=STRATEGIES, default="none",
-                   help=multiworker.STRATEGY_HELP)
+    p.add_argument(
+        "--strategy", choices=STRATEGIES, default="none", help=multiworker.STRATEGY_HELP
+    )
     p.add_argument("--tpu", default=None, help=multiworker.TPU_HELP)
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=16, help=BATCH_HELP)
-    p.add_argument("--gradient-accumulation", type=int, default=1, metavar="N",
-                   help=ACCUMULATION_HELP)
+    p.add_argument(
+        "--gradient-accumulation", type=int, default=1, metavar="N", help=ACCUMULATION_HELP
+    )
     p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
-    p.add_argument("--max-predictions", type=int, default=20,
-                   help="masked positions per sequence (--mode general)")
+    p.add_argument(
+        "--max-predictions",
+        type=int,
+        default=20,
+        help="masked positions per sequence (--mode general)",
+    )
     p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--warmup-fraction", type=float, default=0.1)
     p.add_argument("--weight-decay", type=float, default=0.01)
@@ -144,23 +183,43 @@ def register(subparsers):
     p.add_argument("--soft-weight", type=float, default=5.0)
     p.add_argument("--hard-weight", type=float, default=2.0)
     p.add_argument("--cosine-weight", type=float, default=1.0)
-    p.add_argument("--hidden-weight", type=float, default=0.0,
-                   help="hidden-state MSE through a learned projection (TinyBERT)")
-    p.add_argument("--attention-weight", type=float, default=0.0,
-                   help="attention-distribution KL over the layer map")
-    p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
-                   help="compute policy of the student for this run (the teacher's encoder "
-                        "stays float32); OUT/model is saved computing in float32")
+    p.add_argument(
+        "--hidden-weight",
+        type=float,
+        default=0.0,
+        help="hidden-state MSE through a learned projection (TinyBERT)",
+    )
+    p.add_argument(
+        "--attention-weight",
+        type=float,
+        default=0.0,
+        help="attention-distribution KL over the layer map",
+    )
+    p.add_argument(
+        "--mixed-precision",
+        choices=("mixed_float16", "mixed_bfloat16"),
+        help="compute policy of the student for this run (the teacher's encoder "
+        "stays float32); OUT/model is saved computing in float32",
+    )
     p.add_argument("--steps-per-epoch", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cache-teacher", action="store_true",
-                   help="run the teacher once over the training data and keep the outputs "
-                   "the losses read (memory: N x L x H floats for the cosine term), instead "
-                   "of once per epoch")
-    p.add_argument("--run-eagerly", action="store_true",
-                   help="no tf.function (debugging; faster for tiny models)")
-    p.add_argument("--no-evaluate", action="store_true",
-                   help="skip the test-split metrics of teacher and student")
+    p.add_argument(
+        "--cache-teacher",
+        action="store_true",
+        help="run the teacher once over the training data and keep the outputs "
+        "the losses read (memory: N x L x H floats for the cosine term), instead "
+        "of once per epoch",
+    )
+    p.add_argument(
+        "--run-eagerly",
+        action="store_true",
+        help="no tf.function (debugging; faster for tiny models)",
+    )
+    p.add_argument(
+        "--no-evaluate",
+        action="store_true",
+        help="skip the test-split metrics of teacher and student",
+    )
     add_verbose(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=run)

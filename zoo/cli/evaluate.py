@@ -19,8 +19,10 @@ def run(args):
     data = task_data.load_task_data(args.data, task)
     examples = data.splits.get(args.split) or []
     if not examples:
-        raise CliError(f"--split {args.split}: the data has no such split "
-                       f"(it has {sorted(k for k, v in data.splits.items() if v)}).")
+        raise CliError(
+            f"--split {args.split}: the data has no such split "
+            f"(it has {sorted(k for k, v in data.splits.items() if v)})."
+        )
     config = evaluation_config(meta, args.sequence_length, args.max_windows)
     result = evaluate_model(model, tokenizer, task, examples, meta.get("labels"), config)
     result["split"] = args.split
@@ -28,7 +30,11 @@ def run(args):
         print(json.dumps(result))
     else:
         for key, value in result.items():
-            print(f"{key:>16}: {value:.4f}" if isinstance(value, float) else f"{key:>16}: {value}")
+            print(
+                f"{key:>16}: {value:.4f}"
+                if isinstance(value, float)
+                else f"{key:>16}: {value}"
+            )
     return 0
 
 
@@ -52,9 +58,17 @@ def register(subparsers):
     p.add_argument("--model", type=pathlib.Path, required=True)
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--split", default="test", choices=("train", "validation", "test"))
-    p.add_argument("--sequence-length", type=int, default=None,
-                   help="default: the length the model was fine-tuned with")
-    p.add_argument("--max-windows", type=int, default=None,
-                   help="classify: windows per long text (default: as fine-tuned)")
+    p.add_argument(
+        "--sequence-length",
+        type=int,
+        default=None,
+        help="default: the length the model was fine-tuned with",
+    )
+    p.add_argument(
+        "--max-windows",
+        type=int,
+        default=None,
+        help="classify: windows per long text (default: as fine-tuned)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)

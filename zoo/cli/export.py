@@ -38,8 +38,11 @@ from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.models import task_of
 from zoo.text.readers import CALIBRATION_TEXTS, calibration_and_validation, validation_data
 
-DEFAULT_LENGTHS = {"saved_model": [DEFAULT_SEQUENCE_LENGTH], "tflite": [DEFAULT_SEQUENCE_LENGTH],
-                   "tpu": [128, 256, 512]}
+DEFAULT_LENGTHS = {
+    "saved_model": [DEFAULT_SEQUENCE_LENGTH],
+    "tflite": [DEFAULT_SEQUENCE_LENGTH],
+    "tpu": [128, 256, 512],
+}
 
 
 def _lengths(value):
@@ -211,8 +214,10 @@ def run_export(args):
             f"received {lengths}. serve_ids accepts any length up to the encoder's maximum."
         )
     if args.out.exists() and not args.out.is_dir():
-        raise ValueError(f"--out {args.out} is a file; give a directory (the artifact for "
-                         "tflite, TF Serving's base directory for saved_model/tpu).")
+        raise ValueError(
+            f"--out {args.out} is a file; give a directory (the artifact for "
+            "tflite, TF Serving's base directory for saved_model/tpu)."
+        )
     if (
         args.format == "tflite"
         and args.out.exists()
@@ -224,7 +229,9 @@ def run_export(args):
         )
     model, tokenizer = _load_model(args.model)
     calibrated = args.format == "tflite" and args.quantize in CALIBRATED_MODES
-    calibration, texts, labels, note = calibration_and_validation(args.data, task=task_of(model))
+    calibration, texts, labels, note = calibration_and_validation(
+        args.data, task=task_of(model)
+    )
     print(
         f"exporting {type(model).__name__} from {args.model} as {args.format}"
         f"{' ' + args.quantize if args.format == 'tflite' else ''}, lengths {lengths}; "

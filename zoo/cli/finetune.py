@@ -25,13 +25,23 @@ from zoo.train.finetune import FinetuneConfig, check_inputs, finetune
 
 def _finetune_config(args):
     return FinetuneConfig(
-        epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
-        learning_rate=args.learning_rate, warmup_fraction=args.warmup_fraction,
-        weight_decay=args.weight_decay, patience=args.patience,
-        mixed_precision=args.mixed_precision, seed=args.seed, pooling=args.pooling,
-        doc_stride=args.doc_stride, max_answer_length=args.max_answer_length,
-        max_windows=args.max_windows, steps_per_epoch=args.steps_per_epoch,
-        strategy=args.strategy, tpu=args.tpu, gradient_accumulation=args.gradient_accumulation,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        sequence_length=args.sequence_length,
+        learning_rate=args.learning_rate,
+        warmup_fraction=args.warmup_fraction,
+        weight_decay=args.weight_decay,
+        patience=args.patience,
+        mixed_precision=args.mixed_precision,
+        seed=args.seed,
+        pooling=args.pooling,
+        doc_stride=args.doc_stride,
+        max_answer_length=args.max_answer_length,
+        max_windows=args.max_windows,
+        steps_per_epoch=args.steps_per_epoch,
+        strategy=args.strategy,
+        tpu=args.tpu,
+        gradient_accumulation=args.gradient_accumulation,
     )
 
 
@@ -48,10 +58,19 @@ def run(args):
     pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
     if chief:
         write_run_info(args.out, args)
-    print(f"data: {data.source}; {', '.join(f'{k} {len(v)}' for k, v in data.splits.items())}; "
-          f"split rule: {data.split_rule}")
-    result = finetune(args.model, args.data, args.task, args.out, config, data=data,
-                      verbose=keras_verbosity(args.verbose))
+    print(
+        f"data: {data.source}; {', '.join(f'{k} {len(v)}' for k, v in data.splits.items())}; "
+        f"split rule: {data.split_rule}"
+    )
+    result = finetune(
+        args.model,
+        args.data,
+        args.task,
+        args.out,
+        config,
+        data=data,
+        verbose=keras_verbosity(args.verbose),
+    )
     if "worker" in result:  # not the chief: the chief evaluates and reports
         print(f"{result['worker']}: done")
         return 0
@@ -95,40 +114,68 @@ def register(subparsers):
     )
     p.add_argument("--model", type=pathlib.Path, required=True)
     p.add_argument("--data", required=True, help=DATA_HELP)
-    p.add_argument("--task", choices=("classify", "tag", "qa", "regress"), required=True,
-                   help="classify (label), tag (NER-style), qa (SQuAD spans), regress (a float "
-                   "score per text or pair, e.g. STS similarity: MSE loss, Pearson/Spearman)")
+    p.add_argument(
+        "--task",
+        choices=("classify", "tag", "qa", "regress"),
+        required=True,
+        help="classify (label), tag (NER-style), qa (SQuAD spans), regress (a float "
+        "score per text or pair, e.g. STS similarity: MSE loss, Pearson/Spearman)",
+    )
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=16, help=BATCH_HELP)
-    p.add_argument("--gradient-accumulation", type=int, default=1, metavar="N",
-                   help=ACCUMULATION_HELP)
+    p.add_argument(
+        "--gradient-accumulation", type=int, default=1, metavar="N", help=ACCUMULATION_HELP
+    )
     p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
     p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--warmup-fraction", type=float, default=0.1)
     p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--patience", type=int, default=2,
-                   help="stop after this many epochs without a better validation loss "
-                        "(regress: validation Spearman) (counted across a resume; default 2)")
-    p.add_argument("--mixed-precision", choices=("mixed_float16", "mixed_bfloat16"),
-                   help="compute policy for this run (float32 weights); OUT/model is "
-                        "saved computing in float32, ready for export")
-    p.add_argument("--pooling", choices=("auto", "pooled", "cls", "mean"), default="auto",
-                   help="classifier and regressor pooling (mean suits sentence-transformers "
-                   "checkpoints)")
-    p.add_argument("--doc-stride", type=int, default=128,
-                   help="pieces between the starts of consecutive windows of a long text "
-                        "(qa contexts; classify with --max-windows)")
-    p.add_argument("--max-windows", type=int, default=1,
-                   help="classify: cut a text longer than the sequence into up to N windows "
-                        "(stepping --doc-stride pieces), train on each window with the "
-                        "text's label and predict by averaging the windows' logits; 1 "
-                        "truncates (default). Exported artifacts classify one window.")
+    p.add_argument(
+        "--patience",
+        type=int,
+        default=2,
+        help="stop after this many epochs without a better validation loss "
+        "(regress: validation Spearman) (counted across a resume; default 2)",
+    )
+    p.add_argument(
+        "--mixed-precision",
+        choices=("mixed_float16", "mixed_bfloat16"),
+        help="compute policy for this run (float32 weights); OUT/model is "
+        "saved computing in float32, ready for export",
+    )
+    p.add_argument(
+        "--pooling",
+        choices=("auto", "pooled", "cls", "mean"),
+        default="auto",
+        help="classifier and regressor pooling (mean suits sentence-transformers "
+        "checkpoints)",
+    )
+    p.add_argument(
+        "--doc-stride",
+        type=int,
+        default=128,
+        help="pieces between the starts of consecutive windows of a long text "
+        "(qa contexts; classify with --max-windows)",
+    )
+    p.add_argument(
+        "--max-windows",
+        type=int,
+        default=1,
+        help="classify: cut a text longer than the sequence into up to N windows "
+        "(stepping --doc-stride pieces), train on each window with the "
+        "text's label and predict by averaging the windows' logits; 1 "
+        "truncates (default). Exported artifacts classify one window.",
+    )
     p.add_argument("--max-answer-length", type=int, default=30)
     p.add_argument("--steps-per-epoch", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--strategy", choices=distribute.STRATEGIES, default="none",
-                   help=distribute.STRATEGY_HELP)
+    p.add_argument(
+        "--strategy",
+        choices=distribute.STRATEGIES,
+        default="none",
+        help=distribute.STRATEGY_HELP,
+    )
     p.add_argument("--tpu", default=None, help=distribute.TPU_HELP)
     add_verbose(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)

@@ -25,8 +25,10 @@ def read_inputs(path):
     they are read."""
     path = pathlib.Path(path)
     if path.suffix not in INPUT_SUFFIXES:
-        raise CliError(f"--input {path}: expected a .txt (one text per line), .jsonl or .csv "
-                       f"file; received {path.suffix or 'no suffix'}.")
+        raise CliError(
+            f"--input {path}: expected a .txt (one text per line), .jsonl or .csv "
+            f"file; received {path.suffix or 'no suffix'}."
+        )
     if not path.is_file():
         raise CliError(f"--input {path}: no such file.")
     return _records(path)
@@ -35,13 +37,17 @@ def read_inputs(path):
 def _records(path):
     n = 0
     try:
-        with open(path, encoding="utf-8", newline="" if path.suffix == ".csv" else None) as f:
+        with open(
+            path, encoding="utf-8", newline="" if path.suffix == ".csv" else None
+        ) as f:
             if path.suffix == ".csv":
                 reader = csv.DictReader(f)
                 columns = set(reader.fieldnames or ())
                 if not columns & {"text", "question"}:
-                    raise CliError(f"--input {path}: the header needs a \"text\" column (and "
-                                   f"optionally \"text_b\"); it has {sorted(columns)}.")
+                    raise CliError(
+                        f'--input {path}: the header needs a "text" column (and '
+                        f'optionally "text_b"); it has {sorted(columns)}.'
+                    )
                 for n, row in enumerate(reader, 2):
                     yield n, {k: v for k, v in row.items() if k is not None}
                 return
@@ -54,14 +60,19 @@ def _records(path):
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError as e:
-                    raise CliError(f"--input {path}, line {n}: not JSON ({e.msg}).") from None
+                    raise CliError(
+                        f"--input {path}, line {n}: not JSON ({e.msg})."
+                    ) from None
                 if not isinstance(record, dict):
-                    raise CliError(f"--input {path}, line {n}: expected an object with "
-                                   f"\"text\"; received {type(record).__name__}.")
+                    raise CliError(
+                        f"--input {path}, line {n}: expected an object with "
+                        f'"text"; received {type(record).__name__}.'
+                    )
                 yield n, record
     except UnicodeDecodeError:
-        raise CliError(f"--input {path}: not UTF-8 after line {n}; save the file as UTF-8.") \
-            from None
+        raise CliError(
+            f"--input {path}: not UTF-8 after line {n}; save the file as UTF-8."
+        ) from None
 
 
 def _chunks(items, size):
@@ -78,14 +89,18 @@ def _chunks(items, size):
 def _line(answer, task):
     """One human-readable line for an answer."""
     if task == "classify":
-        return "  ".join(f"{label} {score:.4f}" for label, score in answer["scores"].items())
+        return "  ".join(
+            f"{label} {score:.4f}" for label, score in answer["scores"].items()
+        )
     if task == "regress":
         return f"{answer['score']:.4f}"
     if task == "tag":
         if not answer["entities"]:
             return "(no entities)"
-        return "  ".join(f"{e['label']}: {e['text']!r} [{e['start']}:{e['end']}] {e['score']:.3f}"
-                         for e in answer["entities"])
+        return "  ".join(
+            f"{e['label']}: {e['text']!r} [{e['start']}:{e['end']}] {e['score']:.3f}"
+            for e in answer["entities"]
+        )
     if not answer["answer"]:
         return "(no answer)"
     return f"{answer['answer']!r} [{answer['start']}:{answer['end']}] {answer['score']:.4f}"
@@ -93,7 +108,7 @@ def _line(answer, task):
 
 def run(args):
     if args.text is None and args.input is None:
-        raise CliError("give --text \"...\" (repeatable) or --input FILE.")
+        raise CliError('give --text "..." (repeatable) or --input FILE.')
     if args.text is not None and args.input is not None:
         raise CliError("give --text or --input, not both.")
     if args.text_b is not None and (args.text is None or len(args.text) != 1):
@@ -106,9 +121,13 @@ def run(args):
         records = read_inputs(args.input)
     else:
         records = ((1, {"text": t, "text_b": args.text_b}) for t in args.text)
-    predictor = open_predictor(args.model, sequence_length=args.sequence_length,
-                               max_windows=args.max_windows,
-                               num_threads=args.threads, batch_size=args.batch_size)
+    predictor = open_predictor(
+        args.model,
+        sequence_length=args.sequence_length,
+        max_windows=args.max_windows,
+        num_threads=args.threads,
+        batch_size=args.batch_size,
+    )
     top_k = args.top_k if args.top_k is not None else (None if args.json else 3)
     started = last = time.time()
     done = 0
@@ -121,29 +140,41 @@ def run(args):
             lines = [n for n, _ in chunk]
             message = str(e)
             if message.startswith("input "):
-                index, _, rest = message[len("input "):].partition(":")
-                where = (f"--input {args.input}, line {lines[int(index) - 1]}"
-                         if args.input else f"--text {index}")
+                index, _, rest = message[len("input ") :].partition(":")
+                where = (
+                    f"--input {args.input}, line {lines[int(index) - 1]}"
+                    if args.input
+                    else f"--text {index}"
+                )
                 message = where + ":" + rest
             raise CliError(message) from None
         for (n, _), answer in zip(chunk, answers):
             done += 1
             if args.json:
-                print(json.dumps({"input": n if args.input else done, **answer},
-                                 ensure_ascii=False))
+                print(
+                    json.dumps(
+                        {"input": n if args.input else done, **answer}, ensure_ascii=False
+                    )
+                )
             else:
                 prefix = f"{n}\t" if args.input else ""
                 print(prefix + _line(answer, predictor.task))
         sys.stdout.flush()
         now = time.time()
         if show_progress and now - last >= PROGRESS_SECONDS:
-            print(f"zoo predict: {done:,} inputs, {done / (now - started):.1f}/s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"zoo predict: {done:,} inputs, {done / (now - started):.1f}/s",
+                file=sys.stderr,
+                flush=True,
+            )
             last = now
     if show_progress:
         seconds = time.time() - started
-        print(f"zoo predict: {done:,} inputs in {seconds:.1f} s ({predictor.format}, "
-              f"{predictor.task}, {predictor.sequence_length} tokens)", file=sys.stderr)
+        print(
+            f"zoo predict: {done:,} inputs in {seconds:.1f} s ({predictor.format}, "
+            f"{predictor.task}, {predictor.sequence_length} tokens)",
+            file=sys.stderr,
+        )
     if done == 0:
         raise CliError(f"--input {args.input}: no inputs in the file.")
     return 0
@@ -170,26 +201,57 @@ def register(subparsers):
             """
         ),
     )
-    p.add_argument("--model", type=pathlib.Path, required=True,
-                   help="zoo model directory, .tflite artifact directory or SavedModel")
-    p.add_argument("--text", action="append", default=None,
-                   help="a text to run (repeat for several); QA: the question")
-    p.add_argument("--text-b", default=None,
-                   help="the second text of a pair; QA: the context")
-    p.add_argument("--input", type=pathlib.Path, default=None,
-                   help=".txt (one text per line), .jsonl or .csv (columns text[, text_b]; "
-                   "QA: question, context); answers stream as they are computed")
-    p.add_argument("--top-k", type=int, default=None,
-                   help="classifiers: labels to show (default 3; with --json all)")
+    p.add_argument(
+        "--model",
+        type=pathlib.Path,
+        required=True,
+        help="zoo model directory, .tflite artifact directory or SavedModel",
+    )
+    p.add_argument(
+        "--text",
+        action="append",
+        default=None,
+        help="a text to run (repeat for several); QA: the question",
+    )
+    p.add_argument(
+        "--text-b", default=None, help="the second text of a pair; QA: the context"
+    )
+    p.add_argument(
+        "--input",
+        type=pathlib.Path,
+        default=None,
+        help=".txt (one text per line), .jsonl or .csv (columns text[, text_b]; "
+        "QA: question, context); answers stream as they are computed",
+    )
+    p.add_argument(
+        "--top-k",
+        type=int,
+        default=None,
+        help="classifiers: labels to show (default 3; with --json all)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per input")
-    p.add_argument("--sequence-length", type=int, default=None,
-                   help="tokens per window (default: as fine-tuned for a model directory, "
-                   "the primary length of an artifact)")
-    p.add_argument("--max-windows", type=int, default=None,
-                   help="classifiers: windows per long text, logits averaged (default: as "
-                   "fine-tuned for a model directory, 1 for an artifact)")
-    p.add_argument("--batch-size", type=int, default=32, help="inputs per step (default 32)")
-    p.add_argument("--threads", type=int, default=1,
-                   help=".tflite: LiteRT threads (default 1, as on a phone)")
+    p.add_argument(
+        "--sequence-length",
+        type=int,
+        default=None,
+        help="tokens per window (default: as fine-tuned for a model directory, "
+        "the primary length of an artifact)",
+    )
+    p.add_argument(
+        "--max-windows",
+        type=int,
+        default=None,
+        help="classifiers: windows per long text, logits averaged (default: as "
+        "fine-tuned for a model directory, 1 for an artifact)",
+    )
+    p.add_argument(
+        "--batch-size", type=int, default=32, help="inputs per step (default 32)"
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help=".tflite: LiteRT threads (default 1, as on a phone)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)

@@ -9,7 +9,9 @@ from zoo.configs import PRESETS
 
 
 def run(args):
-    print(f"{'preset':<18} {'family':<10} {'L':>3} {'H':>5} {'A':>3} {'FF':>5} {'parameters':>13}")
+    print(
+        f"{'preset':<18} {'family':<10} {'L':>3} {'H':>5} {'A':>3} {'FF':>5} {'parameters':>13}"
+    )
     for name, c in PRESETS.items():
         print(
             f"{name:<18} {c.family:<10} {c.num_layers:>3} {c.hidden_dim:>5} "

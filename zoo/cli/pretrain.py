@@ -48,12 +48,22 @@ def run(args):
     # --masking, and contradicting those is an error.
     config = PretrainConfig.for_recipe(
         args.recipe,
-        epochs=args.epochs, batch_size=args.batch_size, sequence_length=args.sequence_length,
-        max_predictions=args.max_predictions, learning_rate=args.learning_rate,
-        warmup_fraction=args.warmup_fraction, beta_2=args.beta_2,
-        nsp=False if args.no_nsp else None, whole_word=True if args.whole_word else None,
-        objective=args.objective, masking=args.masking, packing=args.packing, seed=args.seed,
-        steps_per_epoch=args.steps_per_epoch, strategy=args.strategy, tpu=args.tpu,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        sequence_length=args.sequence_length,
+        max_predictions=args.max_predictions,
+        learning_rate=args.learning_rate,
+        warmup_fraction=args.warmup_fraction,
+        beta_2=args.beta_2,
+        nsp=False if args.no_nsp else None,
+        whole_word=True if args.whole_word else None,
+        objective=args.objective,
+        masking=args.masking,
+        packing=args.packing,
+        seed=args.seed,
+        steps_per_epoch=args.steps_per_epoch,
+        strategy=args.strategy,
+        tpu=args.tpu,
         gradient_accumulation=args.gradient_accumulation,
     )
     # Under --strategy multiworker every worker runs this command on a shared
@@ -66,21 +76,30 @@ def run(args):
     pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
     if chief:
         write_run_info(args.out, args)
-    print(f"pre-training ({config.recipe} recipe: {config.objective}, {config.masking} "
-          f"masking, {config.packing} packing, batch {config.batch_size}, peak rate "
-          f"{config.learning_rate:g}) on {describe_corpus(corpus)}")
-    result = pretrain(args.config, corpus, args.out, config,
-                      verbose=keras_verbosity(args.verbose))
+    print(
+        f"pre-training ({config.recipe} recipe: {config.objective}, {config.masking} "
+        f"masking, {config.packing} packing, batch {config.batch_size}, peak rate "
+        f"{config.learning_rate:g}) on {describe_corpus(corpus)}"
+    )
+    result = pretrain(
+        args.config, corpus, args.out, config, verbose=keras_verbosity(args.verbose)
+    )
     if "worker" in result:  # not the chief: the chief reports
-        print(f"{result['worker']}: done ({result['train_examples_per_second']:.0f} "
-              "examples/s)")
+        print(
+            f"{result['worker']}: done ({result['train_examples_per_second']:.0f} "
+            "examples/s)"
+        )
         return 0
     before, after = result["step_0"], result["trained"]
     for key in after:
-        print(f"{key}: {before[key]:.3f} at step 0 -> {after[key]:.3f} after {result['steps']} steps "
-              f"({result['updates']} updates)")
-    print(f"input pipeline {result['pipeline_examples_per_second']:.0f} examples/s vs training "
-          f"{result['train_examples_per_second']:.0f} examples/s")
+        print(
+            f"{key}: {before[key]:.3f} at step 0 -> {after[key]:.3f} after {result['steps']} steps "
+            f"({result['updates']} updates)"
+        )
+    print(
+        f"input pipeline {result['pipeline_examples_per_second']:.0f} examples/s vs training "
+        f"{result['train_examples_per_second']:.0f} examples/s"
+    )
     print(f"model: {pathlib.Path(args.out) / 'model'}")
     return 0
 
@@ -122,51 +141,103 @@ def register(subparsers):
             """
         ),
     )
-    p.add_argument("--config", required=True,
-                   help="preset name (random init) or checkpoint/model directory (continued)")
-    p.add_argument("--data", required=True,
-                   help="text file, folder or glob (quote it), or austen / wordnet / "
-                   "austen+wordnet")
+    p.add_argument(
+        "--config",
+        required=True,
+        help="preset name (random init) or checkpoint/model directory (continued)",
+    )
+    p.add_argument(
+        "--data",
+        required=True,
+        help="text file, folder or glob (quote it), or austen / wordnet / austen+wordnet",
+    )
     p.add_argument("--out", type=pathlib.Path, required=True)
-    p.add_argument("--recipe", choices=list(RECIPES), default="bert",
-                   help="defaults for the flags below (table above); flags you give win")
-    p.add_argument("--objective", default=None, metavar="mlm[+nsp|+sop][+sbo]",
-                   help="heads trained: mlm (+nsp: BERT, the bert recipe's default; +sop: "
-                   "ALBERT's sentence order; +sbo: SpanBERT's span boundary, needs --masking "
-                   "span); the roberta recipe: mlm")
-    p.add_argument("--masking", choices=["token", "whole-word", "span"], default=None,
-                   help="what 15%% of the tokens are chosen as: tokens (default), whole words, "
-                   "or SpanBERT's spans of Geometric(0.2) words clipped at 10 (default with "
-                   "+sbo)")
-    p.add_argument("--packing", choices=["sentences", "full"], default=None,
-                   help="sentences: a sentence pair, or a run of one document's sentences "
-                   "(bert default); full: RoBERTa's FULL-SENTENCES, one segment of whole "
-                   "sentences across documents, [SEP] between them (roberta default; the "
-                   "installed corpora only)")
+    p.add_argument(
+        "--recipe",
+        choices=list(RECIPES),
+        default="bert",
+        help="defaults for the flags below (table above); flags you give win",
+    )
+    p.add_argument(
+        "--objective",
+        default=None,
+        metavar="mlm[+nsp|+sop][+sbo]",
+        help="heads trained: mlm (+nsp: BERT, the bert recipe's default; +sop: "
+        "ALBERT's sentence order; +sbo: SpanBERT's span boundary, needs --masking "
+        "span); the roberta recipe: mlm",
+    )
+    p.add_argument(
+        "--masking",
+        choices=["token", "whole-word", "span"],
+        default=None,
+        help="what 15%% of the tokens are chosen as: tokens (default), whole words, "
+        "or SpanBERT's spans of Geometric(0.2) words clipped at 10 (default with "
+        "+sbo)",
+    )
+    p.add_argument(
+        "--packing",
+        choices=["sentences", "full"],
+        default=None,
+        help="sentences: a sentence pair, or a run of one document's sentences "
+        "(bert default); full: RoBERTa's FULL-SENTENCES, one segment of whole "
+        "sentences across documents, [SEP] between them (roberta default; the "
+        "installed corpora only)",
+    )
     p.add_argument("--epochs", type=int, default=None, help="default 3")
-    p.add_argument("--batch-size", type=int, default=None,
-                   help=BATCH_HELP + "; default 32 (roberta recipe: 128)")
-    p.add_argument("--gradient-accumulation", type=int, default=1, metavar="N",
-                   help=ACCUMULATION_HELP)
-    p.add_argument("--sequence-length", type=int, default=None,
-                   help=f"default {DEFAULT_SEQUENCE_LENGTH}")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help=BATCH_HELP + "; default 32 (roberta recipe: 128)",
+    )
+    p.add_argument(
+        "--gradient-accumulation", type=int, default=1, metavar="N", help=ACCUMULATION_HELP
+    )
+    p.add_argument(
+        "--sequence-length",
+        type=int,
+        default=None,
+        help=f"default {DEFAULT_SEQUENCE_LENGTH}",
+    )
     p.add_argument("--max-predictions", type=int, default=None, help="default 20")
-    p.add_argument("--learning-rate", type=float, default=None,
-                   help="peak AdamW rate (default 1e-4, for continued pre-training; roberta "
-                   "recipe 6e-4); bert_tiny from scratch wants about 1e-3 (2e-3 kept NSP at "
-                   "chance)")
-    p.add_argument("--warmup-fraction", type=float, default=None,
-                   help="share of the updates warming up (default 0.1; roberta recipe 0.05)")
-    p.add_argument("--beta-2", type=float, default=None,
-                   help="Adam's beta_2 (default 0.999; roberta recipe 0.98)")
+    p.add_argument(
+        "--learning-rate",
+        type=float,
+        default=None,
+        help="peak AdamW rate (default 1e-4, for continued pre-training; roberta "
+        "recipe 6e-4); bert_tiny from scratch wants about 1e-3 (2e-3 kept NSP at "
+        "chance)",
+    )
+    p.add_argument(
+        "--warmup-fraction",
+        type=float,
+        default=None,
+        help="share of the updates warming up (default 0.1; roberta recipe 0.05)",
+    )
+    p.add_argument(
+        "--beta-2",
+        type=float,
+        default=None,
+        help="Adam's beta_2 (default 0.999; roberta recipe 0.98)",
+    )
     p.add_argument("--steps-per-epoch", type=int, default=None)
-    p.add_argument("--no-nsp", action="store_true",
-                   help="MLM only (DistilBERT recipe); same as --objective mlm")
-    p.add_argument("--whole-word", action="store_true",
-                   help="whole-word masking; same as --masking whole-word")
+    p.add_argument(
+        "--no-nsp",
+        action="store_true",
+        help="MLM only (DistilBERT recipe); same as --objective mlm",
+    )
+    p.add_argument(
+        "--whole-word",
+        action="store_true",
+        help="whole-word masking; same as --masking whole-word",
+    )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--strategy", choices=distribute.STRATEGIES, default="none",
-                   help=distribute.STRATEGY_HELP)
+    p.add_argument(
+        "--strategy",
+        choices=distribute.STRATEGIES,
+        default="none",
+        help=distribute.STRATEGY_HELP,
+    )
     p.add_argument("--tpu", default=None, help=distribute.TPU_HELP)
     add_verbose(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)

@@ -19,16 +19,22 @@ def run(args):
     if args.json:
         print(json.dumps(report))
         return 0
-    print(f"vocabulary {report['vocabulary_before']:,} -> {report['vocabulary_after']:,} "
-          f"word pieces; parameters {report['parameters_before']:,} -> "
-          f"{report['parameters_after']:,}")
-    print(f"{report['test_split']} texts tokenized differently: "
-          f"{report['test_texts_tokenized_differently']} of {report['test_texts']}")
+    print(
+        f"vocabulary {report['vocabulary_before']:,} -> {report['vocabulary_after']:,} "
+        f"word pieces; parameters {report['parameters_before']:,} -> "
+        f"{report['parameters_after']:,}"
+    )
+    print(
+        f"{report['test_split']} texts tokenized differently: "
+        f"{report['test_texts_tokenized_differently']} of {report['test_texts']}"
+    )
     for when in ("before", "after"):
         if when in report:
             metrics = {k: v for k, v in report[when].items() if isinstance(v, float)}
-            print(f"{report['test_split']} {when}: "
-                  + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+            print(
+                f"{report['test_split']} {when}: "
+                + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
+            )
     print(f"pruned model: {out}")
     return 0
 
@@ -54,13 +60,21 @@ def register(subparsers):
             """
         ),
     )
-    p.add_argument("--model", type=pathlib.Path, required=True,
-                   help="a fine-tuned zoo model directory")
+    p.add_argument(
+        "--model", type=pathlib.Path, required=True, help="a fine-tuned zoo model directory"
+    )
     p.add_argument("--data", required=True, help=DATA_HELP)
-    p.add_argument("--out", type=pathlib.Path, required=True,
-                   help="the pruned model directory to write")
-    p.add_argument("--no-evaluate", action="store_true",
-                   help="skip the test metrics before and after")
-    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument(
+        "--out",
+        type=pathlib.Path,
+        required=True,
+        help="the pruned model directory to write",
+    )
+    p.add_argument(
+        "--no-evaluate", action="store_true", help="skip the test metrics before and after"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the report as one JSON object"
+    )
     p.add_argument("--force", action="store_true", help="replace a non-empty --out")
     p.set_defaults(func=run)

@@ -21,11 +21,16 @@ from zoo.utils.provenance import git_revision, versions
 class CliError(Exception):
     """A user-facing error: printed without a traceback, exit status 2."""
 
-BATCH_HELP = ("global batch per step: all replicas of all workers together, the same "
-              "under every --strategy (each of R replicas computes batch/R)")
-ACCUMULATION_HELP = ("average the gradients of N steps into one update: N x --batch-size "
-                     "examples per update (e.g. --batch-size 32 --gradient-accumulation 8 "
-                     "trains at BERT's 256 on a small machine); default 1")
+
+BATCH_HELP = (
+    "global batch per step: all replicas of all workers together, the same "
+    "under every --strategy (each of R replicas computes batch/R)"
+)
+ACCUMULATION_HELP = (
+    "average the gradients of N steps into one update: N x --batch-size "
+    "examples per update (e.g. --batch-size 32 --gradient-accumulation 8 "
+    "trains at BERT's 256 on a small machine); default 1"
+)
 
 
 def plain_arguments(args):
@@ -35,8 +40,9 @@ def plain_arguments(args):
 
 def _plain(value):
     """A value as args.json stores it (paths as strings, tuples as lists)."""
-    return json.loads(json.dumps(str(value) if isinstance(value, pathlib.Path) else value,
-                                 default=str))
+    return json.loads(
+        json.dumps(str(value) if isinstance(value, pathlib.Path) else value, default=str)
+    )
 
 
 def run_info(args):
@@ -69,8 +75,10 @@ DATA_HELP = (
     "optional `text_b`); zoo distill --mode general takes raw text as zoo pretrain does. "
     "Which split the command trains, scores, calibrates or validates on: see its description."
 )
-FORCE_HELP = ("start over: remove this command's outputs in --out (backup/, model/, "
-              "args.json, history.json, metrics.json) instead of resuming or refusing")
+FORCE_HELP = (
+    "start over: remove this command's outputs in --out (backup/, model/, "
+    "args.json, history.json, metrics.json) instead of resuming or refusing"
+)
 
 
 def training_output(out, args, force, *, remove=True):
@@ -84,8 +92,10 @@ def training_output(out, args, force, *, remove=True):
     may not have yet) counts as the chief's run to resume."""
     out = pathlib.Path(out)
     if out.exists() and not out.is_dir():
-        raise CliError(f"--out {out} is a file; give a directory (new, or this command's "
-                       "earlier --out).")
+        raise CliError(
+            f"--out {out} is a file; give a directory (new, or this command's "
+            "earlier --out)."
+        )
     if not out.exists() or not any(out.iterdir()):
         return "new"
     if force:
@@ -100,12 +110,17 @@ def training_output(out, args, force, *, remove=True):
         if not remove:
             return "resume"
         if any((out / m).exists() for m in ("backup", "model")):
-            raise CliError(f"--out {out} holds a run without its args.json; pass --force to "
-                           "start over there, or choose another --out.")
-        raise CliError(f"--out {out} is not empty and was not written by this command; "
-                       "choose another directory or pass --force.")
+            raise CliError(
+                f"--out {out} holds a run without its args.json; pass --force to "
+                "start over there, or choose another --out."
+            )
+        raise CliError(
+            f"--out {out} is not empty and was not written by this command; "
+            "choose another directory or pass --force."
+        )
     saved = read_json_object(out / "args.json", "pass --force to start over").get(
-        "arguments", {})
+        "arguments", {}
+    )
     now = plain_arguments(args)
     parser = getattr(args, "parser", None)
 
@@ -113,16 +128,23 @@ def training_output(out, args, force, *, remove=True):
         if k in _RESUME_FREE_ARGUMENTS or saved.get(k) == now.get(k):
             return True
         # A flag added after that run was started: the run had its default.
-        return (k not in saved and parser is not None
-                and now.get(k) == _plain(parser.get_default(k)))
+        return (
+            k not in saved
+            and parser is not None
+            and now.get(k) == _plain(parser.get_default(k))
+        )
 
     changed = sorted(k for k in set(saved) | set(now) if not unchanged(k))
     if changed:
-        listed = "; ".join(f"--{k.replace('_', '-')} {saved.get(k)!r} there, {now.get(k)!r} now"
-                           for k in changed)
-        raise CliError(f"--out {out} holds a run with other arguments ({listed}). Re-run with "
-                       "the same arguments to resume it, choose another --out, or pass "
-                       "--force to start over.")
+        listed = "; ".join(
+            f"--{k.replace('_', '-')} {saved.get(k)!r} there, {now.get(k)!r} now"
+            for k in changed
+        )
+        raise CliError(
+            f"--out {out} holds a run with other arguments ({listed}). Re-run with "
+            "the same arguments to resume it, choose another --out, or pass "
+            "--force to start over."
+        )
     if (out / "metrics.json").is_file() and not (out / "backup").exists():
         return "finished"
     return "resume"
@@ -131,21 +153,29 @@ def training_output(out, args, force, *, remove=True):
 def report_finished(out):
     """Print a finished run's metrics instead of training it again."""
     out = pathlib.Path(out)
-    print(json.dumps(read_json_object(out / "metrics.json", "pass --force to train again"),
-                     indent=2))
-    print(f"{out} holds this run, finished (metrics above, model in {out / 'model'}); "
-          "nothing to do. Pass --force to train again.")
+    print(
+        json.dumps(
+            read_json_object(out / "metrics.json", "pass --force to train again"), indent=2
+        )
+    )
+    print(
+        f"{out} holds this run, finished (metrics above, model in {out / 'model'}); "
+        "nothing to do. Pass --force to train again."
+    )
     return 0
 
 
-VERBOSE_HELP = ("Keras progress: 0 silent, 1 a progress bar, 2 one line per epoch (default: 1 "
-                "on a terminal, 2 otherwise)")
+VERBOSE_HELP = (
+    "Keras progress: 0 silent, 1 a progress bar, 2 one line per epoch (default: 1 "
+    "on a terminal, 2 otherwise)"
+)
 
 
 def add_verbose(parser):
     """The same --verbose for every training command."""
-    parser.add_argument("--verbose", type=int, default=None, choices=(0, 1, 2),
-                        help=VERBOSE_HELP)
+    parser.add_argument(
+        "--verbose", type=int, default=None, choices=(0, 1, 2), help=VERBOSE_HELP
+    )
 
 
 def keras_verbosity(value):

@@ -30,14 +30,18 @@ def _chunks(records, size):
 def _text(record, field, where):
     value = record.get(field)
     if not isinstance(value, str) or not value.strip():
-        raise CliError(f"{where}: \"{field}\" must be a non-empty string; received {value!r:.60}.")
+        raise CliError(
+            f'{where}: "{field}" must be a non-empty string; received {value!r:.60}.'
+        )
     return value
 
 
 def run(args):
     if args.text is None and args.input is None:
-        raise CliError("give --text \"...\" (with --text-b, or repeated with --embeddings) or "
-                       "--input FILE.")
+        raise CliError(
+            'give --text "..." (with --text-b, or repeated with --embeddings) or '
+            "--input FILE."
+        )
     if args.text is not None and args.input is not None:
         raise CliError("give --text or --input, not both.")
     if args.text is not None and args.text_b is not None and len(args.text) != 1:
@@ -47,42 +51,64 @@ def run(args):
     if args.input is not None:
         records = read_inputs(args.input)
     else:
-        records = ((i, {"text": t, "text_b": args.text_b}) for i, t in enumerate(args.text, 1))
+        records = (
+            (i, {"text": t, "text_b": args.text_b}) for i, t in enumerate(args.text, 1)
+        )
     encoder, tokenizer = load_checkpoint(args.model)
     longest = encoder.max_sequence_length
     if not 3 <= args.sequence_length <= longest:
-        raise CliError(f"--sequence-length {args.sequence_length}: this model takes 3 to "
-                       f"{longest} tokens.")
+        raise CliError(
+            f"--sequence-length {args.sequence_length}: this model takes 3 to "
+            f"{longest} tokens."
+        )
     done = 0
     for chunk in _chunks(records, args.batch_size):
-        where = [f"--input {args.input}, line {n}" if args.input else f"--text {n}"
-                 for n, _ in chunk]
+        where = [
+            f"--input {args.input}, line {n}" if args.input else f"--text {n}"
+            for n, _ in chunk
+        ]
         texts = [_text(r, "text", w) for (_, r), w in zip(chunk, where)]
         for t in texts:
             check_text(t, "text")
         if args.embeddings:
-            vectors = embed_texts(encoder, tokenizer, texts, args.sequence_length,
-                                  args.batch_size)
+            vectors = embed_texts(
+                encoder, tokenizer, texts, args.sequence_length, args.batch_size
+            )
             for (n, _), vector in zip(chunk, vectors):
                 done += 1
-                print(json.dumps({"input": n if args.input else done,
-                                  "embedding": [round(float(x), 7) for x in vector]}))
+                print(
+                    json.dumps(
+                        {
+                            "input": n if args.input else done,
+                            "embedding": [round(float(x), 7) for x in vector],
+                        }
+                    )
+                )
             continue
         texts_b = []
         for (_, r), w in zip(chunk, where):
             if r.get("text_b") is None:
-                raise CliError(f"{w}: no text_b to compare with; give pairs (--text-b, or a "
-                               "text_b column), or --embeddings for the vectors.")
+                raise CliError(
+                    f"{w}: no text_b to compare with; give pairs (--text-b, or a "
+                    "text_b column), or --embeddings for the vectors."
+                )
             texts_b.append(_text(r, "text_b", w))
             check_text(texts_b[-1], "text_b")
-        vectors = embed_texts(encoder, tokenizer, texts + texts_b, args.sequence_length,
-                              args.batch_size)
+        vectors = embed_texts(
+            encoder, tokenizer, texts + texts_b, args.sequence_length, args.batch_size
+        )
         scores = cosine(vectors[: len(texts)], vectors[len(texts) :])
         for (n, _), score in zip(chunk, scores):
             done += 1
             if args.json:
-                print(json.dumps({"input": n if args.input else done,
-                                  "cosine": round(float(score), 6)}))
+                print(
+                    json.dumps(
+                        {
+                            "input": n if args.input else done,
+                            "cosine": round(float(score), 6),
+                        }
+                    )
+                )
             else:
                 print((f"{n}\t" if args.input else "") + f"{score:.4f}")
         sys.stdout.flush()
@@ -112,18 +138,39 @@ def register(subparsers):
             """
         ),
     )
-    p.add_argument("--model", type=pathlib.Path, required=True,
-                   help="any checkpoint (HF, TF1, Garden) or zoo model directory")
-    p.add_argument("--text", action="append", default=None,
-                   help="a text (repeat with --embeddings for several)")
+    p.add_argument(
+        "--model",
+        type=pathlib.Path,
+        required=True,
+        help="any checkpoint (HF, TF1, Garden) or zoo model directory",
+    )
+    p.add_argument(
+        "--text",
+        action="append",
+        default=None,
+        help="a text (repeat with --embeddings for several)",
+    )
     p.add_argument("--text-b", default=None, help="the text to compare --text with")
-    p.add_argument("--input", type=pathlib.Path, default=None,
-                   help=".txt (one text per line; with --embeddings), .jsonl or .csv (columns "
-                   "text, text_b)")
-    p.add_argument("--embeddings", action="store_true",
-                   help="print each text's embedding (JSON lines) instead of cosines")
+    p.add_argument(
+        "--input",
+        type=pathlib.Path,
+        default=None,
+        help=".txt (one text per line; with --embeddings), .jsonl or .csv (columns "
+        "text, text_b)",
+    )
+    p.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="print each text's embedding (JSON lines) instead of cosines",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per input")
-    p.add_argument("--sequence-length", type=int, default=128,
-                   help="tokens per text (longer texts are truncated; default 128)")
-    p.add_argument("--batch-size", type=int, default=32, help="inputs per step (default 32)")
+    p.add_argument(
+        "--sequence-length",
+        type=int,
+        default=128,
+        help="tokens per text (longer texts are truncated; default 128)",
+    )
+    p.add_argument(
+        "--batch-size", type=int, default=32, help="inputs per step (default 32)"
+    )
     p.set_defaults(func=run)

@@ -46,8 +46,9 @@ def with_internals(model):
     encoder = model.encoder
     inputs = encoder_inputs()
     if isinstance(model, MaskedLM):
-        inputs["masked_positions"] = keras.Input(shape=(None,), dtype="int32",
-                                                 name="masked_positions")
+        inputs["masked_positions"] = keras.Input(
+            shape=(None,), dtype="int32", name="masked_positions"
+        )
     enc = encoder.with_internals()({k: inputs[k] for k in INPUT_NAMES})
     seq = enc["sequence_output"]
     if isinstance(model, Classifier):
@@ -66,10 +67,14 @@ def with_internals(model):
     elif isinstance(model, QuestionAnswerer):
         logits = as_float32(model.span_dense(seq))
         keep = keras.ops.greater(inputs["padding_mask"], 0)
-        outputs = {"start_logits": keras.ops.where(keep, logits[:, :, 0], -1e4),
-                   "end_logits": keras.ops.where(keep, logits[:, :, 1], -1e4)}
+        outputs = {
+            "start_logits": keras.ops.where(keep, logits[:, :, 0], -1e4),
+            "end_logits": keras.ops.where(keep, logits[:, :, 1], -1e4),
+        }
     elif isinstance(model, MaskedLM):
-        outputs = {"mlm_logits": as_float32(model.mlm_head(seq, inputs["masked_positions"]))}
+        outputs = {
+            "mlm_logits": as_float32(model.mlm_head(seq, inputs["masked_positions"]))
+        }
     else:
         raise TypeError(f"Distiller: unsupported model {type(model).__name__}.")
     outputs["sequence_output"] = seq
@@ -106,10 +111,22 @@ class Distiller(keras.Model):
     token-level positions (e.g. MLM label weights).
     """
 
-    def __init__(self, teacher, student, *, temperature=2.0, soft_weight=5.0,
-                 hard_weight=2.0, cosine_weight=1.0, hidden_weight=0.0,
-                 attention_weight=0.0, layer_map=None, restrict_to_mask=True,
-                 name="distiller", **kwargs):
+    def __init__(
+        self,
+        teacher,
+        student,
+        *,
+        temperature=2.0,
+        soft_weight=5.0,
+        hard_weight=2.0,
+        cosine_weight=1.0,
+        hidden_weight=0.0,
+        attention_weight=0.0,
+        layer_map=None,
+        restrict_to_mask=True,
+        name="distiller",
+        **kwargs,
+    ):
         super().__init__(name=name, **kwargs)
         if temperature <= 0:
             raise ValueError(f"temperature={temperature}: must be > 0.")
@@ -118,8 +135,10 @@ class Distiller(keras.Model):
         self.student = student
         self.temperature = float(temperature)
         self.weights_by_term = {
-            "soft": float(soft_weight), "hard": float(hard_weight),
-            "cosine": float(cosine_weight), "hidden": float(hidden_weight),
+            "soft": float(soft_weight),
+            "hard": float(hard_weight),
+            "cosine": float(cosine_weight),
+            "hidden": float(hidden_weight),
             "attention": float(attention_weight),
         }
         self.restrict_to_mask = restrict_to_mask
@@ -129,10 +148,12 @@ class Distiller(keras.Model):
             # Cosine between different widths is undefined; use the projected
             # hidden-state MSE for those students.
             self.weights_by_term["cosine"] = 0.0
-        self.layer_map = tuple(layer_map or default_layer_map(t_enc.num_layers,
-                                                              s_enc.num_layers))
-        self._needs_internals = any(self.weights_by_term[k]
-                                    for k in ("cosine", "hidden", "attention"))
+        self.layer_map = tuple(
+            layer_map or default_layer_map(t_enc.num_layers, s_enc.num_layers)
+        )
+        self._needs_internals = any(
+            self.weights_by_term[k] for k in ("cosine", "hidden", "attention")
+        )
         self._teacher_view = with_internals(teacher) if self._needs_internals else teacher
         self._student_view = with_internals(student) if self._needs_internals else student
         self.projections = []
@@ -140,7 +161,9 @@ class Distiller(keras.Model):
             same = t_enc.hidden_dim == s_enc.hidden_dim
             self.projections = [
                 keras.layers.Dense(
-                    t_enc.hidden_dim, use_bias=False, dtype="float32",
+                    t_enc.hidden_dim,
+                    use_bias=False,
+                    dtype="float32",
                     kernel_initializer="identity" if same else "glorot_uniform",
                     name=f"projection_{j}",
                 )
@@ -182,8 +205,11 @@ class Distiller(keras.Model):
         if kind == "padding":
             return x["padding_mask"]
         if kind == "weights":
-            weights = sample_weight.get(name) if isinstance(sample_weight, dict) \
+            weights = (
+                sample_weight.get(name)
+                if isinstance(sample_weight, dict)
                 else sample_weight
+            )
             return weights if self.restrict_to_mask else None
         return None
 
@@ -193,8 +219,11 @@ class Distiller(keras.Model):
             kind = self._token_level.get(name)
             mask = x["padding_mask"] if kind == "padding" else None
             if kind == "weights":
-                mask = sample_weight.get(name) if isinstance(sample_weight, dict) \
+                mask = (
+                    sample_weight.get(name)
+                    if isinstance(sample_weight, dict)
                     else sample_weight
+                )
             total = total + losses.hard_loss(labels, student_out[name], mask)
         return total
 
@@ -202,24 +231,33 @@ class Distiller(keras.Model):
         """Per-example loss terms `{name: [B]}` (only the weighted ones)."""
         w = self.weights_by_term
         terms = {}
-        logits_names = [k for k in student_out
-                        if k.endswith("logits") and k in teacher_out]
+        logits_names = [k for k in student_out if k.endswith("logits") and k in teacher_out]
         if w["soft"] and logits_names:
             terms["soft"] = sum(
-                losses.soft_target_loss(teacher_out[k], student_out[k], self.temperature,
-                                        self._mask(k, x, sample_weight))
+                losses.soft_target_loss(
+                    teacher_out[k],
+                    student_out[k],
+                    self.temperature,
+                    self._mask(k, x, sample_weight),
+                )
                 for k in logits_names
             )
         if w["hard"] and y:
             terms["hard"] = self._hard(x, y, sample_weight, student_out)
         if w["cosine"]:
-            terms["cosine"] = losses.cosine_loss(teacher_out["sequence_output"],
-                                                 student_out["sequence_output"],
-                                                 x["padding_mask"])
+            terms["cosine"] = losses.cosine_loss(
+                teacher_out["sequence_output"],
+                student_out["sequence_output"],
+                x["padding_mask"],
+            )
         if w["hidden"] or w["attention"]:
             hidden, attention = losses.layer_transfer_losses(
-                teacher_out, student_out, self.layer_map, self.projections or
-                [lambda h: h] * (len(self.layer_map) + 1), x["padding_mask"])
+                teacher_out,
+                student_out,
+                self.layer_map,
+                self.projections or [lambda h: h] * (len(self.layer_map) + 1),
+                x["padding_mask"],
+            )
             if w["hidden"]:
                 terms["hidden"] = hidden
             if w["attention"]:
@@ -277,8 +315,9 @@ class Distiller(keras.Model):
             flat = {}
             for k, v in out.items():
                 if isinstance(v, (list, tuple)):
-                    flat.update({f"{TEACHER_PREFIX}{k}/{i}": np.asarray(t)
-                                 for i, t in enumerate(v)})
+                    flat.update(
+                        {f"{TEACHER_PREFIX}{k}/{i}": np.asarray(t) for i, t in enumerate(v)}
+                    )
                 else:
                     flat[f"{TEACHER_PREFIX}{k}"] = np.asarray(v)
             xs.append({k: np.asarray(v) for k, v in x.items()})
@@ -290,7 +329,8 @@ class Distiller(keras.Model):
                 raise ValueError(
                     f"cache_teacher: the teacher outputs exceed {MAX_CACHE_BYTES / 2**30:.0f} "
                     f"GiB after {len(outs)} batches ({sorted(flat)}); run without the cache, "
-                    "or drop the attention/hidden-state terms that need per-layer maps.")
+                    "or drop the attention/hidden-state terms that need per-layer maps."
+                )
         if not xs:
             raise ValueError("cache_teacher: the dataset is empty.")
 
@@ -305,8 +345,11 @@ class Distiller(keras.Model):
                 parts.append(cat(ws))
         ds = tf.data.Dataset.from_tensor_slices(tuple(parts))
         if shuffle_seed is not None:
-            ds = ds.shuffle(len(next(iter(x_all.values()))), seed=shuffle_seed,
-                            reshuffle_each_iteration=True)
+            ds = ds.shuffle(
+                len(next(iter(x_all.values()))),
+                seed=shuffle_seed,
+                reshuffle_each_iteration=True,
+            )
         return ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
 
     @staticmethod
@@ -319,7 +362,7 @@ class Distiller(keras.Model):
         for k, v in x.items():
             if not k.startswith(TEACHER_PREFIX):
                 continue
-            name = k[len(TEACHER_PREFIX):]
+            name = k[len(TEACHER_PREFIX) :]
             if "/" in name:
                 base, index = name.split("/")
                 lists.setdefault(base, {})[int(index)] = v
@@ -361,5 +404,6 @@ class Distiller(keras.Model):
         student_out = self.student(x, training=False)
         if y:
             self.trackers["loss"].update_state(
-                tf.reduce_mean(self._hard(x, y, sample_weight, student_out)))
+                tf.reduce_mean(self._hard(x, y, sample_weight, student_out))
+            )
         return {"loss": self.trackers["loss"].result()}

@@ -80,7 +80,9 @@ def cosine_loss(teacher_hidden, student_hidden, padding_mask):
 def hidden_mse_loss(teacher_hidden, projected_student_hidden, padding_mask):
     """Mean squared error between a teacher hidden state and the student's,
     projected to the teacher's width (TinyBERT), over real tokens; `[B]`."""
-    err = ops.mean(ops.square(_f32(teacher_hidden) - _f32(projected_student_hidden)), axis=-1)
+    err = ops.mean(
+        ops.square(_f32(teacher_hidden) - _f32(projected_student_hidden)), axis=-1
+    )
     return masked_mean(err, padding_mask)
 
 
@@ -107,12 +109,16 @@ def transfer_layer_pairs(layer_map):
     return [(0, 0)] + [(int(t) + 1, i + 1) for i, t in enumerate(layer_map)]
 
 
-def layer_transfer_losses(teacher_internals, student_internals, layer_map, projections,
-                          padding_mask):
+def layer_transfer_losses(
+    teacher_internals, student_internals, layer_map, projections, padding_mask
+):
     """TinyBERT/MobileBERT-style transfer: `(hidden, attention)`, each `[B]`,
     summed over mapped layers. `projections[j]` maps student width to teacher
     width for pair j of `transfer_layer_pairs(layer_map)`."""
-    t_hidden, s_hidden = teacher_internals["hidden_states"], student_internals["hidden_states"]
+    t_hidden, s_hidden = (
+        teacher_internals["hidden_states"],
+        student_internals["hidden_states"],
+    )
     hidden = 0.0
     for project, (t, s) in zip(projections, transfer_layer_pairs(layer_map)):
         hidden = hidden + hidden_mse_loss(t_hidden[t], project(s_hidden[s]), padding_mask)

@@ -99,46 +99,70 @@ def check_distill_inputs(teacher_dir, data, config):
     it, the sequence length is within its maximum, and the data reads."""
     if config.mode not in MODES:
         raise ValueError(f"--mode {config.mode!r}: expected one of {', '.join(MODES)}.")
-    check_training_numbers(config, ("epochs", "batch_size", "sequence_length",
-                                    "max_predictions", "gradient_accumulation"))
+    check_training_numbers(
+        config,
+        (
+            "epochs",
+            "batch_size",
+            "sequence_length",
+            "max_predictions",
+            "gradient_accumulation",
+        ),
+    )
     multiworker.check_strategy(config.strategy, config.tpu)
     try:
         meta = read_model_dir_meta(teacher_dir)
     except FileNotFoundError as e:
         raise FileNotFoundError(f"--teacher: {e}") from None
     teacher = EncoderConfig.from_dict(meta["encoder_config"])
-    kinds = ({"Classifier", "TokenClassifier", "QuestionAnswerer"} if config.mode == "task"
-             else {"MaskedLM", "Pretrainer"})
+    kinds = (
+        {"Classifier", "TokenClassifier", "QuestionAnswerer"}
+        if config.mode == "task"
+        else {"MaskedLM", "Pretrainer"}
+    )
     model_class = ID_LEVEL_CLASS.get(meta.get("model_class"), meta.get("model_class"))
     if model_class not in kinds:
         raise ValueError(
             f"--teacher {teacher_dir} holds a {meta.get('model_class')}; --mode {config.mode} "
             f"distils a {' or '.join(sorted(kinds))} ("
-            + ("fine-tune one with `zoo finetune`" if config.mode == "task"
-               else "pre-train one with `zoo pretrain`") + ").")
+            + (
+                "fine-tune one with `zoo finetune`"
+                if config.mode == "task"
+                else "pre-train one with `zoo pretrain`"
+            )
+            + ")."
+        )
     if not 1 <= config.student_layers <= teacher.num_layers:
         raise ValueError(
             f"--student-layers {config.student_layers}: the teacher has {teacher.num_layers} "
-            f"layers; give 1..{teacher.num_layers} (fewer than the teacher's is the point).")
+            f"layers; give 1..{teacher.num_layers} (fewer than the teacher's is the point)."
+        )
     if config.layer_map is not None and (
-            len(config.layer_map) != config.student_layers
-            or any(not 0 <= i < teacher.num_layers for i in config.layer_map)):
+        len(config.layer_map) != config.student_layers
+        or any(not 0 <= i < teacher.num_layers for i in config.layer_map)
+    ):
         raise ValueError(
             f"--layer-map {','.join(map(str, config.layer_map))}: give one teacher layer "
-            f"(0..{teacher.num_layers - 1}) per student layer ({config.student_layers}).")
+            f"(0..{teacher.num_layers - 1}) per student layer ({config.student_layers})."
+        )
     width = config.student_intermediate_dim
     if width is not None and not 1 <= width <= teacher.intermediate_dim:
         raise ValueError(
             f"--student-intermediate-dim {width}: the student keeps some of the teacher's "
             f"{teacher.intermediate_dim} feed-forward units per layer; give "
-            f"1..{teacher.intermediate_dim}.")
+            f"1..{teacher.intermediate_dim}."
+        )
     if config.sequence_length > teacher.max_sequence_length:
         raise ValueError(
             f"--sequence-length {config.sequence_length}: the teacher takes at most "
-            f"{teacher.max_sequence_length} tokens (its max_sequence_length).")
+            f"{teacher.max_sequence_length} tokens (its max_sequence_length)."
+        )
     if config.mode == "task":
-        task = {"Classifier": "classify", "TokenClassifier": "tag",
-                "QuestionAnswerer": "qa"}[model_class]
+        task = {
+            "Classifier": "classify",
+            "TokenClassifier": "tag",
+            "QuestionAnswerer": "qa",
+        }[model_class]
         task_data.load_task_data(data, task)
     elif not corpus_documents(data):
         raise ValueError(f"--data {data}: no documents (no text) found.")
@@ -177,54 +201,83 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
     epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)
     with strategy.scope():
         teacher, tokenizer, meta = load_model_dir(teacher_dir)
-        extra = {"distilled_from": str(teacher_dir), "data": str(data),
-                 "sequence_length": config.sequence_length,
-                 "distill_config": dataclasses.asdict(config)}
+        extra = {
+            "distilled_from": str(teacher_dir),
+            "data": str(data),
+            "sequence_length": config.sequence_length,
+            "distill_config": dataclasses.asdict(config),
+        }
         val, task, test_examples, labels = None, None, None, None
         if config.mode == "task":
             task = task_of(teacher)
             loaded = task_data.load_task_data(data, task)
             labels = getattr(teacher, "labels", None) or loaded.labels
             loaded.labels = labels
-            ft = FinetuneConfig(batch_size=config.batch_size,
-                                sequence_length=config.sequence_length, seed=config.seed)
+            ft = FinetuneConfig(
+                batch_size=config.batch_size,
+                sequence_length=config.sequence_length,
+                seed=config.seed,
+            )
             train, val = build_datasets(loaded, tokenizer, ft, epoch_variable)
             test_examples = loaded.splits.get("test") or loaded.splits["validation"]
             extra.update(task=task, finetune_config=dataclasses.asdict(ft))
         else:
             teacher = _general_teacher(teacher)
             train = pretraining_dataset(
-                corpus_documents(data), tokenizer, sequence_length=config.sequence_length,
-                max_predictions=config.max_predictions, batch_size=config.batch_size,
-                nsp=False, seed=config.seed)
+                corpus_documents(data),
+                tokenizer,
+                sequence_length=config.sequence_length,
+                max_predictions=config.max_predictions,
+                batch_size=config.batch_size,
+                nsp=False,
+                seed=config.seed,
+            )
         if multi:
             train = multiworker.shard_by_data(train)
             val = None if val is None else multiworker.shard_by_data(val)
-        student = make_student(teacher, config.student_layers, layer_map=config.layer_map,
-                               style=config.style,
-                               intermediate_dim=config.student_intermediate_dim)
+        student = make_student(
+            teacher,
+            config.student_layers,
+            layer_map=config.layer_map,
+            style=config.style,
+            intermediate_dim=config.student_intermediate_dim,
+        )
         steps = int(train.cardinality())
         if steps < 1:
             steps = sum(1 for _ in train)
         if config.steps_per_epoch:
             steps = min(steps, config.steps_per_epoch)
         distiller = multiworker.model_class(Distiller, strategy)(
-            teacher, student, temperature=config.temperature,
-            soft_weight=config.soft_weight, hard_weight=config.hard_weight,
-            cosine_weight=config.cosine_weight, hidden_weight=config.hidden_weight,
-            attention_weight=config.attention_weight, layer_map=config.layer_map)
+            teacher,
+            student,
+            temperature=config.temperature,
+            soft_weight=config.soft_weight,
+            hard_weight=config.hard_weight,
+            cosine_weight=config.cosine_weight,
+            hidden_weight=config.hidden_weight,
+            attention_weight=config.attention_weight,
+            layer_map=config.layer_map,
+        )
         distiller.compile(
-            optimizer=make_adamw(student, config.learning_rate, steps * config.epochs,
-                                 config.warmup_fraction, config.weight_decay,
-                                 gradient_accumulation=config.gradient_accumulation),
-            run_eagerly=config.run_eagerly)
+            optimizer=make_adamw(
+                student,
+                config.learning_rate,
+                steps * config.epochs,
+                config.warmup_fraction,
+                config.weight_decay,
+                gradient_accumulation=config.gradient_accumulation,
+            ),
+            run_eagerly=config.run_eagerly,
+        )
         # Optimizer variables exist before fit so BackupAndRestore can
         # restore into them on a resumed run.
         distiller.optimizer.build(distiller._student_variables())
     if config.cache_teacher:
         if multi:
-            raise ValueError("--cache-teacher runs on one process; drop it with "
-                             "--strategy multiworker (each worker would cache its own copy).")
+            raise ValueError(
+                "--cache-teacher runs on one process; drop it with "
+                "--strategy multiworker (each worker would cache its own copy)."
+            )
         train = distiller.cache_teacher(train, shuffle_seed=config.seed)
     if config.steps_per_epoch:
         # A capped epoch is the first `steps` batches of that epoch's own
@@ -235,25 +288,41 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
         # (which Keras counts into the epoch's mean loss).
         train = train.apply(tf.data.experimental.assert_cardinality(steps))
 
-
     backup = multiworker.backup_dir(out, strategy)
     history = HistoryFile(out / "history.json") if chief else None
     callbacks = [
         EpochCounter(epoch_variable, worker=multiworker.worker_index(strategy)),
         # The best student and the history are written before the epoch's
         # backup: a kill between them re-runs the epoch, losing nothing.
-        *([BestModelDirectory(out / "model", tokenizer, extra,
-                               select=lambda distiller: distiller.student),
-           history] if chief else []),
-        keras.callbacks.BackupAndRestore(str(backup), save_freq="epoch",
-                                         delete_checkpoint=True),
+        *(
+            [
+                BestModelDirectory(
+                    out / "model",
+                    tokenizer,
+                    extra,
+                    select=lambda distiller: distiller.student,
+                ),
+                history,
+            ]
+            if chief
+            else []
+        ),
+        keras.callbacks.BackupAndRestore(
+            str(backup), save_freq="epoch", delete_checkpoint=True
+        ),
         keras.callbacks.TerminateOnNaN(),
         *([multiworker.EpochSync(strategy)] if multi else []),
         *callbacks,
     ]
     started = time.time()
-    distiller.fit(train, validation_data=val, epochs=config.epochs,
-                  callbacks=callbacks, shuffle=False, verbose=verbose)
+    distiller.fit(
+        train,
+        validation_data=val,
+        epochs=config.epochs,
+        callbacks=callbacks,
+        shuffle=False,
+        verbose=verbose,
+    )
     seconds = time.time() - started
     multiworker.remove_backup_root(out, strategy)
     if not chief:
@@ -261,15 +330,21 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
         # (which hosts the cluster's coordination service) is fine, the
         # chief leaving first makes the others wait out a heartbeat timeout.
         multiworker.barrier(strategy)
-        return {"mode": config.mode, "worker": multiworker.worker_name(strategy),
-                "train_seconds": round(seconds, 1)}
+        return {
+            "mode": config.mode,
+            "worker": multiworker.worker_name(strategy),
+            "train_seconds": round(seconds, 1),
+        }
     if not (out / "model" / "zoo_model.json").is_file():
         save_model_dir(student, out / "model", tokenizer, extra=extra)
     history.write()
-    summary = {"mode": config.mode, "student_layers": config.student_layers,
-               "teacher_parameters": int(teacher.count_params()),
-               "student_parameters": int(student.count_params()),
-               "train_seconds": history.summary()["seconds"]}
+    summary = {
+        "mode": config.mode,
+        "student_layers": config.student_layers,
+        "teacher_parameters": int(teacher.count_params()),
+        "student_parameters": int(student.count_params()),
+        "train_seconds": history.summary()["seconds"],
+    }
     if config.evaluate and task is not None and test_examples:
         best, best_tokenizer, _ = load_model_dir(out / "model")
         if multi:
@@ -277,13 +352,14 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             # would wait for the other workers).
             teacher = load_model_dir(teacher_dir)[0]
         ft = FinetuneConfig(sequence_length=config.sequence_length)
-        summary["teacher"] = evaluate_model(teacher, tokenizer, task, test_examples, labels, ft)
-        summary["student"] = evaluate_model(best, best_tokenizer, task, test_examples, labels,
-                                            ft)
+        summary["teacher"] = evaluate_model(
+            teacher, tokenizer, task, test_examples, labels, ft
+        )
+        summary["student"] = evaluate_model(
+            best, best_tokenizer, task, test_examples, labels, ft
+        )
     with atomic_file(out / "metrics.json", "w") as f:
         json.dump(summary, f, indent=2, default=lambda v: float(np.asarray(v)))
     if multi:
         multiworker.barrier(strategy)
     return summary
-
-

@@ -40,10 +40,18 @@ def kept_token_ids(tokenizer, texts, batch_size=256):
             pieces = tokenizer.tokenize(part[start : start + batch_size])
             used.update(np.unique(pieces.flat_values.numpy()).tolist())
     vocabulary = tokenizer.vocabulary
-    special = {tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id, tokenizer.unk_id,
-               tokenizer.mask_id}
-    characters = {i for i, t in enumerate(vocabulary)
-                  if len(t) == 1 or (t.startswith("##") and len(t) == 3)}
+    special = {
+        tokenizer.cls_id,
+        tokenizer.sep_id,
+        tokenizer.pad_id,
+        tokenizer.unk_id,
+        tokenizer.mask_id,
+    }
+    characters = {
+        i
+        for i, t in enumerate(vocabulary)
+        if len(t) == 1 or (t.startswith("##") and len(t) == 3)
+    }
     return sorted(used | special | characters)
 
 
@@ -62,8 +70,10 @@ def prune_vocabulary(model, tokenizer, texts):
     encoder = getattr(model, "encoder", model)
     old_size = int(encoder.vocabulary_size)
     if len(tokenizer.vocabulary) != old_size:
-        raise ValueError(f"the tokenizer has {len(tokenizer.vocabulary)} tokens but the model's "
-                         f"embedding {old_size} rows; pass the model's own tokenizer.")
+        raise ValueError(
+            f"the tokenizer has {len(tokenizer.vocabulary)} tokens but the model's "
+            f"embedding {old_size} rows; pass the model's own tokenizer."
+        )
     keep = kept_token_ids(tokenizer, texts)
     config = model.get_config()
     target = config["encoder"]["config"] if "encoder" in config else config
@@ -75,18 +85,28 @@ def prune_vocabulary(model, tokenizer, texts):
         carried["vocabulary"] = [tokenizer.vocabulary[i] for i in keep]
     pruned = type(model).from_config(config)
     weights = model.get_weights()
-    if any(np.asarray(w).shape[:1] == (old_size,) and np.asarray(w).ndim == 2
-           and np.asarray(w).shape[1] == old_size for w in weights):
+    if any(
+        np.asarray(w).shape[:1] == (old_size,)
+        and np.asarray(w).ndim == 2
+        and np.asarray(w).shape[1] == old_size
+        for w in weights
+    ):
         raise ValueError("a [V, V] weight cannot be pruned by rows")
     pruned.set_weights(_gathered(weights, old_size, keep))
     vocabulary = tokenizer.vocabulary
     new_tokenizer = WordPieceTokenizer(
-        [vocabulary[i] for i in keep], lowercase=tokenizer.lowercase,
-        strip_accents=tokenizer.strip_accents, max_chars_per_word=tokenizer.max_chars_per_word)
-    report = {"vocabulary_before": old_size, "vocabulary_after": len(keep),
-              "parameters_before": int(model.count_params()),
-              "parameters_after": int(pruned.count_params()),
-              "texts": len(list(texts))}
+        [vocabulary[i] for i in keep],
+        lowercase=tokenizer.lowercase,
+        strip_accents=tokenizer.strip_accents,
+        max_chars_per_word=tokenizer.max_chars_per_word,
+    )
+    report = {
+        "vocabulary_before": old_size,
+        "vocabulary_after": len(keep),
+        "parameters_before": int(model.count_params()),
+        "parameters_after": int(pruned.count_params()),
+        "texts": len(list(texts)),
+    }
     return pruned, new_tokenizer, report
 
 
@@ -100,8 +120,9 @@ def tokenized_differently(old, new, texts, batch_size=256):
     for part in [a] + ([b] if b else []):
         for start in range(0, len(part), batch_size):
             chunk = part[start : start + batch_size]
-            for i, (x, y) in enumerate(zip(old.tokenize(chunk).to_list(),
-                                           new.tokenize(chunk).to_list())):
+            for i, (x, y) in enumerate(
+                zip(old.tokenize(chunk).to_list(), new.tokenize(chunk).to_list())
+            ):
                 if [old_vocabulary[j] for j in x] != [new_vocabulary[j] for j in y]:
                     changed[start + i] = True
     return int(changed.sum())
@@ -123,9 +144,19 @@ def example_texts(examples):
 
 # Fields save_model_dir writes itself, and the best-epoch record of the
 # training run (the pruned model was not selected by validation loss).
-_OWN_FIELDS = {"format", "format_version", "model_class", "encoder_class", "encoder_config",
-               "lowercase", "labels", "num_parameters", "vocabulary_size",
-               "vocabulary_sha256", "best"}
+_OWN_FIELDS = {
+    "format",
+    "format_version",
+    "model_class",
+    "encoder_class",
+    "encoder_config",
+    "lowercase",
+    "labels",
+    "num_parameters",
+    "vocabulary_size",
+    "vocabulary_sha256",
+    "best",
+}
 
 
 def prune_model_dir(model_dir, data, out_dir, *, evaluate=True):
@@ -137,17 +168,24 @@ def prune_model_dir(model_dir, data, out_dir, *, evaluate=True):
     task = task_of(model)
     loaded = load_task_data(data, task)
     pruned, pruned_tokenizer, report = prune_vocabulary(
-        model, tokenizer, example_texts(loaded.splits["train"]))
+        model, tokenizer, example_texts(loaded.splits["train"])
+    )
     test_name = "test" if loaded.splits.get("test") else "validation"
     test = loaded.splits[test_name]
-    report.update(test_split=test_name, test_texts=len(test),
-                  test_texts_tokenized_differently=tokenized_differently(
-                      tokenizer, pruned_tokenizer, example_texts(test)))
+    report.update(
+        test_split=test_name,
+        test_texts=len(test),
+        test_texts_tokenized_differently=tokenized_differently(
+            tokenizer, pruned_tokenizer, example_texts(test)
+        ),
+    )
     if evaluate:
         config = evaluation_config(meta)
         labels = meta.get("labels")
         report["before"] = evaluate_model(model, tokenizer, task, test, labels, config)
-        report["after"] = evaluate_model(pruned, pruned_tokenizer, task, test, labels, config)
+        report["after"] = evaluate_model(
+            pruned, pruned_tokenizer, task, test, labels, config
+        )
     extra = {k: v for k, v in meta.items() if k not in _OWN_FIELDS}
     extra.update(pruned_from=str(model_dir), data=str(data), vocabulary_pruning=report)
     save_model_dir(pruned, out_dir, pruned_tokenizer, extra=extra)

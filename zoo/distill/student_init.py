@@ -105,11 +105,15 @@ def ffn_units_to_keep(layer, intermediate_dim):
 def _copy_pruned(source_layer, target_layer):
     """Copy a transformer layer into a narrower-FFN one (`ffn_units_to_keep`)."""
     keep = ffn_units_to_keep(source_layer, target_layer.intermediate_dim)
-    _copy(source_layer, target_layer, {
-        id(source_layer.intermediate_dense.kernel): lambda w: w[:, keep],
-        id(source_layer.intermediate_dense.bias): lambda w: w[keep],
-        id(source_layer.output_dense.kernel): lambda w: w[keep, :],
-    })
+    _copy(
+        source_layer,
+        target_layer,
+        {
+            id(source_layer.intermediate_dense.kernel): lambda w: w[:, keep],
+            id(source_layer.intermediate_dense.bias): lambda w: w[keep],
+            id(source_layer.output_dense.kernel): lambda w: w[keep, :],
+        },
+    )
 
 
 def _split(teacher):
@@ -134,12 +138,18 @@ def _student_head(head, encoder):
             # No pooler in a distilbert-style student: the head reads [CLS]
             # directly (DistilBERT's own classifier does the same).
             pooling = "cls"
-        student = Classifier(encoder, head.num_classes, pooling=pooling,
-                                 dropout=head.dropout, labels=head.labels)
+        student = Classifier(
+            encoder,
+            head.num_classes,
+            pooling=pooling,
+            dropout=head.dropout,
+            labels=head.labels,
+        )
         _copy(head.output_dense, student.output_dense)
     elif isinstance(head, TokenClassifier):
-        student = TokenClassifier(encoder, head.num_classes, dropout=head.dropout,
-                                      labels=head.labels)
+        student = TokenClassifier(
+            encoder, head.num_classes, dropout=head.dropout, labels=head.labels
+        )
         _copy(head.output_dense, student.output_dense)
     elif isinstance(head, QuestionAnswerer):
         student = QuestionAnswerer(encoder)
@@ -199,8 +209,11 @@ def fold_albert_embeddings(teacher, student, max_rows=8192):
     normalised = _layer_norm(summed @ kernel + bias, 1.0, 0.0, s_emb.layer_norm.epsilon)
     centred = normalised - normalised.mean(0)
     variance = (centred**2).mean(0)
-    gamma = np.where(variance > 0, (centred * (target - target.mean(0))).mean(0)
-                     / np.maximum(variance, 1e-12), 1.0)
+    gamma = np.where(
+        variance > 0,
+        (centred * (target - target.mean(0))).mean(0) / np.maximum(variance, 1e-12),
+        1.0,
+    )
     beta = target.mean(0) - gamma * normalised.mean(0)
     s_emb.layer_norm.gamma.assign(gamma.astype("float32"))
     s_emb.layer_norm.beta.assign(beta.astype("float32"))
@@ -208,8 +221,9 @@ def fold_albert_embeddings(teacher, student, max_rows=8192):
     return float(gap.max()), float(gap.mean())
 
 
-def make_student(teacher, num_layers, layer_map=None, style="distilbert",
-                 intermediate_dim=None):
+def make_student(
+    teacher, num_layers, layer_map=None, style="distilbert", intermediate_dim=None
+):
     """A `num_layers`-deep student initialised from `teacher`.
 
     Args:
@@ -232,8 +246,11 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert",
         raise ValueError(f"style={style!r}: expected one of {STYLES}.")
     encoder, head = _split(teacher)
     n = encoder.num_layers
-    layer_map = (default_layer_map(n, num_layers) if layer_map is None
-                 else _check_layer_map(layer_map, n, num_layers))
+    layer_map = (
+        default_layer_map(n, num_layers)
+        if layer_map is None
+        else _check_layer_map(layer_map, n, num_layers)
+    )
 
     config = encoder.config.replace(num_layers=int(num_layers))
     if intermediate_dim is not None:
@@ -241,7 +258,8 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert",
             raise ValueError(
                 f"intermediate_dim={intermediate_dim}: a student keeps some of the "
                 f"teacher's {encoder.config.intermediate_dim} feed-forward units; give "
-                f"1..{encoder.config.intermediate_dim} (or none to keep them all).")
+                f"1..{encoder.config.intermediate_dim} (or none to keep them all)."
+            )
         config = config.replace(intermediate_dim=int(intermediate_dim))
     if config.family == "albert":
         # A BERT-style student: H-wide embeddings, one block per layer.
@@ -265,8 +283,9 @@ def make_student(teacher, num_layers, layer_map=None, style="distilbert",
             _copy(t_emb.segment_embedding, s_emb.segment_embedding)
     narrower = config.intermediate_dim < encoder.config.intermediate_dim
     for i, t in enumerate(layer_map):
-        (_copy_pruned if narrower else _copy)(encoder.transformer_layers[t],
-                                              student.transformer_layers[i])
+        (_copy_pruned if narrower else _copy)(
+            encoder.transformer_layers[t], student.transformer_layers[i]
+        )
     if student.pooler_dense is not None:
         _copy(encoder.pooler_dense, student.pooler_dense)
     return student if head is None else _student_head(head, student)

@@ -5,4 +5,9 @@ from zoo.layers.embeddings import BertEmbeddings
 from zoo.layers.projection import Projection
 from zoo.layers.transformer_encoder import TransformerEncoderBlock
 
-__all__ = ["BertEmbeddings", "MultiHeadSelfAttention", "Projection", "TransformerEncoderBlock"]
+__all__ = [
+    "BertEmbeddings",
+    "MultiHeadSelfAttention",
+    "Projection",
+    "TransformerEncoderBlock",
+]

@@ -59,9 +59,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.key_dense = dense("key")
         self.value_dense = dense("value")
         self.output_dense = dense("output")
-        self.probs_dropout = Dropout(
-            dropout, dtype=self.dtype_policy, name="probs_dropout"
-        )
+        self.probs_dropout = Dropout(dropout, dtype=self.dtype_policy, name="probs_dropout")
 
     def build(self, x_shape, padding_mask_shape=None):
         for layer in (self.query_dense, self.key_dense, self.value_dense):

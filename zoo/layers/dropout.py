@@ -29,8 +29,14 @@ class Dropout(keras.layers.Dropout):
         threshold = round(self.rate * _LEVELS)
         static = tuple(inputs.shape)
         last = static[-1] if static else None
-        if (not training or self.noise_shape is not None or not 0 < threshold < _LEVELS
-                or last is None or last % 2 or keras.backend.backend() != "tensorflow"):
+        if (
+            not training
+            or self.noise_shape is not None
+            or not 0 < threshold < _LEVELS
+            or last is None
+            or last % 2
+            or keras.backend.backend() != "tensorflow"
+        ):
             return super().call(inputs, training=training)
         x = tf.convert_to_tensor(inputs)
         seed = self.seed_generator.next()
@@ -38,8 +44,12 @@ class Dropout(keras.layers.Dropout):
             seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
         shape = tf.shape(x)
         bits = tf.random.stateless_uniform(
-            tf.concat([shape[:-1], [last // 2]], 0), seed, minval=None, maxval=None,
-            dtype=tf.uint32)
+            tf.concat([shape[:-1], [last // 2]], 0),
+            seed,
+            minval=None,
+            maxval=None,
+            dtype=tf.uint32,
+        )
         draws = tf.reshape(tf.bitcast(bits, tf.uint16), shape)
         keep = draws >= tf.constant(threshold, tf.uint16)
         scale = tf.cast(_LEVELS / (_LEVELS - threshold), x.dtype)

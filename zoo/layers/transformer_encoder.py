@@ -56,9 +56,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             dtype=policy,
             name="attention",
         )
-        self.attention_dropout = Dropout(
-            dropout, dtype=policy, name="attention_dropout"
-        )
+        self.attention_dropout = Dropout(dropout, dtype=policy, name="attention_dropout")
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=policy, name="attention_layer_norm"
         )
@@ -73,9 +71,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.output_dense = Projection(
             hidden_dim, kernel_initializer=init(), dtype=policy, name="output_dense"
         )
-        self.output_dropout = Dropout(
-            dropout, dtype=policy, name="output_dropout"
-        )
+        self.output_dropout = Dropout(dropout, dtype=policy, name="output_dropout")
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=policy, name="output_layer_norm"
         )

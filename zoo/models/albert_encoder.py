@@ -162,5 +162,8 @@ class AlbertEncoder(BertEncoder):
         return tuple(self.blocks[i // per_group] for i in range(self.num_layers))
 
     def _config_fields(self) -> dict:
-        return {**super()._config_fields(), "embedding_dim": self.embedding_dim,
-                "num_groups": self.num_groups}
+        return {
+            **super()._config_fields(),
+            "embedding_dim": self.embedding_dim,
+            "num_groups": self.num_groups,
+        }

@@ -38,8 +38,11 @@ def input_contract(model) -> dict:
         # A DistilBERT-style encoder ignores segments; the tokenizer still
         # writes 0 and 1 for a pair, so both are accepted.
         "segment_ids": {"min": 0, "max": int(segments) - 1 if segments else 1},
-        "padding_mask": {"values": [0, 1], "first_token_real": True,
-                         "real_tokens_first": True},
+        "padding_mask": {
+            "values": [0, 1],
+            "first_token_real": True,
+            "real_tokens_first": True,
+        },
     }
 
 
@@ -57,39 +60,46 @@ def check_ids(ids, contract, *, sequence_length=None, batch_size=None) -> None:
     extra = sorted(set(ids) - set(names))
     if missing or extra:
         raise InvalidInputError(
-            f"inputs: expected exactly {names}; missing {missing}, unexpected {extra}.")
+            f"inputs: expected exactly {names}; missing {missing}, unexpected {extra}."
+        )
     arrays = {}
     for name in names:
         value = np.asarray(ids[name])
         if value.dtype.kind not in "iu":
             raise InvalidInputError(
-                f"{name}: expected integer ids (int32), received dtype {value.dtype}.")
+                f"{name}: expected integer ids (int32), received dtype {value.dtype}."
+            )
         if value.ndim != 2:
             raise InvalidInputError(
-                f"{name}: expected shape [batch, L], received shape {list(value.shape)}.")
+                f"{name}: expected shape [batch, L], received shape {list(value.shape)}."
+            )
         arrays[name] = value
     shape = arrays[names[0]].shape
     for name in names[1:]:
         if arrays[name].shape != shape:
             raise InvalidInputError(
                 f"{name}: shape {list(arrays[name].shape)} differs from {names[0]}'s "
-                f"{list(shape)}; the three inputs describe the same tokens.")
+                f"{list(shape)}; the three inputs describe the same tokens."
+            )
     limits = contract["sequence_length"]
     if shape[0] < 1:
         raise InvalidInputError(f"{names[0]}: an empty batch (shape {list(shape)}).")
     if batch_size is not None and shape[0] != batch_size:
         raise InvalidInputError(
             f"{names[0]}: batch of {shape[0]}, but this signature takes exactly {batch_size} "
-            "sequence(s) per call.")
+            "sequence(s) per call."
+        )
     if not limits["min"] <= shape[1] <= limits["max"]:
         raise InvalidInputError(
             f"{names[0]}: length {shape[1]} is outside {limits['min']}..{limits['max']} (the "
-            "model's maximum sequence length); pack the text with the tokenizer.")
+            "model's maximum sequence length); pack the text with the tokenizer."
+        )
     if sequence_length is not None and shape[1] != sequence_length:
         raise InvalidInputError(
             f"{names[0]}: length {shape[1]}, but this signature takes exactly "
             f"{sequence_length} tokens; pad or truncate to it (or use its serving_L{shape[1]} "
-            "signature if the file has one).")
+            "signature if the file has one)."
+        )
     for name in ("token_ids", "segment_ids"):
         low, high = contract[name]["min"], contract[name]["max"]
         bad = (arrays[name] < low) | (arrays[name] > high)
@@ -97,27 +107,34 @@ def check_ids(ids, contract, *, sequence_length=None, batch_size=None) -> None:
             where, value = _where(arrays[name], bad)
             raise InvalidInputError(
                 f"{name}{where} = {value}: must be in {low}..{high}"
-                + (" (the vocabulary's ids)" if name == "token_ids" else
-                   " (the model's segment types)")
-                + "; tokenize with the model's own vocab.txt.")
+                + (
+                    " (the vocabulary's ids)"
+                    if name == "token_ids"
+                    else " (the model's segment types)"
+                )
+                + "; tokenize with the model's own vocab.txt."
+            )
     mask = arrays["padding_mask"]
     bad = (mask != 0) & (mask != 1)
     if bad.any():
         where, value = _where(mask, bad)
         raise InvalidInputError(
-            f"padding_mask{where} = {value}: must be 0 (padding) or 1 (a real token).")
+            f"padding_mask{where} = {value}: must be 0 (padding) or 1 (a real token)."
+        )
     if contract["padding_mask"].get("first_token_real") and (mask[:, 0] != 1).any():
         row = int(np.argwhere(mask[:, 0] != 1)[0][0])
         raise InvalidInputError(
             f"padding_mask[{row}, 0] = 0: every sequence starts with a real token ([CLS]); "
-            "an all-padding row has no answer.")
+            "an all-padding row has no answer."
+        )
     if contract["padding_mask"].get("real_tokens_first"):
         bad = mask[:, 1:] > mask[:, :-1]
         if bad.any():
             row, col = (int(i) for i in np.argwhere(bad)[0])
             raise InvalidInputError(
                 f"padding_mask[{row}, {col + 1}] = 1 after padding at {col}: real tokens come "
-                "first, then padding (pack the text with the tokenizer).")
+                "first, then padding (pack the text with the tokenizer)."
+            )
 
 
 def ids_assertions(ids, contract):
@@ -128,32 +145,57 @@ def ids_assertions(ids, contract):
     length = tf.shape(token_ids)[1]
     ops = [
         tf.debugging.assert_equal(
-            tf.shape(segment_ids), tf.shape(token_ids),
-            message="segment_ids must have the shape of token_ids"),
+            tf.shape(segment_ids),
+            tf.shape(token_ids),
+            message="segment_ids must have the shape of token_ids",
+        ),
         tf.debugging.assert_equal(
-            tf.shape(mask), tf.shape(token_ids),
-            message="padding_mask must have the shape of token_ids"),
+            tf.shape(mask),
+            tf.shape(token_ids),
+            message="padding_mask must have the shape of token_ids",
+        ),
         tf.debugging.assert_greater_equal(
-            length, limits["min"], message=f"the sequence length must be >= {limits['min']}"),
+            length, limits["min"], message=f"the sequence length must be >= {limits['min']}"
+        ),
         tf.debugging.assert_less_equal(
-            length, limits["max"],
-            message=f"the sequence length must be <= {limits['max']} (the model's maximum)"),
+            length,
+            limits["max"],
+            message=f"the sequence length must be <= {limits['max']} (the model's maximum)",
+        ),
     ]
     for name, value in (("token_ids", token_ids), ("segment_ids", segment_ids)):
         low, high = contract[name]["min"], contract[name]["max"]
-        ops.append(tf.debugging.assert_greater_equal(
-            value, low, message=f"{name} must be in {low}..{high}"))
-        ops.append(tf.debugging.assert_less_equal(
-            value, high, message=f"{name} must be in {low}..{high}"))
-    ops.append(tf.debugging.assert_equal(
-        tf.reduce_all((mask == 0) | (mask == 1)), True,
-        message="padding_mask must hold only 0 (padding) and 1 (real tokens)"))
+        ops.append(
+            tf.debugging.assert_greater_equal(
+                value, low, message=f"{name} must be in {low}..{high}"
+            )
+        )
+        ops.append(
+            tf.debugging.assert_less_equal(
+                value, high, message=f"{name} must be in {low}..{high}"
+            )
+        )
+    ops.append(
+        tf.debugging.assert_equal(
+            tf.reduce_all((mask == 0) | (mask == 1)),
+            True,
+            message="padding_mask must hold only 0 (padding) and 1 (real tokens)",
+        )
+    )
     if contract["padding_mask"].get("first_token_real"):
-        ops.append(tf.debugging.assert_equal(
-            tf.reduce_all(mask[:, :1] == 1), True,
-            message="every sequence must start with a real token (padding_mask[:, 0] == 1)"))
+        ops.append(
+            tf.debugging.assert_equal(
+                tf.reduce_all(mask[:, :1] == 1),
+                True,
+                message="every sequence must start with a real token (padding_mask[:, 0] == 1)",
+            )
+        )
     if contract["padding_mask"].get("real_tokens_first"):
-        ops.append(tf.debugging.assert_equal(
-            tf.reduce_all(mask[:, 1:] <= mask[:, :-1]), True,
-            message="padding_mask: real tokens come first, then padding"))
+        ops.append(
+            tf.debugging.assert_equal(
+                tf.reduce_all(mask[:, 1:] <= mask[:, :-1]),
+                True,
+                message="padding_mask: real tokens come first, then padding",
+            )
+        )
     return ops

@@ -62,9 +62,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.transform_dense = Projection(
             width,
             gelu=check_gelu(activation),
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=initializer_range
-            ),
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
             dtype=self.dtype_policy,
             name="transform_dense",
         )

@@ -87,11 +87,15 @@ class Pretrainer(EncoderTask):
     def __init__(self, encoder, sentence_task="nsp", span_boundary=False, **kwargs):
         check_encoder(encoder, "Pretrainer")
         if sentence_task not in (*SENTENCE_TASKS, None):
-            raise ValueError(f"Pretrainer: sentence_task must be 'nsp', 'sop' or None; "
-                             f"received {sentence_task!r}.")
+            raise ValueError(
+                f"Pretrainer: sentence_task must be 'nsp', 'sop' or None; "
+                f"received {sentence_task!r}."
+            )
         if sentence_task is None and not span_boundary:
-            raise ValueError("Pretrainer: with no sentence task and no span boundary "
-                             "objective it is MLM alone; use zoo.MaskedLM.")
+            raise ValueError(
+                "Pretrainer: with no sentence task and no span boundary "
+                "objective it is MLM alone; use zoo.MaskedLM."
+            )
         if sentence_task == "sop":
             _require_pooler(encoder, "Pretrainer", "sentence-order prediction")
         elif sentence_task == "nsp":
@@ -110,16 +114,24 @@ class Pretrainer(EncoderTask):
         if span_boundary:
             inputs.update(span_position_inputs())
         out = encoder({k: inputs[k] for k in INPUT_NAMES})
-        outputs = {"mlm_logits": as_float32(
-            self.mlm_head(out["sequence_output"], inputs["masked_positions"]))}
+        outputs = {
+            "mlm_logits": as_float32(
+                self.mlm_head(out["sequence_output"], inputs["masked_positions"])
+            )
+        }
         if self.nsp_dense is not None:
             outputs["nsp_logits"] = as_float32(self.nsp_dense(out["pooled_output"]))
         if self.sop_classifier is not None:
             outputs["sop_logits"] = as_float32(self.sop_classifier(out["pooled_output"]))
         if span_boundary:
-            outputs["sbo_logits"] = as_float32(self.sbo_head(
-                out["sequence_output"], inputs["masked_positions"],
-                inputs["span_left_positions"], inputs["span_right_positions"]))
+            outputs["sbo_logits"] = as_float32(
+                self.sbo_head(
+                    out["sequence_output"],
+                    inputs["masked_positions"],
+                    inputs["span_left_positions"],
+                    inputs["span_right_positions"],
+                )
+            )
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     def _task_config(self):

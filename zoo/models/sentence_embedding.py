@@ -42,19 +42,24 @@ def sentence_embedding(encoder, inputs):
     return pooled / norm
 
 
-def embed_texts(encoder, tokenizer, texts, sequence_length=DEFAULT_EMBEDDING_LENGTH,
-                batch_size=32):
+def embed_texts(
+    encoder, tokenizer, texts, sequence_length=DEFAULT_EMBEDDING_LENGTH, batch_size=32
+):
     """`float32 [N, hidden_dim]` unit-length embeddings of `texts` (each
     truncated to `sequence_length` tokens), in order."""
     texts = list(texts)
     if isinstance(texts, str) or any(not isinstance(t, str) for t in texts):
         raise TypeError("embed_texts: `texts` must be a list of str.")
     if not 3 <= int(sequence_length) <= encoder.max_sequence_length:
-        raise ValueError(f"sequence_length={sequence_length}: this encoder takes 3 to "
-                         f"{encoder.max_sequence_length} tokens.")
+        raise ValueError(
+            f"sequence_length={sequence_length}: this encoder takes 3 to "
+            f"{encoder.max_sequence_length} tokens."
+        )
     out = [np.zeros((0, encoder.hidden_dim), np.float32)]
     for start in range(0, len(texts), batch_size):
-        batch = tokenizer(texts[start : start + batch_size], sequence_length=sequence_length)
+        batch = tokenizer(
+            texts[start : start + batch_size], sequence_length=sequence_length
+        )
         out.append(np.asarray(sentence_embedding(encoder, batch), np.float32))
     return np.concatenate(out)
 
@@ -66,13 +71,21 @@ def cosine(a, b):
     return (a * b).sum(-1) / np.maximum(norms, 1e-12)
 
 
-def pair_cosines(encoder, tokenizer, texts, texts_b, sequence_length=DEFAULT_EMBEDDING_LENGTH,
-                 batch_size=32):
+def pair_cosines(
+    encoder,
+    tokenizer,
+    texts,
+    texts_b,
+    sequence_length=DEFAULT_EMBEDDING_LENGTH,
+    batch_size=32,
+):
     """Cosine of each `texts[i]`'s embedding with `texts_b[i]`'s: float64 [N]
     (each text embedded on its own, as a bi-encoder does)."""
     texts, texts_b = list(texts), list(texts_b)
     if len(texts) != len(texts_b):
-        raise ValueError(f"pair_cosines: {len(texts)} texts against {len(texts_b)} texts_b; "
-                         "pass one text_b per text.")
+        raise ValueError(
+            f"pair_cosines: {len(texts)} texts against {len(texts_b)} texts_b; "
+            "pass one text_b per text."
+        )
     emb = embed_texts(encoder, tokenizer, texts + texts_b, sequence_length, batch_size)
     return cosine(emb[: len(texts)], emb[len(texts) :])

@@ -52,23 +52,32 @@ class SpanBoundaryHead(keras.layers.Layer):
         self.token_embedding = token_embedding
         init = keras.initializers.TruncatedNormal(stddev=initializer_range)
         self.position_embedding = keras.layers.Embedding(
-            max_span_length, hidden_dim, embeddings_initializer=init,
-            dtype=self.dtype_policy, name="position_embedding")
-        self.dense_1 = keras.layers.Dense(hidden_dim, kernel_initializer=init,
-                                          dtype=self.dtype_policy, name="dense_1")
+            max_span_length,
+            hidden_dim,
+            embeddings_initializer=init,
+            dtype=self.dtype_policy,
+            name="position_embedding",
+        )
+        self.dense_1 = keras.layers.Dense(
+            hidden_dim, kernel_initializer=init, dtype=self.dtype_policy, name="dense_1"
+        )
         self.layer_norm_1 = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm_1")
-        self.dense_2 = keras.layers.Dense(hidden_dim, kernel_initializer=init,
-                                          dtype=self.dtype_policy, name="dense_2")
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm_1"
+        )
+        self.dense_2 = keras.layers.Dense(
+            hidden_dim, kernel_initializer=init, dtype=self.dtype_policy, name="dense_2"
+        )
         self.layer_norm_2 = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm_2")
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm_2"
+        )
 
     def build(self, sequence_output_shape, *position_shapes):
         if self.token_embedding is None:
             raise ValueError(
                 "SpanBoundaryHead needs `token_embedding` (the encoder's token embedding "
                 "layer) to tie its output weights; build it through zoo.Pretrainer("
-                "..., span_boundary=True), which passes it.")
+                "..., span_boundary=True), which passes it."
+            )
         batch = sequence_output_shape[0]
         self.position_embedding.build((batch, None))
         self.dense_1.build((batch, None, 3 * self.hidden_dim))
@@ -76,20 +85,30 @@ class SpanBoundaryHead(keras.layers.Layer):
         self.dense_2.build((batch, None, self.hidden_dim))
         self.layer_norm_2.build((batch, None, self.hidden_dim))
         self.output_bias = self.add_weight(
-            shape=(self.vocabulary_size,), initializer="zeros", name="output_bias")
+            shape=(self.vocabulary_size,), initializer="zeros", name="output_bias"
+        )
         self.built = True
 
-    def call(self, sequence_output, masked_positions, span_left_positions,
-             span_right_positions):
+    def call(
+        self, sequence_output, masked_positions, span_left_positions, span_right_positions
+    ):
         def gather(positions):
             index = ops.cast(positions, "int32")[:, :, None]
             return ops.take_along_axis(sequence_output, index, axis=1)  # (B, P, H)
 
         # Position in the span: 0 for its first token (p_1 in the paper).
-        offset = ops.cast(masked_positions, "int32") - ops.cast(span_left_positions, "int32") - 1
+        offset = (
+            ops.cast(masked_positions, "int32") - ops.cast(span_left_positions, "int32") - 1
+        )
         offset = ops.clip(offset, 0, self.max_span_length - 1)
-        h = ops.concatenate([gather(span_left_positions), gather(span_right_positions),
-                             self.position_embedding(offset)], axis=-1)  # (B, P, 3H)
+        h = ops.concatenate(
+            [
+                gather(span_left_positions),
+                gather(span_right_positions),
+                self.position_embedding(offset),
+            ],
+            axis=-1,
+        )  # (B, P, 3H)
         h = self.layer_norm_1(keras.activations.gelu(self.dense_1(h), approximate=False))
         h = self.layer_norm_2(keras.activations.gelu(self.dense_2(h), approximate=False))
         embeddings = ops.cast(self.token_embedding.embeddings, h.dtype)  # (V, H)
@@ -100,13 +119,15 @@ class SpanBoundaryHead(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "hidden_dim": self.hidden_dim,
-            "max_span_length": self.max_span_length,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "initializer_range": self.initializer_range,
-        })
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "hidden_dim": self.hidden_dim,
+                "max_span_length": self.max_span_length,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "initializer_range": self.initializer_range,
+            }
+        )
         return config
 
 
@@ -124,5 +145,7 @@ def span_boundary_head_for(encoder, max_span_length=10):
 
 
 def span_position_inputs():
-    return {name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("span_left_positions", "span_right_positions")}
+    return {
+        name: keras.Input(shape=(None,), dtype="int32", name=name)
+        for name in ("span_left_positions", "span_right_positions")
+    }

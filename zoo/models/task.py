@@ -15,13 +15,20 @@ from zoo.models.question_answerer import QuestionAnswerer
 from zoo.models.regressor import Regressor
 from zoo.models.token_classifier import TokenClassifier
 
-TASK_MODELS = {"classify": Classifier, "tag": TokenClassifier, "qa": QuestionAnswerer,
-               "regress": Regressor}
+TASK_MODELS = {
+    "classify": Classifier,
+    "tag": TokenClassifier,
+    "qa": QuestionAnswerer,
+    "regress": Regressor,
+}
 TASKS = tuple(TASK_MODELS)
 # The text models (zoo.tasks) by the id-level class they extend: what a model
 # directory's "model_class" means to readers that only look at the name.
-ID_LEVEL_CLASS = {"TextClassifier": "Classifier", "TextTagger": "TokenClassifier",
-                  "TextQuestionAnswerer": "QuestionAnswerer"}
+ID_LEVEL_CLASS = {
+    "TextClassifier": "Classifier",
+    "TextTagger": "TokenClassifier",
+    "TextQuestionAnswerer": "QuestionAnswerer",
+}
 
 
 class NotATaskModelError(TypeError):

@@ -27,15 +27,19 @@ def word_spans(text):
     return [m.span() for m in re.finditer(r"[^\s]+", text)]
 
 
-def classify_logits(texts, texts_b, tokenizer, sequence_length, run_ids, *, max_windows=1,
-                    doc_stride=128):
+def classify_logits(
+    texts, texts_b, tokenizer, sequence_length, run_ids, *, max_windows=1, doc_stride=128
+):
     """`(logits [N, C] float64, windows [N])`: pairs (or `max_windows` 1) take
     the tokenizer's truncating packer; single texts with `max_windows` > 1
     the windows of `zoo finetune --max-windows`, their logits averaged."""
     texts = list(texts)
     if texts_b is not None or max_windows == 1:
-        ids = tokenizer(texts, texts_b if texts_b is None else list(texts_b),
-                        sequence_length=sequence_length)
+        ids = tokenizer(
+            texts,
+            texts_b if texts_b is None else list(texts_b),
+            sequence_length=sequence_length,
+        )
         logits = run_ids({k: np.asarray(v) for k, v in ids.items()})["logits"]
         return np.asarray(logits, np.float64), np.ones(len(texts), int)
     w = feats.text_windows(texts, tokenizer, sequence_length, doc_stride, max_windows)
@@ -46,8 +50,11 @@ def classify_logits(texts, texts_b, tokenizer, sequence_length, run_ids, *, max_
 def regression_scores(texts, texts_b, tokenizer, sequence_length, run_ids):
     """`scores [N]` float64 of a regression head: one window per text or pair
     (the tokenizer's truncating packer, as `zoo finetune --task regress`)."""
-    ids = tokenizer(list(texts), texts_b if texts_b is None else list(texts_b),
-                    sequence_length=sequence_length)
+    ids = tokenizer(
+        list(texts),
+        texts_b if texts_b is None else list(texts_b),
+        sequence_length=sequence_length,
+    )
     scores = run_ids({k: np.asarray(v) for k, v in ids.items()})["score"]
     return np.asarray(scores, np.float64).reshape(-1)
 
@@ -57,11 +64,14 @@ def tag_words(texts, tokenizer, labels, sequence_length, run_ids):
     words (each word's first piece; a word cut off by the sequence gets
     a row of NaN)."""
     spans = [word_spans(t) for t in texts]
-    sentences = [TaggedSentence(tuple(t[a:b] for a, b in s), (labels[0],) * len(s))
-                 for t, s in zip(texts, spans)]
+    sentences = [
+        TaggedSentence(tuple(t[a:b] for a, b in s), (labels[0],) * len(s))
+        for t, s in zip(texts, spans)
+    ]
     tag_to_id = {t: i for i, t in enumerate(labels)}
-    inputs, _, word_index = feats.tagging_features(sentences, tokenizer, tag_to_id,
-                                                   sequence_length)
+    inputs, _, word_index = feats.tagging_features(
+        sentences, tokenizer, tag_to_id, sequence_length
+    )
     probabilities = softmax(run_ids(inputs)["logits"])
     out = []
     for row, span in enumerate(spans):
@@ -87,24 +97,42 @@ def entities(text, span, words, labels):
     found = []
     for kind, first, end in sorted(bio_entities(tags), key=lambda e: e[1]):
         start, stop = span[first][0], span[end - 1][1]
-        found.append({"label": kind, "text": text[start:stop], "start": start, "end": stop,
-                      "score": round(float(np.mean(score[first:end])), 6)})
+        found.append(
+            {
+                "label": kind,
+                "text": text[start:stop],
+                "start": start,
+                "end": stop,
+                "score": round(float(np.mean(score[first:end])), 6),
+            }
+        )
     return {"entities": found, "tags": tags}
 
 
-def answer_spans(questions, contexts, tokenizer, sequence_length, run_ids, *, doc_stride=128,
-                 max_answer_length=30):
+def answer_spans(
+    questions,
+    contexts,
+    tokenizer,
+    sequence_length,
+    run_ids,
+    *,
+    doc_stride=128,
+    max_answer_length=30,
+):
     """`[{"answer", "start", "end", "score"}]`: the best span of each context
     over its windows ("" and -1 when no span fits); `score` is the
     probability of its start times that of its end in the window it was
     found in."""
-    examples = [QAExample(str(i), q, c, ()) for i, (q, c) in enumerate(zip(questions, contexts))]
+    examples = [
+        QAExample(str(i), q, c, ()) for i, (q, c) in enumerate(zip(questions, contexts))
+    ]
     features = feats.qa_features(examples, tokenizer, sequence_length, doc_stride)
     out = run_ids(features.inputs)
     start_logits = np.asarray(out["start_logits"], np.float64)
     end_logits = np.asarray(out["end_logits"], np.float64)
-    best, _ = feats.best_spans(features, start_logits, end_logits,
-                               max_answer_length=max_answer_length)
+    best, _ = feats.best_spans(
+        features, start_logits, end_logits, max_answer_length=max_answer_length
+    )
     answers = []
     for index, context in enumerate(contexts):
         if index not in best:
@@ -114,6 +142,12 @@ def answer_spans(questions, contexts, tokenizer, sequence_length, run_ids, *, do
         span = word_spans(context)
         start, stop = span[first][0], span[last][1]
         score = softmax(start_logits[f])[i] * softmax(end_logits[f])[j]
-        answers.append({"answer": context[start:stop], "start": start, "end": stop,
-                        "score": round(float(score), 6)})
+        answers.append(
+            {
+                "answer": context[start:stop],
+                "start": start,
+                "end": stop,
+                "score": round(float(score), 6),
+            }
+        )
     return answers

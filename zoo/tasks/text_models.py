@@ -67,8 +67,10 @@ def _text(value, where):
     if isinstance(value, np.str_):
         return str(value)
     if not isinstance(value, str):
-        raise TypeError(f"{where}: expected a str; received {type(value).__name__} "
-                        f"({str(value)[:60]!r}).")
+        raise TypeError(
+            f"{where}: expected a str; received {type(value).__name__} "
+            f"({str(value)[:60]!r})."
+        )
     return value
 
 
@@ -80,8 +82,10 @@ def _texts(values, where):
     try:
         values = list(values)
     except TypeError:
-        raise TypeError(f"{where}: expected texts (a list or array of str); received "
-                        f"{type(values).__name__}.") from None
+        raise TypeError(
+            f"{where}: expected texts (a list or array of str); received "
+            f"{type(values).__name__}."
+        ) from None
     return [_text(v, f"{where}[{i}]") for i, v in enumerate(values)]
 
 
@@ -89,15 +93,19 @@ def _from_dataset(dataset, where):
     """`(x, y)` lists from a `tf.data.Dataset` of `(text, label)` or
     `((text, text_b), label)`, batched or not."""
     if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
-        raise ValueError(f"{where}: the tf.data.Dataset repeats forever; it is read into memory "
-                         "once per fit, so pass it without .repeat() (epochs= repeats).")
+        raise ValueError(
+            f"{where}: the tf.data.Dataset repeats forever; it is read into memory "
+            "once per fit, so pass it without .repeat() (epochs= repeats)."
+        )
     xs_a, xs_b, ys = [], [], []
     for element in dataset.as_numpy_iterator():
         if not (isinstance(element, tuple) and len(element) == 2):
-            raise ValueError(f"{where}: a tf.data.Dataset must yield (text, label) pairs; one "
-                             f"element is {type(element).__name__} {str(element)[:80]}.")
+            raise ValueError(
+                f"{where}: a tf.data.Dataset must yield (text, label) pairs; one "
+                f"element is {type(element).__name__} {str(element)[:80]}."
+            )
         x, y = element
-        a, b = (x if isinstance(x, tuple) else (x, None))
+        a, b = x if isinstance(x, tuple) else (x, None)
         batched = isinstance(a, np.ndarray) and a.ndim == 1
         xs_a.extend(a if batched else [a])
         if b is not None:
@@ -116,17 +124,21 @@ class TextTaskMixin:
             raise TypeError(
                 f"{type(self).__name__}: `preprocessor` must be a zoo.TextPreprocessor; received "
                 f"{type(preprocessor).__name__}. Use {type(self).__name__}.from_checkpoint(path) "
-                "or zoo.TextPreprocessor(tokenizer, sequence_length=...).")
+                "or zoo.TextPreprocessor(tokenizer, sequence_length=...)."
+            )
         longest = self.encoder.max_sequence_length
         if preprocessor.sequence_length > longest:
             raise ValueError(
                 f"{type(self).__name__}: the preprocessor packs {preprocessor.sequence_length} "
                 f"tokens but the encoder takes at most {longest} (its max_sequence_length); "
-                f"give sequence_length <= {longest} (long texts: max_windows).")
+                f"give sequence_length <= {longest} (long texts: max_windows)."
+            )
         self.preprocessor = preprocessor
         self.seed = int(seed)
         self._epochs_done = 0  # earlier fit calls: the next one shuffles and drops on
-        self._compile_args = None  # set by `compile`; until then fit/evaluate compile with defaults
+        self._compile_args = (
+            None  # set by `compile`; until then fit/evaluate compile with defaults
+        )
 
     @property
     def tokenizer(self):
@@ -142,8 +154,17 @@ class TextTaskMixin:
 
     # --- compile -------------------------------------------------------------------------
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", *, learning_rate=5e-5,
-                warmup_fraction=0.1, weight_decay=0.01, **kwargs):
+    def compile(
+        self,
+        optimizer="auto",
+        loss="auto",
+        metrics="auto",
+        *,
+        learning_rate=5e-5,
+        warmup_fraction=0.1,
+        weight_decay=0.01,
+        **kwargs,
+    ):
         """Keras's `compile`, with defaults for fine-tuning: `optimizer="auto"`
         gives each `fit` call AdamW with BERT's warmup-and-linear-decay
         schedule over that call's steps (`learning_rate`, `warmup_fraction`,
@@ -152,13 +173,20 @@ class TextTaskMixin:
         compiled compiles with these defaults at its first `fit`/`evaluate`."""
         default_loss, default_metrics = task_losses(self.task)
         loss = default_loss if isinstance(loss, str) and loss == "auto" else loss
-        metrics = default_metrics if isinstance(metrics, str) and metrics == "auto" else metrics
+        metrics = (
+            default_metrics if isinstance(metrics, str) and metrics == "auto" else metrics
+        )
         self._auto_optimizer = None
         if isinstance(optimizer, str) and optimizer == "auto":
             if not learning_rate > 0:
-                raise ValueError(f"compile: learning_rate must be > 0; received {learning_rate}.")
-            self._auto_optimizer = [float(learning_rate), float(warmup_fraction),
-                                    float(weight_decay)]
+                raise ValueError(
+                    f"compile: learning_rate must be > 0; received {learning_rate}."
+                )
+            self._auto_optimizer = [
+                float(learning_rate),
+                float(warmup_fraction),
+                float(weight_decay),
+            ]
             # Replaced at `fit`, when the number of steps is known.
             optimizer = keras.optimizers.AdamW(learning_rate, weight_decay=weight_decay)
         self._compile_args = dict(loss=loss, metrics=metrics, **kwargs)
@@ -195,8 +223,11 @@ class TextTaskMixin:
             # Each fit builds its own schedule: the optimizer is not restored,
             # its settings are (with the loss and metrics).
             learning_rate, warmup, decay = self._auto_optimizer
-            config["auto"] = {"learning_rate": learning_rate, "warmup_fraction": warmup,
-                              "weight_decay": decay}
+            config["auto"] = {
+                "learning_rate": learning_rate,
+                "warmup_fraction": warmup,
+                "weight_decay": decay,
+            }
         return config
 
     def compile_from_config(self, config):
@@ -216,23 +247,38 @@ class TextTaskMixin:
 
     def _split_xy(self, x, y, where):
         if isinstance(x, tf.data.Dataset) and not isinstance(self, Classifier):
-            raise TypeError(f"{where}: {type(self).__name__} trains on lists (texts and one "
-                            "tag list per text / (question, context) pairs and answers); "
-                            "read the dataset into lists first.")
+            raise TypeError(
+                f"{where}: {type(self).__name__} trains on lists (texts and one "
+                "tag list per text / (question, context) pairs and answers); "
+                "read the dataset into lists first."
+            )
         if isinstance(x, tf.data.Dataset):
             if y is not None:
-                raise ValueError(f"{where}: a tf.data.Dataset carries its labels; do not pass "
-                                 "y as well.")
+                raise ValueError(
+                    f"{where}: a tf.data.Dataset carries its labels; do not pass y as well."
+                )
             return _from_dataset(x, where)
         if y is None:
-            raise ValueError(f"{where}: labels are missing; pass y (one per text), or a "
-                             "tf.data.Dataset of (text, label).")
+            raise ValueError(
+                f"{where}: labels are missing; pass y (one per text), or a "
+                "tf.data.Dataset of (text, label)."
+            )
         return x, y
 
     # --- fit / evaluate / predict ----------------------------------------------------------
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
-            validation_data=None, shuffle=True, **kwargs):
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        verbose="auto",
+        callbacks=None,
+        validation_data=None,
+        shuffle=True,
+        **kwargs,
+    ):
         """`fit` on texts and labels (or on ids, as the id-level model).
 
         Text: `x` a list / numpy array of texts (pairs as a list of
@@ -246,17 +292,31 @@ class TextTaskMixin:
             self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
             # A dataset brings its own order (Keras warns when asked to shuffle one).
             shuffle = shuffle and not isinstance(x, tf.data.Dataset)
-            return super().fit(x, y, batch_size=batch_size, epochs=epochs, verbose=verbose,
-                               callbacks=callbacks, validation_data=validation_data,
-                               shuffle=shuffle, **kwargs)
+            return super().fit(
+                x,
+                y,
+                batch_size=batch_size,
+                epochs=epochs,
+                verbose=verbose,
+                callbacks=callbacks,
+                validation_data=validation_data,
+                shuffle=shuffle,
+                **kwargs,
+            )
         for name in ("validation_split", "sample_weight", "class_weight"):
             if kwargs.get(name) is not None:
-                raise ValueError(f"fit on text: {name}= is not supported; pass "
-                                 "validation_data=(texts, labels) / weights on ids instead.")
+                raise ValueError(
+                    f"fit on text: {name}= is not supported; pass "
+                    "validation_data=(texts, labels) / weights on ids instead."
+                )
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
-        train = self._dataset(*self._split_xy(x, y, "x"), batch_size, shuffle=bool(shuffle),
-                              epoch_variable=epoch)
+        train = self._dataset(
+            *self._split_xy(x, y, "x"),
+            batch_size,
+            shuffle=bool(shuffle),
+            epoch_variable=epoch,
+        )
         steps = int(train.cardinality())
         if steps < 0:
             steps = sum(1 for _ in train)
@@ -270,15 +330,20 @@ class TextTaskMixin:
             if isinstance(validation_data, tf.data.Dataset) and is_ids(validation_data):
                 validation = validation_data
             elif isinstance(validation_data, tf.data.Dataset):
-                validation = self._dataset(*self._split_xy(validation_data, None,
-                                                           "validation_data"),
-                                           batch_size, where="validation_data")
+                validation = self._dataset(
+                    *self._split_xy(validation_data, None, "validation_data"),
+                    batch_size,
+                    where="validation_data",
+                )
             else:
                 if not (isinstance(validation_data, tuple) and len(validation_data) == 2):
-                    raise ValueError("validation_data: expected (texts, labels) or a "
-                                     "tf.data.Dataset of (text, label).")
-                validation = self._dataset(*validation_data, batch_size,
-                                           where="validation_data")
+                    raise ValueError(
+                        "validation_data: expected (texts, labels) or a "
+                        "tf.data.Dataset of (text, label)."
+                    )
+                validation = self._dataset(
+                    *validation_data, batch_size, where="validation_data"
+                )
         self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
         if self._auto_optimizer is not None:
             build_for_fit(self, train.element_spec)  # the train step then traces once
@@ -286,36 +351,55 @@ class TextTaskMixin:
         # as `zoo finetune` does (same seed, same batches, same masks); a
         # later fit call continues the epoch count (other batches, masks).
         callbacks = [EpochCounter(epoch, offset=self._epochs_done), *(callbacks or [])]
-        history = super().fit(train, validation_data=validation, epochs=epochs,
-                              verbose=verbose, callbacks=callbacks, shuffle=False, **kwargs)
+        history = super().fit(
+            train,
+            validation_data=validation,
+            epochs=epochs,
+            verbose=verbose,
+            callbacks=callbacks,
+            shuffle=False,
+            **kwargs,
+        )
         self._epochs_done += len(history.epoch)
         return history
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False,
-                 **kwargs):
+    def evaluate(
+        self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs
+    ):
         """`evaluate` on texts and labels (or on ids). Text forms as `fit`."""
         self._ensure_compiled()
         if is_ids(x):
-            return super().evaluate(x, y, batch_size=batch_size, verbose=verbose,
-                                    return_dict=return_dict, **kwargs)
+            return super().evaluate(
+                x,
+                y,
+                batch_size=batch_size,
+                verbose=verbose,
+                return_dict=return_dict,
+                **kwargs,
+            )
         ds = self._dataset(*self._split_xy(x, y, "x"), batch_size or PREDICT_BATCH_SIZE)
         return super().evaluate(ds, verbose=verbose, return_dict=return_dict, **kwargs)
 
     def _run_ids(self, inputs, batch_size=None):
-        return super().predict(inputs, batch_size=batch_size or PREDICT_BATCH_SIZE, verbose=0)
+        return super().predict(
+            inputs, batch_size=batch_size or PREDICT_BATCH_SIZE, verbose=0
+        )
 
     # --- saving ----------------------------------------------------------------------------
 
     def _text_config(self):
-        return {"preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
-                "seed": self.seed}
+        return {
+            "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+            "seed": self.seed,
+        }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
         if isinstance(config.get("preprocessor"), dict):
             config["preprocessor"] = keras.saving.deserialize_keras_object(
-                config["preprocessor"])
+                config["preprocessor"]
+            )
         return super().from_config(config)
 
     def _model_dir_extra(self):
@@ -325,8 +409,13 @@ class TextTaskMixin:
         """Write this model as a zoo model directory (model.keras, vocab.txt,
         zoo_model.json): what `zoo export`, `zoo evaluate` and `zoo predict`
         take. Returns the directory."""
-        save_model_dir(self, directory, self.tokenizer, extra=self._model_dir_extra(),
-                       overwrite=overwrite)
+        save_model_dir(
+            self,
+            directory,
+            self.tokenizer,
+            extra=self._model_dir_extra(),
+            overwrite=overwrite,
+        )
         return directory
 
     @classmethod
@@ -347,14 +436,21 @@ class TextTaskMixin:
         if sequence_length is not None:
             longest = model.encoder.max_sequence_length
             if sequence_length > longest:
-                raise ValueError(f"sequence_length={sequence_length}: the encoder takes at most "
-                                 f"{longest} tokens.")
+                raise ValueError(
+                    f"sequence_length={sequence_length}: the encoder takes at most "
+                    f"{longest} tokens."
+                )
             model.preprocessor = TextPreprocessor(model.tokenizer, sequence_length)
         for name, value in settings.items():
             if value is not None:
-                if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or (
-                        value < 1):
-                    raise ValueError(f"{name} must be a positive integer; received {value!r}.")
+                if (
+                    not isinstance(value, (int, np.integer))
+                    or isinstance(value, bool)
+                    or (value < 1)
+                ):
+                    raise ValueError(
+                        f"{name} must be a positive integer; received {value!r}."
+                    )
                 setattr(model, name, int(value))
         return model
 
@@ -364,12 +460,15 @@ class TextTaskMixin:
         if not isinstance(model, cls._id_class):
             task = task_of(model)
             # A regressor has no text model yet: its id-level model and `zoo predict` serve it.
-            other = (f"use the text model of its task ({TEXT_MODELS[task].__name__})"
-                     if task in TEXT_MODELS else
-                     "load it with zoo.checkpoints.load_model_dir, or run `zoo predict`")
+            other = (
+                f"use the text model of its task ({TEXT_MODELS[task].__name__})"
+                if task in TEXT_MODELS
+                else "load it with zoo.checkpoints.load_model_dir, or run `zoo predict`"
+            )
             raise TypeError(
                 f"{cls.__name__}.from_checkpoint: the model directory holds a "
-                f"{type(model).__name__}, not a {cls._id_class.__name__}; {other}.")
+                f"{type(model).__name__}, not a {cls._id_class.__name__}; {other}."
+            )
         text_model.set_weights(model.get_weights())
         return text_model
 
@@ -387,12 +486,15 @@ def _count_steps(x, y, batch_size, steps_per_epoch):
 def _labels_and_classes(num_classes, labels, who):
     if labels is None:
         if num_classes is None:
-            raise ValueError(f"{who}: give labels=[names] (or num_classes=N for labels "
-                             "'0'..'N-1').")
+            raise ValueError(
+                f"{who}: give labels=[names] (or num_classes=N for labels '0'..'N-1')."
+            )
         labels = [str(i) for i in range(int(num_classes))]
     labels = [str(label) for label in labels]
     if num_classes is not None and int(num_classes) != len(labels):
-        raise ValueError(f"{who}: {len(labels)} labels given for num_classes={num_classes}.")
+        raise ValueError(
+            f"{who}: {len(labels)} labels given for num_classes={num_classes}."
+        )
     if len(set(labels)) != len(labels) or len(labels) < 2:
         raise ValueError(f"{who}: labels must be >= 2 distinct names; received {labels}.")
     return len(labels), labels
@@ -407,13 +509,16 @@ def _label_names(values, labels, where):
             value = value.decode("utf-8")
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
             if not 0 <= value < len(labels):
-                raise ValueError(f"{where}[{i}]: class index {value} is outside 0..."
-                                 f"{len(labels) - 1} (labels {labels}).")
+                raise ValueError(
+                    f"{where}[{i}]: class index {value} is outside 0..."
+                    f"{len(labels) - 1} (labels {labels})."
+                )
             value = labels[int(value)]
         value = str(value)
         if value not in index:
-            raise ValueError(f"{where}[{i}]: label {value!r} is not one of this model's labels "
-                             f"{labels}.")
+            raise ValueError(
+                f"{where}[{i}]: label {value!r} is not one of this model's labels {labels}."
+            )
         names.append(value)
     return names
 
@@ -440,23 +545,52 @@ class TextClassifier(TextTaskMixin, Classifier):
 
     _id_class = Classifier
 
-    def __init__(self, encoder, num_classes=None, preprocessor=None, labels=None,
-                 max_windows=1, doc_stride=128, pooling="auto", dropout=0.1, seed=0, **kwargs):
+    def __init__(
+        self,
+        encoder,
+        num_classes=None,
+        preprocessor=None,
+        labels=None,
+        max_windows=1,
+        doc_stride=128,
+        pooling="auto",
+        dropout=0.1,
+        seed=0,
+        **kwargs,
+    ):
         num_classes, labels = _labels_and_classes(num_classes, labels, "TextClassifier")
         for name, value in (("max_windows", max_windows), ("doc_stride", doc_stride)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"TextClassifier: {name} must be a positive integer; "
-                                 f"received {value!r}.")
-        super().__init__(encoder, num_classes, pooling=pooling, dropout=dropout, labels=labels,
-                         **kwargs)
+            if (
+                not isinstance(value, (int, np.integer))
+                or isinstance(value, bool)
+                or value < 1
+            ):
+                raise ValueError(
+                    f"TextClassifier: {name} must be a positive integer; "
+                    f"received {value!r}."
+                )
+        super().__init__(
+            encoder, num_classes, pooling=pooling, dropout=dropout, labels=labels, **kwargs
+        )
         self.max_windows = int(max_windows)
         self.doc_stride = int(doc_stride)
         self._init_text(preprocessor, seed)
 
     @classmethod
-    def from_checkpoint(cls, path, *, num_classes=None, labels=None, sequence_length=None,
-                        max_windows=None, doc_stride=None, pooling="auto", dropout=0.1, seed=0,
-                        lowercase=None):
+    def from_checkpoint(
+        cls,
+        path,
+        *,
+        num_classes=None,
+        labels=None,
+        sequence_length=None,
+        max_windows=None,
+        doc_stride=None,
+        pooling="auto",
+        dropout=0.1,
+        seed=0,
+        lowercase=None,
+    ):
         """A `TextClassifier` on the checkpoint at `path` (any format
         `zoo.load_checkpoint` reads), with a new head for `labels` (or
         `num_classes`); or, for a zoo model directory of a fine-tuned
@@ -464,29 +598,55 @@ class TextClassifier(TextTaskMixin, Classifier):
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
             if isinstance(model, cls):
-                return cls._with_settings(model, sequence_length, max_windows=max_windows,
-                                          doc_stride=doc_stride, seed=seed or None)
+                return cls._with_settings(
+                    model,
+                    sequence_length,
+                    max_windows=max_windows,
+                    doc_stride=doc_stride,
+                    seed=seed or None,
+                )
             config = evaluation_config(meta, sequence_length, max_windows)
-            text = cls(encoder, model.num_classes,
-                       TextPreprocessor(tokenizer, config.sequence_length),
-                       labels=model.labels, max_windows=config.max_windows,
-                       doc_stride=doc_stride or config.doc_stride, pooling=model.pooling,
-                       dropout=model.dropout, seed=seed)
+            text = cls(
+                encoder,
+                model.num_classes,
+                TextPreprocessor(tokenizer, config.sequence_length),
+                labels=model.labels,
+                max_windows=config.max_windows,
+                doc_stride=doc_stride or config.doc_stride,
+                pooling=model.pooling,
+                dropout=model.dropout,
+                seed=seed,
+            )
             return cls._adopt(model, text)
-        return cls(encoder, num_classes,
-                   TextPreprocessor(tokenizer, sequence_length or DEFAULT_SEQUENCE_LENGTH),
-                   labels=labels, max_windows=max_windows or 1, doc_stride=doc_stride or 128,
-                   pooling=pooling, dropout=dropout, seed=seed)
+        return cls(
+            encoder,
+            num_classes,
+            TextPreprocessor(tokenizer, sequence_length or DEFAULT_SEQUENCE_LENGTH),
+            labels=labels,
+            max_windows=max_windows or 1,
+            doc_stride=doc_stride or 128,
+            pooling=pooling,
+            dropout=dropout,
+            seed=seed,
+        )
 
     def _task_config(self):
-        return {**super()._task_config(), **self._text_config(),
-                "max_windows": self.max_windows, "doc_stride": self.doc_stride}
+        return {
+            **super()._task_config(),
+            **self._text_config(),
+            "max_windows": self.max_windows,
+            "doc_stride": self.doc_stride,
+        }
 
     def _model_dir_extra(self):
-        return {**super()._model_dir_extra(),
-                "finetune_config": {"max_windows": self.max_windows,
-                                    "doc_stride": self.doc_stride,
-                                    "sequence_length": self.sequence_length}}
+        return {
+            **super()._model_dir_extra(),
+            "finetune_config": {
+                "max_windows": self.max_windows,
+                "doc_stride": self.doc_stride,
+                "sequence_length": self.sequence_length,
+            },
+        }
 
     def _dataset(self, x, y, batch_size, *, shuffle=False, epoch_variable=None, where="x"):
         a, b = split_text_input(x)
@@ -497,23 +657,38 @@ class TextClassifier(TextTaskMixin, Classifier):
         y = _label_names(_as_list(y, "y"), self.labels, "y")
         if len(y) != len(a):
             raise ValueError(f"{where}: {len(a)} texts but {len(y)} labels.")
-        examples = [TextExample(t, label, None if b is None else b[i])
-                    for i, (t, label) in enumerate(zip(a, y))]
+        examples = [
+            TextExample(t, label, None if b is None else b[i])
+            for i, (t, label) in enumerate(zip(a, y))
+        ]
         common = dict(seed=self.seed, epoch_variable=epoch_variable, shuffle=shuffle)
         if self.max_windows > 1 or len(self.preprocessor.lengths) == 1:
             return task_data.classification_dataset(
-                examples, self.labels, self.tokenizer, self.sequence_length, batch_size,
-                max_windows=self.max_windows, doc_stride=self.doc_stride, **common)
+                examples,
+                self.labels,
+                self.tokenizer,
+                self.sequence_length,
+                batch_size,
+                max_windows=self.max_windows,
+                doc_stride=self.doc_stride,
+                **common,
+            )
         # Bucketed lengths: each batch through the preprocessor.
         index = {name: i for i, name in enumerate(self.labels)}
-        tensors = {"text": np.array(a, dtype=object),
-                   "label": np.array([index[label] for label in y], np.int32)}
+        tensors = {
+            "text": np.array(a, dtype=object),
+            "label": np.array([index[label] for label in y], np.int32),
+        }
         if b is not None:
             tensors["text_b"] = np.array(b, dtype=object)
-        ds = task_data.shuffled_batches(tensors, batch_size, self.seed, epoch_variable, shuffle)
+        ds = task_data.shuffled_batches(
+            tensors, batch_size, self.seed, epoch_variable, shuffle
+        )
         pre = self.preprocessor
-        return ds.map(lambda t: (pre(t["text"], t.get("text_b")), {"logits": t["label"]}),
-                      num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+        return ds.map(
+            lambda t: (pre(t["text"], t.get("text_b")), {"logits": t["label"]}),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        ).prefetch(tf.data.AUTOTUNE)
 
     def predict_logits(self, x, batch_size=None):
         """Logits `[N, C]` (float64) of texts: windows averaged."""
@@ -523,9 +698,14 @@ class TextClassifier(TextTaskMixin, Classifier):
         if not a:
             return np.zeros((0, self.num_classes))
         logits, _ = decode.classify_logits(
-            a, b, self.tokenizer, self.sequence_length,
-            lambda ids: self._run_ids(ids, batch_size), max_windows=self.max_windows,
-            doc_stride=self.doc_stride)
+            a,
+            b,
+            self.tokenizer,
+            self.sequence_length,
+            lambda ids: self._run_ids(ids, batch_size),
+            max_windows=self.max_windows,
+            doc_stride=self.doc_stride,
+        )
         return logits
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
@@ -540,22 +720,32 @@ class TextClassifier(TextTaskMixin, Classifier):
         """The most probable label name of each text."""
         return [self.labels[i] for i in self.predict_logits(x, batch_size).argmax(-1)]
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False,
-                 **kwargs):
+    def evaluate(
+        self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs
+    ):
         """As `fit`'s forms. With `max_windows` > 1 a text is scored by its
         windows' mean logits (loss: cross-entropy of those, accuracy)."""
         if is_ids(x) or self.max_windows == 1:
-            return super().evaluate(x, y, batch_size=batch_size, verbose=verbose,
-                                    return_dict=return_dict, **kwargs)
+            return super().evaluate(
+                x,
+                y,
+                batch_size=batch_size,
+                verbose=verbose,
+                return_dict=return_dict,
+                **kwargs,
+            )
         x, y = self._split_xy(x, y, "x")
-        y = np.array([self.labels.index(n)
-                      for n in _label_names(_as_list(y, "y"), self.labels, "y")])
+        y = np.array(
+            [self.labels.index(n) for n in _label_names(_as_list(y, "y"), self.labels, "y")]
+        )
         logits = self.predict_logits(x, batch_size)
         if len(logits) != len(y):
             raise ValueError(f"x: {len(logits)} texts but {len(y)} labels.")
         log_p = np.log(np.maximum(softmax(logits), 1e-300))
-        result = {"loss": float(-log_p[np.arange(len(y)), y].mean()),
-                  "accuracy": float((logits.argmax(-1) == y).mean())}
+        result = {
+            "loss": float(-log_p[np.arange(len(y)), y].mean()),
+            "accuracy": float((logits.argmax(-1) == y).mean()),
+        }
         return result if return_dict else [result["loss"], result["accuracy"]]
 
 
@@ -567,8 +757,9 @@ def _as_list(values, where):
     try:
         return list(values)
     except TypeError:
-        raise TypeError(f"{where}: expected a list or array; received "
-                        f"{type(values).__name__}.") from None
+        raise TypeError(
+            f"{where}: expected a list or array; received {type(values).__name__}."
+        ) from None
 
 
 # === tagging ==============================================================================
@@ -588,28 +779,55 @@ class TextTagger(TextTaskMixin, TokenClassifier):
 
     _id_class = TokenClassifier
 
-    def __init__(self, encoder, num_classes=None, preprocessor=None, labels=None,
-                 dropout=0.1, seed=0, **kwargs):
+    def __init__(
+        self,
+        encoder,
+        num_classes=None,
+        preprocessor=None,
+        labels=None,
+        dropout=0.1,
+        seed=0,
+        **kwargs,
+    ):
         num_classes, labels = _labels_and_classes(num_classes, labels, "TextTagger")
         super().__init__(encoder, num_classes, dropout=dropout, labels=labels, **kwargs)
         self._init_text(preprocessor, seed)
 
     @classmethod
-    def from_checkpoint(cls, path, *, labels=None, num_classes=None, sequence_length=None,
-                        dropout=0.1, seed=0, lowercase=None):
+    def from_checkpoint(
+        cls,
+        path,
+        *,
+        labels=None,
+        num_classes=None,
+        sequence_length=None,
+        dropout=0.1,
+        seed=0,
+        lowercase=None,
+    ):
         """As `TextClassifier.from_checkpoint`, for tags."""
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
             if isinstance(model, cls):
                 return cls._with_settings(model, sequence_length, seed=seed or None)
             config = evaluation_config(meta, sequence_length)
-            text = cls(encoder, model.num_classes,
-                       TextPreprocessor(tokenizer, config.sequence_length),
-                       labels=model.labels, dropout=model.dropout, seed=seed)
+            text = cls(
+                encoder,
+                model.num_classes,
+                TextPreprocessor(tokenizer, config.sequence_length),
+                labels=model.labels,
+                dropout=model.dropout,
+                seed=seed,
+            )
             return cls._adopt(model, text)
-        return cls(encoder, num_classes,
-                   TextPreprocessor(tokenizer, sequence_length or DEFAULT_SEQUENCE_LENGTH),
-                   labels=labels, dropout=dropout, seed=seed)
+        return cls(
+            encoder,
+            num_classes,
+            TextPreprocessor(tokenizer, sequence_length or DEFAULT_SEQUENCE_LENGTH),
+            labels=labels,
+            dropout=dropout,
+            seed=seed,
+        )
 
     def _task_config(self):
         return {**super()._task_config(), **self._text_config()}
@@ -622,27 +840,46 @@ class TextTagger(TextTaskMixin, TokenClassifier):
             raise ValueError(f"{where}: {len(words_of)} texts but {len(tags)} tag lists.")
         known = set(self.labels)
         for i, (words, row) in enumerate(zip(words_of, tags)):
-            words = (_text(words, f"{where}[{i}]").split() if isinstance(words, (str, bytes))
-                     else _texts(words, f"{where}[{i}]"))
+            words = (
+                _text(words, f"{where}[{i}]").split()
+                if isinstance(words, (str, bytes))
+                else _texts(words, f"{where}[{i}]")
+            )
             row = [_text(t, f"y[{i}]") for t in _as_list(row, f"y[{i}]")]
             if len(row) != len(words):
-                raise ValueError(f"y[{i}]: {len(row)} tags for {len(words)} words; give one tag "
-                                 "per whitespace-separated word.")
+                raise ValueError(
+                    f"y[{i}]: {len(row)} tags for {len(words)} words; give one tag "
+                    "per whitespace-separated word."
+                )
             unknown = sorted(set(row) - known)
             if unknown:
-                raise ValueError(f"y[{i}]: tags {unknown} are not among this model's labels "
-                                 f"{self.labels}.")
+                raise ValueError(
+                    f"y[{i}]: tags {unknown} are not among this model's labels "
+                    f"{self.labels}."
+                )
             sentences.append(TaggedSentence(tuple(words), tuple(row)))
-        return task_data.tagging_dataset(sentences, self.labels, self.tokenizer,
-                                         self.sequence_length, batch_size, seed=self.seed,
-                                         epoch_variable=epoch_variable, shuffle=shuffle)
+        return task_data.tagging_dataset(
+            sentences,
+            self.labels,
+            self.tokenizer,
+            self.sequence_length,
+            batch_size,
+            seed=self.seed,
+            epoch_variable=epoch_variable,
+            shuffle=shuffle,
+        )
 
     def _words(self, x, batch_size):
         texts = _texts(x, "x")
         if not texts:
             return [], []
-        return texts, decode.tag_words(texts, self.tokenizer, self.labels, self.sequence_length,
-                                       lambda ids: self._run_ids(ids, batch_size))
+        return texts, decode.tag_words(
+            texts,
+            self.tokenizer,
+            self.labels,
+            self.sequence_length,
+            lambda ids: self._run_ids(ids, batch_size),
+        )
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Per text, float32 `[words, tags]` probabilities (a word cut off by
@@ -655,8 +892,10 @@ class TextTagger(TextTaskMixin, TokenClassifier):
         """Per text, its entities `[{"label", "text", "start", "end", "score"}]`
         (character offsets into the text, end exclusive)."""
         texts, words = self._words(x, batch_size)
-        return [decode.entities(t, span, w, self.labels)["entities"]
-                for t, (span, w) in zip(texts, words)]
+        return [
+            decode.entities(t, span, w, self.labels)["entities"]
+            for t, (span, w) in zip(texts, words)
+        ]
 
 
 # === question answering ===================================================================
@@ -665,16 +904,24 @@ class TextTagger(TextTaskMixin, TokenClassifier):
 def _qa_pairs(x, where):
     if isinstance(x, list) and x and isinstance(x[0], dict):
         try:
-            return ([_text(r["question"], f"{where}[{i}]['question']") for i, r in enumerate(x)],
-                    [_text(r["context"], f"{where}[{i}]['context']") for i, r in enumerate(x)])
+            return (
+                [
+                    _text(r["question"], f"{where}[{i}]['question']")
+                    for i, r in enumerate(x)
+                ],
+                [_text(r["context"], f"{where}[{i}]['context']") for i, r in enumerate(x)],
+            )
         except KeyError as e:
-            raise ValueError(f"{where}: each dict needs 'question' and 'context'; missing "
-                             f"{e}.") from None
+            raise ValueError(
+                f"{where}: each dict needs 'question' and 'context'; missing {e}."
+            ) from None
     a, b = split_text_input(x)
     if b is None:
-        raise ValueError(f"{where}: a question answerer takes (question, context) pairs: a "
-                         "list of pairs, a (questions, contexts) tuple, or dicts with "
-                         "'question' and 'context'.")
+        raise ValueError(
+            f"{where}: a question answerer takes (question, context) pairs: a "
+            "list of pairs, a (questions, contexts) tuple, or dicts with "
+            "'question' and 'context'."
+        )
     a, b = _texts(a, where), _texts(b, f"{where} (contexts)")
     if len(a) != len(b):
         raise ValueError(f"{where}: {len(a)} questions but {len(b)} contexts.")
@@ -695,43 +942,77 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
 
     _id_class = QuestionAnswerer
 
-    def __init__(self, encoder, preprocessor=None, doc_stride=128, max_answer_length=30,
-                 seed=0, **kwargs):
+    def __init__(
+        self,
+        encoder,
+        preprocessor=None,
+        doc_stride=128,
+        max_answer_length=30,
+        seed=0,
+        **kwargs,
+    ):
         super().__init__(encoder, **kwargs)
         self.doc_stride = int(doc_stride)
         self.max_answer_length = int(max_answer_length)
         self._init_text(preprocessor, seed)
 
     @classmethod
-    def from_checkpoint(cls, path, *, sequence_length=None, doc_stride=None,
-                        max_answer_length=None, seed=0, lowercase=None):
+    def from_checkpoint(
+        cls,
+        path,
+        *,
+        sequence_length=None,
+        doc_stride=None,
+        max_answer_length=None,
+        seed=0,
+        lowercase=None,
+    ):
         """As `TextClassifier.from_checkpoint`, for span QA (default length 384)."""
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
             if isinstance(model, cls):
-                return cls._with_settings(model, sequence_length, doc_stride=doc_stride,
-                                          max_answer_length=max_answer_length,
-                                          seed=seed or None)
+                return cls._with_settings(
+                    model,
+                    sequence_length,
+                    doc_stride=doc_stride,
+                    max_answer_length=max_answer_length,
+                    seed=seed or None,
+                )
             config = evaluation_config(meta, sequence_length)
-            text = cls(encoder, TextPreprocessor(tokenizer, config.sequence_length),
-                       doc_stride=doc_stride or config.doc_stride,
-                       max_answer_length=max_answer_length or config.max_answer_length,
-                       seed=seed)
+            text = cls(
+                encoder,
+                TextPreprocessor(tokenizer, config.sequence_length),
+                doc_stride=doc_stride or config.doc_stride,
+                max_answer_length=max_answer_length or config.max_answer_length,
+                seed=seed,
+            )
             return cls._adopt(model, text)
         length = sequence_length or min(384, encoder.max_sequence_length)
-        return cls(encoder, TextPreprocessor(tokenizer, length),
-                   doc_stride=doc_stride or 128, max_answer_length=max_answer_length or 30,
-                   seed=seed)
+        return cls(
+            encoder,
+            TextPreprocessor(tokenizer, length),
+            doc_stride=doc_stride or 128,
+            max_answer_length=max_answer_length or 30,
+            seed=seed,
+        )
 
     def _task_config(self):
-        return {**super()._task_config(), **self._text_config(),
-                "doc_stride": self.doc_stride, "max_answer_length": self.max_answer_length}
+        return {
+            **super()._task_config(),
+            **self._text_config(),
+            "doc_stride": self.doc_stride,
+            "max_answer_length": self.max_answer_length,
+        }
 
     def _model_dir_extra(self):
-        return {**super()._model_dir_extra(),
-                "finetune_config": {"doc_stride": self.doc_stride,
-                                    "max_answer_length": self.max_answer_length,
-                                    "sequence_length": self.sequence_length}}
+        return {
+            **super()._model_dir_extra(),
+            "finetune_config": {
+                "doc_stride": self.doc_stride,
+                "max_answer_length": self.max_answer_length,
+                "sequence_length": self.sequence_length,
+            },
+        }
 
     def _dataset(self, x, y, batch_size, *, shuffle=False, epoch_variable=None, where="x"):
         questions, contexts = _qa_pairs(x, where)
@@ -744,8 +1025,11 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
                 answer = {**answer, "text": answer["text"].decode("utf-8")}
             if isinstance(answer, bytes):
                 answer = answer.decode("utf-8")
-            if answer is None or answer == "" or (isinstance(answer, dict)
-                                                  and answer.get("text") in (None, "")):
+            if (
+                answer is None
+                or answer == ""
+                or (isinstance(answer, dict) and answer.get("text") in (None, ""))
+            ):
                 examples.append(QAExample(str(i), q, c, (), is_impossible=True))
                 continue
             if isinstance(answer, dict):
@@ -754,14 +1038,26 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
                 text, start = _text(answer, f"y[{i}]"), None
             if start is None:
                 start = c.find(text)
-            if not isinstance(text, str) or c[start : start + len(text)] != text or start < 0:
-                raise ValueError(f"y[{i}]: answer {text!r} (start {start}) is not in its "
-                                 "context; give the answer text as it appears there.")
+            if (
+                not isinstance(text, str)
+                or c[start : start + len(text)] != text
+                or start < 0
+            ):
+                raise ValueError(
+                    f"y[{i}]: answer {text!r} (start {start}) is not in its "
+                    "context; give the answer text as it appears there."
+                )
             examples.append(QAExample(str(i), q, c, ((text, int(start)),)))
-        features = feats.qa_features(examples, self.tokenizer, self.sequence_length,
-                                     self.doc_stride)
-        return task_data.qa_dataset(features, batch_size, seed=self.seed,
-                                    epoch_variable=epoch_variable, shuffle=shuffle)
+        features = feats.qa_features(
+            examples, self.tokenizer, self.sequence_length, self.doc_stride
+        )
+        return task_data.qa_dataset(
+            features,
+            batch_size,
+            seed=self.seed,
+            epoch_variable=epoch_variable,
+            shuffle=shuffle,
+        )
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Per pair `{"answer", "start", "end", "score"}`. On id dicts: the
@@ -771,10 +1067,15 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
         if isinstance(x, (list, tuple)) and len(x) == 0:
             return []
         questions, contexts = _qa_pairs(x, "x")
-        return decode.answer_spans(questions, contexts, self.tokenizer, self.sequence_length,
-                                   lambda ids: self._run_ids(ids, batch_size),
-                                   doc_stride=self.doc_stride,
-                                   max_answer_length=self.max_answer_length)
+        return decode.answer_spans(
+            questions,
+            contexts,
+            self.tokenizer,
+            self.sequence_length,
+            lambda ids: self._run_ids(ids, batch_size),
+            doc_stride=self.doc_stride,
+            max_answer_length=self.max_answer_length,
+        )
 
     def predict_answers(self, x, batch_size=None):
         """The answer text of each pair ("" when no span fits)."""

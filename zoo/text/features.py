@@ -117,7 +117,9 @@ def _context_words(context):
     return words, char_to_word
 
 
-def qa_features(examples, tokenizer, sequence_length=384, doc_stride=128, max_query_length=64):
+def qa_features(
+    examples, tokenizer, sequence_length=384, doc_stride=128, max_query_length=64
+):
     """Windows of `[CLS] question [SEP] context-window [SEP]` for each example."""
     all_words, spans, questions = [], [], []
     for example in examples:
@@ -156,17 +158,32 @@ def qa_features(examples, tokenizer, sequence_length=384, doc_stride=128, max_qu
         window_start = 0
         while True:
             window = pieces[window_start : window_start + room]
-            ids = [tokenizer.cls_id] + query + [tokenizer.sep_id] + window + [tokenizer.sep_id]
+            ids = (
+                [tokenizer.cls_id]
+                + query
+                + [tokenizer.sep_id]
+                + window
+                + [tokenizer.sep_id]
+            )
             offset = len(query) + 2
             segment = [0] * offset + [1] * (len(window) + 1)
             start = end = 0
-            if answer is not None and window_start <= answer[0] and answer[1] < window_start + len(window):
-                start, end = answer[0] - window_start + offset, answer[1] - window_start + offset
+            if (
+                answer is not None
+                and window_start <= answer[0]
+                and answer[1] < window_start + len(window)
+            ):
+                start, end = (
+                    answer[0] - window_start + offset,
+                    answer[1] - window_start + offset,
+                )
             rows.append((ids, segment))
             starts.append(start)
             ends.append(end)
             owners.append(index)
-            mapping.append({offset + i: piece_word[window_start + i] for i in range(len(window))})
+            mapping.append(
+                {offset + i: piece_word[window_start + i] for i in range(len(window))}
+            )
             if window_start + room >= len(pieces):
                 break
             window_start += min(doc_stride, room)
@@ -215,8 +232,16 @@ def best_spans(features, start_logits, end_logits, n_best=20, max_answer_length=
     return best, null
 
 
-def decode_answers(features, start_logits, end_logits, examples, n_best=20,
-                   max_answer_length=30, null_threshold=0.0, allow_null=False):
+def decode_answers(
+    features,
+    start_logits,
+    end_logits,
+    examples,
+    n_best=20,
+    max_answer_length=30,
+    null_threshold=0.0,
+    allow_null=False,
+):
     """Best answer text per example id, from every window's logits
     (`best_spans`). With `allow_null` (SQuAD 2.0) the answer is "" when the
     best [CLS] score beats the best span by more than `null_threshold`."""
@@ -252,15 +277,20 @@ def text_windows(texts, tokenizer, sequence_length, doc_stride, max_windows):
     window with the text's label and predict by averaging the windows'
     logits (`average_windows`).
     """
+
     def whole(value):
         return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
     if not whole(max_windows) or max_windows < 1:
-        raise ValueError(f"max_windows must be a positive integer; received {max_windows!r}.")
+        raise ValueError(
+            f"max_windows must be a positive integer; received {max_windows!r}."
+        )
     if not whole(doc_stride) or doc_stride < 1:
         raise ValueError(f"doc_stride must be a positive integer; received {doc_stride!r}.")
     if not whole(sequence_length) or sequence_length < 3:
-        raise ValueError(f"sequence_length must be an int >= 3; received {sequence_length!r}.")
+        raise ValueError(
+            f"sequence_length must be an int >= 3; received {sequence_length!r}."
+        )
     room = sequence_length - 2
     step = min(doc_stride, room)
     ragged = tokenizer.tokenize(list(texts))
@@ -276,15 +306,20 @@ def text_windows(texts, tokenizer, sequence_length, doc_stride, max_windows):
     positions = np.arange(sequence_length)[None, :]
     source = offsets[owner][:, None] + starts[:, None] + positions - 1
     inside = (positions >= 1) & (positions <= taken[:, None])
-    token_ids = np.where(inside, flat[np.clip(source, 0, max(len(flat) - 1, 0))]
-                         if len(flat) else 0, tokenizer.pad_id)
+    token_ids = np.where(
+        inside,
+        flat[np.clip(source, 0, max(len(flat) - 1, 0))] if len(flat) else 0,
+        tokenizer.pad_id,
+    )
     token_ids[:, 0] = tokenizer.cls_id
     token_ids[np.arange(len(owner)), taken + 1] = tokenizer.sep_id
     mask = (positions <= taken[:, None] + 1).astype(np.int32)
     return TextWindows(
-        {"token_ids": token_ids.astype(np.int32),
-         "segment_ids": np.zeros_like(mask),
-         "padding_mask": mask},
+        {
+            "token_ids": token_ids.astype(np.int32),
+            "segment_ids": np.zeros_like(mask),
+            "padding_mask": mask,
+        },
         owner.astype(np.int32),
     )
 

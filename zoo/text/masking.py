@@ -96,22 +96,43 @@ def mask_tokens(
     scores = tf.where(selectable, scores, 2.0)  # unselectable sort last
     chosen = _rank_within_rows(scores) < num_to_select[:, None]
     if continuation is not None:
-        whole = tf.math.unsorted_segment_min(tf.cast(chosen, tf.int32), flat_word, batch * seq)
+        whole = tf.math.unsorted_segment_min(
+            tf.cast(chosen, tf.int32), flat_word, batch * seq
+        )
         chosen = tf.reshape(tf.gather(whole, flat_word), [batch, seq]) > 0
     chosen = tf.logical_and(chosen, selectable)
 
     action = tf.random.stateless_uniform([batch, seq], action_seed)
-    out = _replace_and_gather(token_ids, chosen, action, random_seed,
-                              vocabulary_size=vocabulary_size, mask_id=mask_id,
-                              special_ids=special_ids, max_predictions=max_predictions,
-                              mask_token_rate=mask_token_rate,
-                              random_token_rate=random_token_rate)
-    return {k: out[k] for k in ("token_ids", "masked_positions", "masked_ids",
-                                "masked_weights")}
+    out = _replace_and_gather(
+        token_ids,
+        chosen,
+        action,
+        random_seed,
+        vocabulary_size=vocabulary_size,
+        mask_id=mask_id,
+        special_ids=special_ids,
+        max_predictions=max_predictions,
+        mask_token_rate=mask_token_rate,
+        random_token_rate=random_token_rate,
+    )
+    return {
+        k: out[k] for k in ("token_ids", "masked_positions", "masked_ids", "masked_weights")
+    }
 
 
-def _replace_and_gather(token_ids, chosen, action, random_seed, *, vocabulary_size, mask_id,
-                        special_ids, max_predictions, mask_token_rate, random_token_rate):
+def _replace_and_gather(
+    token_ids,
+    chosen,
+    action,
+    random_seed,
+    *,
+    vocabulary_size,
+    mask_id,
+    special_ids,
+    max_predictions,
+    mask_token_rate,
+    random_token_rate,
+):
     """80/10/10 on the `chosen` tokens (`action` uniform per token: below
     `mask_token_rate` -> [MASK], then a random non-special id, else kept),
     and the chosen positions gathered into fixed-width outputs."""
@@ -238,33 +259,44 @@ def mask_spans(
     # tokens go to one extra, discarded segment.
     is_piece = tf.gather(tf.convert_to_tensor(continuation, tf.bool), token_ids)
     previous = tf.pad(selectable[:, :-1], [[0, 0], [1, 0]])
-    starts = tf.logical_and(selectable,
-                            tf.logical_or(tf.logical_not(is_piece), tf.logical_not(previous)))
+    starts = tf.logical_and(
+        selectable, tf.logical_or(tf.logical_not(is_piece), tf.logical_not(previous))
+    )
     word = tf.cumsum(tf.cast(starts, tf.int32), axis=1) - 1
     num_words = tf.reduce_sum(tf.cast(starts, tf.int32), axis=1)
     dump = batch * seq
     flat_word = tf.where(selectable, word + seq * rows, dump)
     first_pos = tf.reshape(
-        tf.math.unsorted_segment_min(positions, flat_word, dump + 1)[:-1], [batch, seq])
+        tf.math.unsorted_segment_min(positions, flat_word, dump + 1)[:-1], [batch, seq]
+    )
     last_pos = tf.reshape(
-        tf.math.unsorted_segment_max(positions, flat_word, dump + 1)[:-1], [batch, seq])
+        tf.math.unsorted_segment_max(positions, flat_word, dump + 1)[:-1], [batch, seq]
+    )
     # Segments: runs between special tokens; a span ends at its segment's
     # last word.
     segment = tf.cumsum(tf.cast(tf.logical_not(selectable), tf.int32), axis=1)
     word_segment = tf.reshape(
-        tf.math.unsorted_segment_max(segment, flat_word, dump + 1)[:-1], [batch, seq])
+        tf.math.unsorted_segment_max(segment, flat_word, dump + 1)[:-1], [batch, seq]
+    )
     seg_dump = batch * (seq + 1)
     flat_segment = tf.where(selectable, segment + (seq + 1) * rows, seg_dump)
     segment_last_word = tf.reshape(
-        tf.math.unsorted_segment_max(word, flat_segment, seg_dump + 1)[:-1], [batch, seq + 1])
-    word_limit = tf.gather(segment_last_word, tf.clip_by_value(word_segment, 0, seq),
-                           batch_dims=1)
+        tf.math.unsorted_segment_max(word, flat_segment, seg_dump + 1)[:-1],
+        [batch, seq + 1],
+    )
+    word_limit = tf.gather(
+        segment_last_word, tf.clip_by_value(word_segment, 0, seq), batch_dims=1
+    )
 
-    start_seed, length_seed = tf.unstack(tf.random.experimental.stateless_split(span_seed, 2))
+    start_seed, length_seed = tf.unstack(
+        tf.random.experimental.stateless_split(span_seed, 2)
+    )
     lengths = span_lengths([k_max, batch], length_seed, geometric_p, max_span_length)
     draws = tf.random.stateless_uniform([k_max, batch], start_seed)
-    first_words = tf.minimum(tf.cast(draws * tf.cast(num_words, tf.float32), tf.int32),
-                             tf.maximum(num_words - 1, 0))
+    first_words = tf.minimum(
+        tf.cast(draws * tf.cast(num_words, tf.float32), tf.int32),
+        tf.maximum(num_words - 1, 0),
+    )
     word_index = tf.range(seq)[None, :]
     chosen = tf.zeros([batch, seq], tf.bool)
     span_of = tf.fill([batch, seq], -1)
@@ -272,18 +304,25 @@ def mask_spans(
     lefts, rights = [], []
     for k in range(k_max):
         w = first_words[k]  # [B]
-        last = tf.minimum(w + lengths[k] - 1, tf.gather(word_limit, w[:, None],
-                                                        batch_dims=1)[:, 0])
+        last = tf.minimum(
+            w + lengths[k] - 1, tf.gather(word_limit, w[:, None], batch_dims=1)[:, 0]
+        )
         begin = tf.gather(first_pos, w[:, None], batch_dims=1)[:, 0]
         room = budget - count
         # The longest run of whole words from w, up to `last`, within the room.
-        fits = ((word_index >= w[:, None]) & (word_index <= last[:, None])
-                & (last_pos - begin[:, None] + 1 <= room[:, None]))
+        fits = (
+            (word_index >= w[:, None])
+            & (word_index <= last[:, None])
+            & (last_pos - begin[:, None] + 1 <= room[:, None])
+        )
         end_word = tf.reduce_max(tf.where(fits, word_index, -1), axis=1)
         end = tf.gather(last_pos, tf.maximum(end_word, 0)[:, None], batch_dims=1)[:, 0]
         inside = (positions >= begin[:, None]) & (positions <= end[:, None])
-        ok = ((end_word >= 0) & (num_words > 0)
-              & tf.logical_not(tf.reduce_any(inside & chosen, axis=1)))
+        ok = (
+            (end_word >= 0)
+            & (num_words > 0)
+            & tf.logical_not(tf.reduce_any(inside & chosen, axis=1))
+        )
         take = inside & ok[:, None]
         chosen = chosen | take
         span_of = tf.where(take, k, span_of)
@@ -296,19 +335,28 @@ def mask_spans(
     # 80/10/10 per span: every token of a span takes its span's draw.
     span_action = tf.random.stateless_uniform([batch, k_max], action_seed)
     action = tf.gather(span_action, tf.maximum(span_of, 0), batch_dims=1)
-    out = _replace_and_gather(token_ids, chosen, action, random_seed,
-                              vocabulary_size=vocabulary_size, mask_id=mask_id,
-                              special_ids=special_ids, max_predictions=max_predictions,
-                              mask_token_rate=mask_token_rate,
-                              random_token_rate=random_token_rate)
+    out = _replace_and_gather(
+        token_ids,
+        chosen,
+        action,
+        random_seed,
+        vocabulary_size=vocabulary_size,
+        mask_id=mask_id,
+        special_ids=special_ids,
+        max_predictions=max_predictions,
+        mask_token_rate=mask_token_rate,
+        random_token_rate=random_token_rate,
+    )
     weights = out["weights"]
     width = tf.shape(weights)[1]
-    masked_span = tf.gather(tf.maximum(span_of, 0),
-                            out["masked_positions"][:, :width], batch_dims=1)
+    masked_span = tf.gather(
+        tf.maximum(span_of, 0), out["masked_positions"][:, :width], batch_dims=1
+    )
     left = tf.where(weights, tf.gather(span_left, masked_span, batch_dims=1), 0)
     right = tf.where(weights, tf.gather(span_right, masked_span, batch_dims=1), 0)
-    result = {k: out[k] for k in ("token_ids", "masked_positions", "masked_ids",
-                                  "masked_weights")}
+    result = {
+        k: out[k] for k in ("token_ids", "masked_positions", "masked_ids", "masked_weights")
+    }
     result["span_left_positions"] = tf.pad(left, out["paddings"])
     result["span_right_positions"] = tf.pad(right, out["paddings"])
     return result

@@ -36,7 +36,8 @@ def check_lengths(sequence_length):
     if not lengths or not all(_whole(n) and n >= 3 for n in lengths):
         raise ValueError(
             "`sequence_length` must be an int >= 3 or a list of them (bucket lengths); "
-            f"received {sequence_length!r}.")
+            f"received {sequence_length!r}."
+        )
     return tuple(sorted({int(n) for n in lengths}))
 
 
@@ -56,7 +57,8 @@ def split_text_input(x, text_b=None):
         for i, pair in enumerate(x):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(
-                    f"text pairs: item {i} is {pair!r}; give every item as (text, text_b).")
+                    f"text pairs: item {i} is {pair!r}; give every item as (text, text_b)."
+                )
         return [p[0] for p in x], [p[1] for p in x]
     return x, None
 
@@ -90,7 +92,8 @@ class TextPreprocessor(keras.layers.Layer):
             raise TypeError(
                 "TextPreprocessor: `tokenizer` must be a zoo WordPieceTokenizer or the path of "
                 f"a vocab.txt; received {type(tokenizer).__name__}. `zoo.load_checkpoint(path)` "
-                "returns the checkpoint's tokenizer.")
+                "returns the checkpoint's tokenizer."
+            )
         self.lengths = check_lengths(sequence_length)
         self.tokenizer = tokenizer
         self.built = True
@@ -121,13 +124,19 @@ class TextPreprocessor(keras.layers.Layer):
 
     def compute_output_spec(self, text, text_b=None):
         length = self.lengths[0] if len(self.lengths) == 1 else None
-        return {k: keras.KerasTensor((text.shape[0], length), dtype="int32")
-                for k in INPUT_NAMES}
+        return {
+            k: keras.KerasTensor((text.shape[0], length), dtype="int32")
+            for k in INPUT_NAMES
+        }
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
-            "sequence_length": self.lengths[0] if len(self.lengths) == 1 else list(self.lengths),
-        })
+        config.update(
+            {
+                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
+                "sequence_length": self.lengths[0]
+                if len(self.lengths) == 1
+                else list(self.lengths),
+            }
+        )
         return config

@@ -94,12 +94,14 @@ class PretrainingObjective:
 
     @property
     def name(self):
-        return "+".join(["mlm"] + [p for p in (self.sentence,) if p]
-                        + (["sbo"] if self.sbo else []))
+        return "+".join(
+            ["mlm"] + [p for p in (self.sentence,) if p] + (["sbo"] if self.sbo else [])
+        )
 
 
-def pretraining_objective(objective=None, masking=None, packing=None, *, nsp=None,
-                          whole_word=None):
+def pretraining_objective(
+    objective=None, masking=None, packing=None, *, nsp=None, whole_word=None
+):
     """Resolve the objective flags into a `PretrainingObjective`.
 
     `objective` is "mlm" plus any of "+nsp", "+sop" (at most one of the two)
@@ -116,13 +118,18 @@ def pretraining_objective(objective=None, masking=None, packing=None, *, nsp=Non
     if unknown or "mlm" not in parts or len(set(parts)) != len(parts):
         raise ValueError(
             f"--objective {objective!r}: expected 'mlm' joined by '+' with any of nsp, sop, "
-            "sbo (each once), e.g. mlm, mlm+nsp, mlm+sop, mlm+sbo, mlm+sop+sbo.")
+            "sbo (each once), e.g. mlm, mlm+nsp, mlm+sop, mlm+sbo, mlm+sop+sbo."
+        )
     if "nsp" in parts and "sop" in parts:
-        raise ValueError(f"--objective {objective!r}: NSP and SOP both classify segment B "
-                         "from the pooled output; choose one.")
+        raise ValueError(
+            f"--objective {objective!r}: NSP and SOP both classify segment B "
+            "from the pooled output; choose one."
+        )
     if nsp is False and "nsp" in parts:
-        raise ValueError(f"--no-nsp contradicts --objective {objective!r}; drop one of them "
-                         "(--objective mlm is --no-nsp).")
+        raise ValueError(
+            f"--no-nsp contradicts --objective {objective!r}; drop one of them "
+            "(--objective mlm is --no-nsp)."
+        )
     if nsp is True and "nsp" not in parts:
         raise ValueError(f"nsp=True contradicts objective={objective!r}; drop one of them.")
     sbo = "sbo" in parts
@@ -131,20 +138,26 @@ def pretraining_objective(objective=None, masking=None, packing=None, *, nsp=Non
     if masking not in MASKINGS:
         raise ValueError(f"--masking {masking!r}: expected one of {', '.join(MASKINGS)}.")
     if whole_word and masking != "whole-word":
-        raise ValueError(f"--whole-word contradicts --masking {masking}; drop one of them "
-                         "(--masking whole-word is --whole-word).")
+        raise ValueError(
+            f"--whole-word contradicts --masking {masking}; drop one of them "
+            "(--masking whole-word is --whole-word)."
+        )
     if sbo and masking != "span":
-        raise ValueError(f"--objective {objective}: the span-boundary objective predicts "
-                         f"span tokens from their boundaries and needs --masking span; "
-                         f"received --masking {masking}.")
+        raise ValueError(
+            f"--objective {objective}: the span-boundary objective predicts "
+            f"span tokens from their boundaries and needs --masking span; "
+            f"received --masking {masking}."
+        )
     packing = packing or "sentences"
     if packing not in PACKINGS:
         raise ValueError(f"--packing {packing!r}: expected one of {', '.join(PACKINGS)}.")
     sentence = "nsp" if "nsp" in parts else ("sop" if "sop" in parts else None)
     if packing == "full" and sentence:
-        raise ValueError(f"--objective {objective}: full-sentence packing (--recipe roberta) "
-                         f"makes one segment, so there is no segment B for {sentence.upper()}; "
-                         "use --objective mlm or mlm+sbo, or --packing sentences.")
+        raise ValueError(
+            f"--objective {objective}: full-sentence packing (--recipe roberta) "
+            f"makes one segment, so there is no segment B for {sentence.upper()}; "
+            "use --objective mlm or mlm+sbo, or --packing sentences."
+        )
     return PretrainingObjective(sentence, sbo, masking, packing)
 
 
@@ -155,8 +168,15 @@ class _Corpus:
     `packing="full"` the first sentence of each full-length run
     (`run_length` sentences, else 1)."""
 
-    def __init__(self, documents, tokenizer, min_sentences=2, where="pre-training",
-                 packing="sentences", sequence_length=None):
+    def __init__(
+        self,
+        documents,
+        tokenizer,
+        min_sentences=2,
+        where="pre-training",
+        packing="sentences",
+        sequence_length=None,
+    ):
         documents = [d for d in documents if len(d) >= 1]
         sentences = [s for d in documents for s in d]
         if len(documents) < 2 or len(sentences) < min_sentences:
@@ -178,8 +198,9 @@ class _Corpus:
         anchors = np.flatnonzero(has_next).astype("int64")
         run_length = np.ones(len(anchors), "int64")
         if packing == "full":
-            anchors, run_length = _full_sentence_runs(sentence_length, ~has_next,
-                                                      sequence_length - 2)
+            anchors, run_length = _full_sentence_runs(
+                sentence_length, ~has_next, sequence_length - 2
+            )
         self.arrays = {
             "pieces": np.concatenate(flat),
             "sentence_length": sentence_length,
@@ -229,10 +250,18 @@ def _epoch_keys(seed, epoch_variable):
     fresh process)."""
     if epoch_variable is not None:
         return tf.data.Dataset.from_tensors(0).map(
-            lambda _: tf.stack([tf.constant(seed, tf.int64),
-                                tf.cast(epoch_variable.read_value(), tf.int64)]))
-    return (tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
-            .take(1).map(lambda r: tf.stack([tf.constant(seed, tf.int64), r])))
+            lambda _: tf.stack(
+                [
+                    tf.constant(seed, tf.int64),
+                    tf.cast(epoch_variable.read_value(), tf.int64),
+                ]
+            )
+        )
+    return (
+        tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+        .take(1)
+        .map(lambda r: tf.stack([tf.constant(seed, tf.int64), r]))
+    )
 
 
 # Sentences an SOP example's two segments may hold together.
@@ -253,17 +282,26 @@ def _example_builder(tokenizer, *, sequence_length, max_predictions, objective):
     sentences `index` of one corpus (a dict of `_CORPUS_SIGNATURE` tensors),
     for a `PretrainingObjective`."""
     specials = [tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id, tokenizer.mask_id]
-    continuation = (continuation_table(tokenizer.vocabulary)
-                    if objective.masking in ("whole-word", "span") else None)
+    continuation = (
+        continuation_table(tokenizer.vocabulary)
+        if objective.masking in ("whole-word", "span")
+        else None
+    )
     nsp = objective.sentence == "nsp"
 
     def build(corpus, index, seed_pair):
-        sentences = tf.RaggedTensor.from_row_lengths(corpus["pieces"],
-                                                      corpus["sentence_length"])
-        doc_of, doc_start, doc_length = (corpus["doc_of"], corpus["doc_start"],
-                                         corpus["doc_length"])
+        sentences = tf.RaggedTensor.from_row_lengths(
+            corpus["pieces"], corpus["sentence_length"]
+        )
+        doc_of, doc_start, doc_length = (
+            corpus["doc_of"],
+            corpus["doc_start"],
+            corpus["doc_length"],
+        )
         num_docs = tf.shape(doc_length, out_type=tf.int64)[0]
-        pair_seed, mask_seed = tf.unstack(tf.random.experimental.stateless_split(seed_pair, 2))
+        pair_seed, mask_seed = tf.unstack(
+            tf.random.experimental.stateless_split(seed_pair, 2)
+        )
         first = tf.gather(corpus["anchors"], index)  # [B]
         n = tf.shape(first)[0]
         if nsp:
@@ -273,8 +311,9 @@ def _example_builder(tokenizer, *, sequence_length, max_predictions, objective):
             # 1..D-1, then pick a sentence in it uniformly.
             shift = 1 + tf.cast(draws[1] * tf.cast(num_docs - 1, tf.float32), tf.int64)
             other_doc = (tf.gather(doc_of, first) + shift) % num_docs
-            offset = tf.cast(draws[2] * tf.cast(tf.gather(doc_length, other_doc), tf.float32),
-                             tf.int64)
+            offset = tf.cast(
+                draws[2] * tf.cast(tf.gather(doc_length, other_doc), tf.float32), tf.int64
+            )
             random_sentence = tf.gather(doc_start, other_doc) + offset
             second = tf.where(is_next, first + 1, random_sentence)
             a = tf.gather(sentences, first)
@@ -296,20 +335,30 @@ def _example_builder(tokenizer, *, sequence_length, max_predictions, objective):
             left = tf.gather(doc_start, doc) + tf.gather(doc_length, doc) - first  # >= 2
             steps = tf.range(SOP_MAX_SENTENCES, dtype=tf.int64)[None, :]
             in_doc = steps < left[:, None]
-            rows = tf.minimum(first[:, None] + steps,
-                              tf.shape(corpus["sentence_length"], out_type=tf.int64)[0] - 1)
+            rows = tf.minimum(
+                first[:, None] + steps,
+                tf.shape(corpus["sentence_length"], out_type=tf.int64)[0] - 1,
+            )
             pieces = tf.where(in_doc, tf.gather(corpus["sentence_length"], rows), 0)
             fits = tf.logical_and(in_doc, tf.cumsum(pieces, axis=1) <= sequence_length - 3)
             count = tf.maximum(tf.reduce_sum(tf.cast(fits, tf.int64), axis=1), 2)
-            cut = 1 + tf.cast(draws[1] * tf.cast(count - 1, tf.float32), tf.int64)  # 1..count-1
+            cut = 1 + tf.cast(
+                draws[1] * tf.cast(count - 1, tf.float32), tf.int64
+            )  # 1..count-1
             cut = tf.minimum(cut, count - 1)
             in_a = steps < cut[:, None]
             in_b = tf.logical_and(steps >= cut[:, None], steps < count[:, None])
-            a_run = tf.gather(sentences, tf.ragged.boolean_mask(rows, in_a)).merge_dims(1, 2)
-            b_run = tf.gather(sentences, tf.ragged.boolean_mask(rows, in_b)).merge_dims(1, 2)
-            packed = tokenizer.pack_ids(_ragged_where(swapped, b_run, a_run),
-                                        _ragged_where(swapped, a_run, b_run),
-                                        sequence_length=sequence_length)
+            a_run = tf.gather(sentences, tf.ragged.boolean_mask(rows, in_a)).merge_dims(
+                1, 2
+            )
+            b_run = tf.gather(sentences, tf.ragged.boolean_mask(rows, in_b)).merge_dims(
+                1, 2
+            )
+            packed = tokenizer.pack_ids(
+                _ragged_where(swapped, b_run, a_run),
+                _ragged_where(swapped, a_run, b_run),
+                sequence_length=sequence_length,
+            )
             sop_label = tf.where(swapped, 1, 0)
         elif objective.packing == "full":
             # FULL-SENTENCES: the run's sentences in order, a [SEP] after each
@@ -320,10 +369,15 @@ def _example_builder(tokenizer, *, sequence_length, max_predictions, objective):
             doc = tf.gather(doc_of, flat)
             ends_doc = flat == tf.gather(doc_start, doc) + tf.gather(doc_length, doc) - 1
             last_of_run = flat == tf.repeat(first + count - 1, rows.row_lengths())
-            separator = tf.cast(tf.logical_and(ends_doc, tf.logical_not(last_of_run)), tf.int64)
+            separator = tf.cast(
+                tf.logical_and(ends_doc, tf.logical_not(last_of_run)), tf.int64
+            )
             seps = tf.RaggedTensor.from_row_lengths(
-                tf.fill([tf.reduce_sum(separator)], tf.constant(tokenizer.sep_id, tf.int32)),
-                separator)
+                tf.fill(
+                    [tf.reduce_sum(separator)], tf.constant(tokenizer.sep_id, tf.int32)
+                ),
+                separator,
+            )
             pieces = tf.concat([tf.gather(sentences, flat), seps], axis=1)  # [S, (p)]
             a = rows.with_flat_values(pieces).merge_dims(1, 2)
             packed = tokenizer.pack_ids(a, None, sequence_length=sequence_length)
@@ -378,16 +432,20 @@ def _corpus_examples(corpus, group_seed, build, batch_size, shuffle):
     n = tf.shape(corpus["anchors"], out_type=tf.int64)[0]
     if shuffle:
         keys = tf.random.stateless_uniform(
-            [n], tf.random.experimental.stateless_fold_in(group_seed, 0))
+            [n], tf.random.experimental.stateless_fold_in(group_seed, 0)
+        )
         order = tf.argsort(keys, stable=True)
         order = tf.cast(order, tf.int64)
     else:
         order = tf.range(n)
     batches = tf.data.Dataset.from_tensor_slices(order).batch(batch_size).enumerate(start=1)
     return batches.map(
-        lambda i, index: build(corpus, index,
-                               tf.random.experimental.stateless_fold_in(group_seed, i)),
-        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).unbatch()
+        lambda i, index: build(
+            corpus, index, tf.random.experimental.stateless_fold_in(group_seed, i)
+        ),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
+    ).unbatch()
 
 
 def _check_length(sequence_length):
@@ -428,16 +486,23 @@ def pretraining_dataset(
     see `pretraining_objective`; the default is MLM + NSP, token masking.
     """
     _check_length(sequence_length)
-    task = pretraining_objective(objective, masking, packing, nsp=nsp, whole_word=whole_word)
-    corpus = _Corpus(documents, tokenizer, packing=task.packing,
-                     sequence_length=sequence_length)
+    task = pretraining_objective(
+        objective, masking, packing, nsp=nsp, whole_word=whole_word
+    )
+    corpus = _Corpus(
+        documents, tokenizer, packing=task.packing, sequence_length=sequence_length
+    )
     if len(corpus.anchors) == 0:
         raise ValueError(
             "no document has two consecutive sentences; NSP and sentence runs need "
             "multi-sentence documents (separate documents with blank lines)."
         )
-    build = _example_builder(tokenizer, sequence_length=sequence_length,
-                             max_predictions=max_predictions, objective=task)
+    build = _example_builder(
+        tokenizer,
+        sequence_length=sequence_length,
+        max_predictions=max_predictions,
+        objective=task,
+    )
     arrays = {k: tf.constant(v) for k, v in corpus.arrays.items()}
 
     def one_epoch(key):
@@ -457,8 +522,11 @@ def text_files(path):
     sorted order."""
     path = str(path)
     if any(c in path for c in "*?[") and not pathlib.Path(path).exists():
-        files = sorted(pathlib.Path(p) for p in glob.glob(path, recursive=True)
-                       if pathlib.Path(p).is_file())
+        files = sorted(
+            pathlib.Path(p)
+            for p in glob.glob(path, recursive=True)
+            if pathlib.Path(p).is_file()
+        )
         if not files:
             raise FileNotFoundError(f"--data {path}: the pattern matches no file.")
         return files
@@ -479,7 +547,9 @@ def _read_text(file):
     try:
         return file.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{file}: not UTF-8 text ({e}); convert it, e.g. `iconv -t utf-8`.") from e
+        raise ValueError(
+            f"{file}: not UTF-8 text ({e}); convert it, e.g. `iconv -t utf-8`."
+        ) from e
 
 
 class TextShards:
@@ -522,8 +592,11 @@ class TextShards:
             current["bytes"] += file.stat().st_size
             current["documents"] += len(docs)
             current["examples"] += sum(len(d) - 1 for d in docs)
-            if (current["bytes"] >= self.group_bytes and current["documents"] >= 2
-                    and current["examples"] >= 1):
+            if (
+                current["bytes"] >= self.group_bytes
+                and current["documents"] >= 2
+                and current["examples"] >= 1
+            ):
                 groups.append(current)
                 current = {"files": [], "bytes": 0, "documents": 0, "examples": 0}
         if current["files"]:
@@ -538,43 +611,73 @@ class TextShards:
             raise ValueError(
                 f"--data: {len(self.files)} file(s) hold {documents} document(s) and "
                 f"{sentences} sentence(s); pre-training needs at least 2 documents and one "
-                "with two consecutive sentences (separate documents with blank lines).")
+                "with two consecutive sentences (separate documents with blank lines)."
+            )
         self.groups = [g["files"] for g in groups]
-        self._counts = {"files": len(self.files), "groups": len(groups),
-                        "documents": documents, "sentences": sentences,
-                        "examples": sum(g["examples"] for g in groups)}
+        self._counts = {
+            "files": len(self.files),
+            "groups": len(groups),
+            "documents": documents,
+            "sentences": sentences,
+            "examples": sum(g["examples"] for g in groups),
+        }
         return self._counts
 
     def _load(self, tokenizer, group):
         files = self.groups[int(group)]
-        documents = [d for f in files for d in documents_from_text(_read_text(pathlib.Path(f)))]
+        documents = [
+            d for f in files for d in documents_from_text(_read_text(pathlib.Path(f)))
+        ]
         arrays = _Corpus(documents, tokenizer, where=f"the file group {files[0]}..").arrays
         return [arrays[k] for k in _CORPUS_SIGNATURE]
 
-    def dataset(self, tokenizer, *, sequence_length=DEFAULT_SEQUENCE_LENGTH,
-                max_predictions=20, batch_size=32, nsp=None, whole_word=None, seed=0,
-                shuffle=True, drop_remainder=True, epoch_variable=None, cycle_length=4,
-                objective=None, masking=None, packing=None):
+    def dataset(
+        self,
+        tokenizer,
+        *,
+        sequence_length=DEFAULT_SEQUENCE_LENGTH,
+        max_predictions=20,
+        batch_size=32,
+        nsp=None,
+        whole_word=None,
+        seed=0,
+        shuffle=True,
+        drop_remainder=True,
+        epoch_variable=None,
+        cycle_length=4,
+        objective=None,
+        masking=None,
+        packing=None,
+    ):
         """Batches as `pretraining_dataset`'s, an epoch being one pass over
         every file. Full-sentence packing is not offered here: an epoch's
         example count would need the corpus tokenized before training."""
         _check_length(sequence_length)
-        task = pretraining_objective(objective, masking, packing, nsp=nsp,
-                                     whole_word=whole_word)
+        task = pretraining_objective(
+            objective, masking, packing, nsp=nsp, whole_word=whole_word
+        )
         if task.packing == "full":
             raise ValueError(
                 "full-sentence packing (--recipe roberta) works on the in-memory corpora "
                 "(--data austen, wordnet, austen+wordnet) only for now; for text files use "
-                "--packing sentences (runs of one document's sentences, MLM only).")
+                "--packing sentences (runs of one document's sentences, MLM only)."
+            )
         counts = self.count()
-        build = _example_builder(tokenizer, sequence_length=sequence_length,
-                                 max_predictions=max_predictions, objective=task)
+        build = _example_builder(
+            tokenizer,
+            sequence_length=sequence_length,
+            max_predictions=max_predictions,
+            objective=task,
+        )
         num_groups = counts["groups"]
         names = list(_CORPUS_SIGNATURE)
 
         def load(group):
-            arrays = tf.py_function(lambda g: self._load(tokenizer, g.numpy()), [group],
-                                    Tout=[_CORPUS_SIGNATURE[k].dtype for k in names])
+            arrays = tf.py_function(
+                lambda g: self._load(tokenizer, g.numpy()),
+                [group],
+                Tout=[_CORPUS_SIGNATURE[k].dtype for k in names],
+            )
             for array in arrays:
                 array.set_shape([None])
             return group, dict(zip(names, arrays))
@@ -582,15 +685,26 @@ class TextShards:
         def one_epoch(key):
             if shuffle:
                 keys = tf.random.stateless_uniform(
-                    [num_groups], tf.random.experimental.stateless_fold_in(key, -1))
+                    [num_groups], tf.random.experimental.stateless_fold_in(key, -1)
+                )
                 order = tf.cast(tf.argsort(keys, stable=True), tf.int64)
             else:
                 order = tf.range(num_groups, dtype=tf.int64)
-            return tf.data.Dataset.from_tensor_slices(order).map(load).interleave(
-                lambda group, corpus: _corpus_examples(
-                    corpus, tf.random.experimental.stateless_fold_in(key, group + 1), build,
-                    batch_size, shuffle),
-                cycle_length=min(cycle_length, num_groups), block_length=1)
+            return (
+                tf.data.Dataset.from_tensor_slices(order)
+                .map(load)
+                .interleave(
+                    lambda group, corpus: _corpus_examples(
+                        corpus,
+                        tf.random.experimental.stateless_fold_in(key, group + 1),
+                        build,
+                        batch_size,
+                        shuffle,
+                    ),
+                    cycle_length=min(cycle_length, num_groups),
+                    block_length=1,
+                )
+            )
 
         dataset = _epoch_keys(seed, epoch_variable).flat_map(one_epoch)
         dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
@@ -611,8 +725,9 @@ def masking_statistics(dataset, tokenizer, num_examples=10_000):
     a random id that hits a special token and is kept instead).
 
     An analysis over numpy arrays, not part of the training path."""
-    specials = np.array([tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id,
-                         tokenizer.mask_id])
+    specials = np.array(
+        [tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id, tokenizer.mask_id]
+    )
     piece = continuation_table(tokenizer.vocabulary).numpy()
     seen = masked = maskable = special_masked = as_mask = randomised = mixed = 0
     histograms = []

@@ -94,7 +94,8 @@ def _need_file(path, what):
     if path.is_dir():
         raise ValueError(
             f"{path}: is a folder; {what}, or a folder with `train` and `test` (and/or "
-            "`validation` or `dev`) entries in that form.")
+            "`validation` or `dev`) entries in that form."
+        )
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file.")
 
@@ -129,10 +130,15 @@ def _read_class_folders(path):
     splits = [p.name for p in classes if p.name.lower() in SPLIT_NAMES]
     # A folder with only one split entry (say train/ alone) lands here, its
     # split read as a class: say what a split folder needs.
-    hint = (f" ({', '.join(splits)} look(s) like a split: a split folder needs `train` and "
-            "`test`, `validation` or `dev` entries)" if splits else "")
+    hint = (
+        f" ({', '.join(splits)} look(s) like a split: a split folder needs `train` and "
+        "`test`, `validation` or `dev` entries)"
+        if splits
+        else ""
+    )
     _need(
-        classes, path,
+        classes,
+        path,
         f"found no class sub-folders holding .txt files; expected {path}/LABEL/*.txt, "
         f"{SPLIT_FOLDER_HINT}.",
     )
@@ -144,7 +150,8 @@ def _read_class_folders(path):
             if text:
                 examples.append(TextExample(text, folder.name))
     _need(
-        examples, path,
+        examples,
+        path,
         f"found no class sub-folders holding non-empty .txt files (sub-folders: "
         f"{[p.name for p in classes][:8]}){hint}; expected {path}/LABEL/*.txt, "
         f"{SPLIT_FOLDER_HINT}.",
@@ -157,14 +164,18 @@ def _row_example(row, where, labelled=True):
     if not isinstance(row, dict):
         raise ValueError(
             f"{where}: expected an object with {' and '.join(f'`{k}`' for k in needed)}; "
-            f"got {row!r:.80}")
+            f"got {row!r:.80}"
+        )
     missing = [k for k in needed if row.get(k) in (None, "")]
     if missing:
         raise ValueError(
             f"{where}: missing {' and '.join(f'`{m}`' for m in missing)} "
             f"(columns present: {sorted(row)}); "
-            + ("every row needs `text` and `label`, `text_b` is optional." if labelled
-               else "every row needs `text`; `label` and `text_b` are optional.")
+            + (
+                "every row needs `text` and `label`, `text_b` is optional."
+                if labelled
+                else "every row needs `text`; `label` and `text_b` are optional."
+            )
         )
     text_b = row.get("text_b") or None
     label = row.get("label")
@@ -179,12 +190,16 @@ def _read_delimited(path, delimiter, labelled=True):
         _need(
             "text" in header and ("label" in header or not labelled),
             path,
-            ("header must name `text` and `label` columns (and optionally `text_b`); "
-             if labelled else
-             "header must name a `text` column (and optionally `text_b`, `label`); ")
+            (
+                "header must name `text` and `label` columns (and optionally `text_b`); "
+                if labelled
+                else "header must name a `text` column (and optionally `text_b`, `label`); "
+            )
             + f"found {header}.",
         )
-        examples = [_row_example(row, f"{path}:{i + 2}", labelled) for i, row in enumerate(reader)]
+        examples = [
+            _row_example(row, f"{path}:{i + 2}", labelled) for i, row in enumerate(reader)
+        ]
     _need(examples, path, "no rows below the header.")
     return examples
 
@@ -209,21 +224,26 @@ def _read_jsonl(path, labelled=True):
 
 def _scored_example(row, where):
     if not isinstance(row, dict):
-        raise ValueError(f"{where}: expected an object with `text` and `score`; got {row!r:.80}")
+        raise ValueError(
+            f"{where}: expected an object with `text` and `score`; got {row!r:.80}"
+        )
     missing = [k for k in ("text", "score") if row.get(k) in (None, "")]
     if missing:
         raise ValueError(
             f"{where}: missing {' and '.join(f'`{m}`' for m in missing)} (columns present: "
             f"{sorted(k for k in row if k is not None)}); every row needs `text` and `score` (a "
-            "number), `text_b` is optional.")
+            "number), `text_b` is optional."
+        )
     raw = row["score"]
     try:
         if isinstance(raw, bool):
             raise ValueError
         score = float(raw)
     except (TypeError, ValueError):
-        raise ValueError(f"{where}: `score` is {raw!r:.40}, not a number; give the target as a "
-                         "number (e.g. 3.8).") from None
+        raise ValueError(
+            f"{where}: `score` is {raw!r:.40}, not a number; give the target as a "
+            "number (e.g. 3.8)."
+        ) from None
     if score != score or score in (float("inf"), float("-inf")):
         raise ValueError(f"{where}: `score` is {raw!r}; give a finite number.")
     text_b = row.get("text_b") or None
@@ -235,18 +255,26 @@ def read_regression(path):
     `text_b` and `score` (a number: the target, e.g. an STS similarity 0..5).
     A missing or non-numeric score is an error naming the line."""
     path = pathlib.Path(path)
-    _need_file(path, "regression data is a .csv/.tsv/.jsonl file with `text`, optional "
-                     "`text_b`, and `score`")
+    _need_file(
+        path,
+        "regression data is a .csv/.tsv/.jsonl file with `text`, optional "
+        "`text_b`, and `score`",
+    )
     suffix = path.suffix.lower()
     examples = []
     if suffix in (".csv", ".tsv"):
         with open(path, newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
             header = reader.fieldnames or []
-            _need("text" in header and "score" in header, path,
-                  f"header must name `text` and `score` columns (and optionally `text_b`); "
-                  f"found {header}.")
-            examples = [_scored_example(row, f"{path}:{i + 2}") for i, row in enumerate(reader)]
+            _need(
+                "text" in header and "score" in header,
+                path,
+                f"header must name `text` and `score` columns (and optionally `text_b`); "
+                f"found {header}.",
+            )
+            examples = [
+                _scored_example(row, f"{path}:{i + 2}") for i, row in enumerate(reader)
+            ]
     elif suffix in (".jsonl", ".ndjson", ".json"):
         with open(path, encoding="utf-8") as handle:
             for i, line in enumerate(handle, 1):
@@ -261,15 +289,18 @@ def read_regression(path):
         raise ValueError(
             f"{path}: unsupported file type {suffix!r} for regression; give one of "
             f"{', '.join(REGRESSION_SUFFIXES)} with `text`, optional `text_b`, and `score`, "
-            "or a folder with train and test (and/or validation) files in that form.")
+            "or a folder with train and test (and/or validation) files in that form."
+        )
     _need(examples, path, "no examples (expected rows with `text` and `score`).")
     return examples
 
 
 def wordnet_sts_examples(sizes=None, seed=wordnet_sts.SEED):
     """`wordnet_sts.wordnet_sts_splits` as `{split: [ScoredText]}`."""
-    return {name: [ScoredText(e["text"], e["score"], e["text_b"]) for e in examples]
-            for name, examples in wordnet_sts.wordnet_sts_splits(sizes, seed).items()}
+    return {
+        name: [ScoredText(e["text"], e["score"], e["text_b"]) for e in examples]
+        for name, examples in wordnet_sts.wordnet_sts_splits(sizes, seed).items()
+    }
 
 
 # --- CoNLL tagging -------------------------------------------------------------------
@@ -317,7 +348,7 @@ def read_squad(path):
     _need(
         isinstance(data, dict) and isinstance(data.get("data"), list),
         path,
-        "expected SQuAD JSON: {\"data\": [{\"paragraphs\": [{\"context\", \"qas\"}]}]}.",
+        'expected SQuAD JSON: {"data": [{"paragraphs": [{"context", "qas"}]}]}.',
     )
     examples = []
     for article in data["data"]:
@@ -349,7 +380,12 @@ def read_squad(path):
 
 # --- explicit splits ---------------------------------------------------------------------
 
-SPLIT_NAMES = {"train": "train", "validation": "validation", "dev": "validation", "test": "test"}
+SPLIT_NAMES = {
+    "train": "train",
+    "validation": "validation",
+    "dev": "validation",
+    "test": "test",
+}
 
 
 def find_split_files(path):
@@ -360,7 +396,9 @@ def find_split_files(path):
         return None
     found = {}
     for entry in sorted(path.iterdir()):
-        name = SPLIT_NAMES.get(entry.stem.lower()) if not entry.name.startswith(".") else None
+        name = (
+            SPLIT_NAMES.get(entry.stem.lower()) if not entry.name.startswith(".") else None
+        )
         if name and name not in found:
             found[name] = entry
     return found if "train" in found and len(found) >= 2 else None
@@ -387,7 +425,8 @@ def _texts_or(read):
     def read_texts_or_task(path):
         suffix = pathlib.Path(path).suffix.lower()
         if suffix in (".csv", ".tsv", ".jsonl", ".ndjson") or (
-                suffix == ".json" and read is not read_squad):
+            suffix == ".json" and read is not read_squad
+        ):
             return read_classification(path, labelled=False)
         return read(path)
 
@@ -396,8 +435,12 @@ def _texts_or(read):
 
 def _reader(task, labelled):
     # Keyed by the task names of zoo.models.task (one floor up).
-    readers = {"classify": read_classification, "tag": read_conll, "qa": read_squad,
-               "regress": read_regression}
+    readers = {
+        "classify": read_classification,
+        "tag": read_conll,
+        "qa": read_squad,
+        "regress": read_regression,
+    }
     if task not in readers:
         raise ValueError(f"task {task!r}: expected one of {', '.join(readers)}.")
     read = readers[task]
@@ -421,36 +464,54 @@ def read_task_examples(spec, task="classify", *, labelled=True):
     read = _reader(task, labelled)
     if str(spec) == WORDNET_STS:
         if task != "regress":
-            raise ValueError(f"--data {WORDNET_STS} is a regression set (scored text pairs); "
-                             f"it goes with --task regress, not {task}.")
+            raise ValueError(
+                f"--data {WORDNET_STS} is a regression set (scored text pairs); "
+                f"it goes with --task regress, not {task}."
+            )
         splits = wordnet_sts_examples()
         if not labelled:
-            splits = {k: [TextExample(e.text, None, e.text_b) for e in v]
-                      for k, v in splits.items()}
+            splits = {
+                k: [TextExample(e.text, None, e.text_b) for e in v]
+                for k, v in splits.items()
+            }
         return TaskExamples(
-            WORDNET_STS, splits, None,
+            WORDNET_STS,
+            splits,
+            None,
             "WordNet noun-definition pairs scored 5 x Wu-Palmer similarity, synsets split "
-            "i%5==0 test, i%10==1 validation (zoo.text.wordnet_sts, seed 0)")
+            "i%5==0 test, i%10==1 validation (zoo.text.wordnet_sts, seed 0)",
+        )
     if str(spec) == BBC:
         if task != "classify":
             raise ValueError(
                 f"--data bbc is a classification corpus (BBC News); a {task} model needs "
                 f"{ {'tag': 'CoNLL', 'qa': 'SQuAD'}.get(task, 'scored text-pair') } data (for "
                 "`zoo finetune`, "
-                "--data bbc goes with --task classify).")
+                "--data bbc goes with --task classify)."
+            )
         raw = bbc_news_split()
         return TaskExamples(
-            BBC, {k: [TextExample(t, y) for t, y in v] for k, v in raw.items()}, None,
-            "BBC News, de-duplicated; i%5==0 test, i%10==1 validation (corpora.bbc_news_split)")
+            BBC,
+            {k: [TextExample(t, y) for t, y in v] for k, v in raw.items()},
+            None,
+            "BBC News, de-duplicated; i%5==0 test, i%10==1 validation (corpora.bbc_news_split)",
+        )
     path = pathlib.Path(spec)
     if not path.exists():
-        raise FileNotFoundError(f"--data {spec}: no such file or folder. Give {DATA_FORMS}.")
+        raise FileNotFoundError(
+            f"--data {spec}: no such file or folder. Give {DATA_FORMS}."
+        )
     explicit = find_split_files(path)
     if explicit is not None:
         return TaskExamples(
-            str(spec), {name: read(p) for name, p in explicit.items()}, None,
-            f"explicit files: {', '.join(f'{k}={v.name}' for k, v in explicit.items())}")
-    return TaskExamples(str(spec), None, read(path), "one file/folder without its own split")
+            str(spec),
+            {name: read(p) for name, p in explicit.items()},
+            None,
+            f"explicit files: {', '.join(f'{k}={v.name}' for k, v in explicit.items())}",
+        )
+    return TaskExamples(
+        str(spec), None, read(path), "one file/folder without its own split"
+    )
 
 
 # --- texts for export calibration and validation ---------------------------------
@@ -499,8 +560,9 @@ def read_data(spec, task="classify"):
     return texts, labels
 
 
-def calibration_and_validation(spec, calibration_size=CALIBRATION_TEXTS, min_validation=200,
-                               task="classify"):
+def calibration_and_validation(
+    spec, calibration_size=CALIBRATION_TEXTS, min_validation=200, task="classify"
+):
     """Split `--data` into calibration texts and validation `(texts, labels)`.
 
     Returns `(calibration, texts, labels, note)`; `note["calibration"]` and
@@ -520,25 +582,40 @@ def calibration_and_validation(spec, calibration_size=CALIBRATION_TEXTS, min_val
         calibration, _ = texts_and_labels(train[:calibration_size], task)
         held = _held_out(data)
         texts, labels = texts_and_labels(data.splits[held], task)
-        return calibration, texts, labels, {
-            "calibration": f"the train split of {data.source} (first {len(calibration)} of "
-                           f"{len(train)} texts)",
-            "validation": f"the {held} split of {data.source} ({len(texts)} texts)",
-            "overlap": False,
-        }
+        return (
+            calibration,
+            texts,
+            labels,
+            {
+                "calibration": f"the train split of {data.source} (first {len(calibration)} of "
+                f"{len(train)} texts)",
+                "validation": f"the {held} split of {data.source} ({len(texts)} texts)",
+                "overlap": False,
+            },
+        )
     texts, labels = texts_and_labels(data.examples, task)
     if len(texts) - calibration_size >= min_validation:
         cut = len(texts) - calibration_size
-        return texts[cut:], texts[:cut], None if labels is None else labels[:cut], {
-            "calibration": f"the last {calibration_size} of {len(texts)} texts of "
-                           f"{data.source} (no split of its own)",
-            "validation": f"the first {cut} texts of {data.source}",
-            "overlap": False,
-        }
-    return texts[:calibration_size], texts, labels, {
-        "calibration": f"the first {min(calibration_size, len(texts))} of {len(texts)} texts "
-                       f"of {data.source} (no split of its own)",
-        "validation": f"all {len(texts)} texts of {data.source} (too few to hold "
-                      f"{calibration_size} out: calibration and validation overlap)",
-        "overlap": True,
-    }
+        return (
+            texts[cut:],
+            texts[:cut],
+            None if labels is None else labels[:cut],
+            {
+                "calibration": f"the last {calibration_size} of {len(texts)} texts of "
+                f"{data.source} (no split of its own)",
+                "validation": f"the first {cut} texts of {data.source}",
+                "overlap": False,
+            },
+        )
+    return (
+        texts[:calibration_size],
+        texts,
+        labels,
+        {
+            "calibration": f"the first {min(calibration_size, len(texts))} of {len(texts)} texts "
+            f"of {data.source} (no split of its own)",
+            "validation": f"all {len(texts)} texts of {data.source} (too few to hold "
+            f"{calibration_size} out: calibration and validation overlap)",
+            "overlap": True,
+        },
+    )

@@ -80,9 +80,11 @@ class SentencePieceTokenizer(WordPieceTokenizer):
         # Layer's is wanted. Everything the inherited packer reads is set here.
         keras.layers.Layer.__init__(self, **kwargs)
         if isinstance(model, str) and model.startswith("base64:"):
-            model = base64.b64decode(model[len("base64:"):])
+            model = base64.b64decode(model[len("base64:") :])
         self._model = _model_bytes(model)
-        self._sentencepiece = tft.SentencepieceTokenizer(model=self._model, out_type=tf.int32)
+        self._sentencepiece = tft.SentencepieceTokenizer(
+            model=self._model, out_type=tf.int32
+        )
         size = int(self._sentencepiece.vocab_size())
         pieces = self._sentencepiece.id_to_string(tf.range(size)).numpy()
         self._vocabulary = [p.decode("utf-8") for p in pieces]

@@ -19,6 +19,7 @@ def deduplicate(examples, key=None):
     """Drop examples whose key (default: the example itself, or its `text`
     and `text_b`) was seen before; keep order."""
     if key is None:
+
         def key(example):
             if hasattr(example, "text"):
                 return (example.text, getattr(example, "text_b", None))

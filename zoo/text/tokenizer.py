@@ -83,7 +83,8 @@ def read_vocabulary(path) -> list:
     except UnicodeDecodeError as e:
         raise ValueError(
             f"{path}: not UTF-8 text (byte {e.start}); a vocab.txt is UTF-8, one token per "
-            "line. Use the checkpoint's own vocab.txt.") from None
+            "line. Use the checkpoint's own vocab.txt."
+        ) from None
     # Split on "\n" only: str.splitlines would also split at U+2028, U+0085,
     # ... which can occur in tokens.
     tokens = text.split("\n")
@@ -202,7 +203,8 @@ class WordPieceTokenizer(keras.layers.Layer):
                     f"The vocabulary ({source}) lists {t!r} twice, as ids {first} and {i} "
                     f"(lines {first + 1} and {i + 1}); each token must appear once. It is "
                     "not the vocabulary the model was trained with: use the checkpoint's "
-                    "own vocab.txt.")
+                    "own vocab.txt."
+                )
         self.lowercase = bool(lowercase)
         self.strip_accents = strip_accents
         self.max_chars_per_word = max_chars_per_word
@@ -418,8 +420,9 @@ class WordPieceTokenizer(keras.layers.Layer):
         return self._pack(a, b, l1, l2, sequence_length)
 
     @_no_autograph
-    def pack_ids(self, a, b=None, sequence_length=DEFAULT_SEQUENCE_LENGTH,
-                 truncation="longest_first"):
+    def pack_ids(
+        self, a, b=None, sequence_length=DEFAULT_SEQUENCE_LENGTH, truncation="longest_first"
+    ):
         """Pack already tokenized segments (ragged int32 ids, no specials) into
         `[CLS] A [SEP] (B [SEP])` dense features, trimming as `__call__` does.
 
@@ -518,10 +521,7 @@ class WordPieceTokenizer(keras.layers.Layer):
         self, text, text_b=None, sequence_length=None, truncation="longest_first"
     ):
         shape = (text.shape[0], sequence_length)
-        return {
-            k: keras.KerasTensor(shape, dtype="int32")
-            for k in INPUT_NAMES
-        }
+        return {k: keras.KerasTensor(shape, dtype="int32") for k in INPUT_NAMES}
 
     def get_config(self):
         config = super().get_config()

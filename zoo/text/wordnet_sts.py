@@ -87,8 +87,9 @@ def wordnet_noun_taxonomy():
                     up.append(int(target))
                 elif symbol in ("~", "~i"):
                     down.append(int(target))
-            taxonomy[offset] = NounSynset(offset, words, tuple(up), tuple(down),
-                                          _definition(gloss))
+            taxonomy[offset] = NounSynset(
+                offset, words, tuple(up), tuple(down), _definition(gloss)
+            )
     return taxonomy
 
 
@@ -122,8 +123,10 @@ class WuPalmer:
         """1 + the fewest hypernym steps to a root (a synset without hypernyms)."""
         if offset not in self._depth:
             self._depth[offset] = 1 + min(
-                d for node, d in self.ancestors(offset).items()
-                if not self.taxonomy[node].hypernyms)
+                d
+                for node, d in self.ancestors(offset).items()
+                if not self.taxonomy[node].hypernyms
+            )
         return self._depth[offset]
 
     def __call__(self, a, b):
@@ -131,7 +134,9 @@ class WuPalmer:
         best = 0.0
         for common in ancestors_a.keys() & ancestors_b.keys():
             depth = self.depth(common)
-            best = max(best, 2 * depth / (ancestors_a[common] + ancestors_b[common] + 2 * depth))
+            best = max(
+                best, 2 * depth / (ancestors_a[common] + ancestors_b[common] + 2 * depth)
+            )
         return best
 
 
@@ -140,7 +145,9 @@ def _synset_splits(offsets, seed):
     random.Random(seed).shuffle(order)
     pools = {"train": [], "validation": [], "test": []}
     for i, offset in enumerate(order):
-        pools["test" if i % 5 == 0 else "validation" if i % 10 == 1 else "train"].append(offset)
+        pools["test" if i % 5 == 0 else "validation" if i % 10 == 1 else "train"].append(
+            offset
+        )
     return pools
 
 
@@ -167,8 +174,9 @@ def wordnet_sts_splits(sizes=None, seed=SEED):
     sizes = dict(SPLIT_SIZES if sizes is None else sizes)
     taxonomy = wordnet_noun_taxonomy()
     similarity = WuPalmer(taxonomy)
-    usable = sorted(o for o, s in taxonomy.items()
-                    if len(s.definition.split()) >= MIN_DEFINITION_WORDS)
+    usable = sorted(
+        o for o, s in taxonomy.items() if len(s.definition.split()) >= MIN_DEFINITION_WORDS
+    )
     pools = _synset_splits(usable, seed)
     rng = random.Random(seed + 1)
     splits = {}
@@ -190,12 +198,14 @@ def wordnet_sts_splits(sizes=None, seed=SEED):
                     break
             seen.add(key)
             first, second = (a, b) if rng.random() < 0.5 else (b, a)
-            examples.append({
-                "text": taxonomy[first].definition,
-                "text_b": taxonomy[second].definition,
-                "score": round(MAX_SCORE * similarity(first, second), 3),
-                "synsets": [first, second],
-            })
+            examples.append(
+                {
+                    "text": taxonomy[first].definition,
+                    "text_b": taxonomy[second].definition,
+                    "score": round(MAX_SCORE * similarity(first, second), 3),
+                    "synsets": [first, second],
+                }
+            )
         splits[name] = examples
     return splits
 

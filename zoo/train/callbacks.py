@@ -46,7 +46,9 @@ class EpochCounter(keras.callbacks.Callback):
         epoch += self.offset
         self.variable.assign(epoch)
         for generator, seed in self._seeds or ():
-            state = np.array([(seed + 1_000_003 * epoch + 104_729 * self.worker) % 2**31, 0])
+            state = np.array(
+                [(seed + 1_000_003 * epoch + 104_729 * self.worker) % 2**31, 0]
+            )
             generator.state.assign(state.astype(generator.state.dtype))
 
 
@@ -67,8 +69,18 @@ class BestModelDirectory(keras.callbacks.Callback):
     saves its `.student`); default the model itself.
     """
 
-    def __init__(self, directory, tokenizer, extra, monitor="val_loss", patience=None,
-                 verbose=0, select=None, write=True, mode="min"):
+    def __init__(
+        self,
+        directory,
+        tokenizer,
+        extra,
+        monitor="val_loss",
+        patience=None,
+        verbose=0,
+        select=None,
+        write=True,
+        mode="min",
+    ):
         super().__init__()
         if mode not in ("min", "max"):
             raise ValueError(f"BestModelDirectory: mode={mode!r}; expected 'min' or 'max'.")
@@ -87,7 +99,10 @@ class BestModelDirectory(keras.callbacks.Callback):
         self.best, self.best_epoch = np.inf, 0
         manifest = self.directory / MANIFEST
         if manifest.is_file():
-            best = read_json_object(manifest, "re-create the model directory").get("best") or {}
+            best = (
+                read_json_object(manifest, "re-create the model directory").get("best")
+                or {}
+            )
             value = best.get("value")
             self.best = np.inf if value is None else self.sign * float(value)
             self.best_epoch = int(best.get("epoch", 0))
@@ -95,9 +110,14 @@ class BestModelDirectory(keras.callbacks.Callback):
     def _save(self, value):
         if not self.write:
             return
-        extra = dict(self.extra, best={"monitor": self.monitor,
-                                       "value": None if value is None else self.sign * value,
-                                       "epoch": self.best_epoch})
+        extra = dict(
+            self.extra,
+            best={
+                "monitor": self.monitor,
+                "value": None if value is None else self.sign * value,
+                "epoch": self.best_epoch,
+            },
+        )
         model = self.model if self.select is None else self.select(self.model)
         save_model_dir(model, self.directory, self.tokenizer, extra=extra)
 
@@ -113,9 +133,11 @@ class BestModelDirectory(keras.callbacks.Callback):
         if self.patience is not None and epoch + 1 - self.best_epoch >= self.patience:
             self.model.stop_training = True
             if self.verbose:
-                print(f"\nEpoch {epoch + 1}: early stopping ({self.monitor} best "
-                      f"{self.sign * self.best:.4f} at epoch {self.best_epoch}, patience "
-                      f"{self.patience})")
+                print(
+                    f"\nEpoch {epoch + 1}: early stopping ({self.monitor} best "
+                    f"{self.sign * self.best:.4f} at epoch {self.best_epoch}, patience "
+                    f"{self.patience})"
+                )
 
 
 class HistoryFile(keras.callbacks.Callback):
@@ -137,8 +159,10 @@ class HistoryFile(keras.callbacks.Callback):
             for i, epoch in enumerate(old.get("epochs", [])):
                 logs = {k: v[i] for k, v in old.get("history", {}).items() if i < len(v)}
                 seconds = old.get("epoch_seconds", [])
-                self.rows[int(epoch)] = {"logs": logs,
-                                         "seconds": seconds[i] if i < len(seconds) else None}
+                self.rows[int(epoch)] = {
+                    "logs": logs,
+                    "seconds": seconds[i] if i < len(seconds) else None,
+                }
         self._started = None
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -146,18 +170,22 @@ class HistoryFile(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         seconds = None if self._started is None else time.time() - self._started
-        self.rows[epoch + 1] = {"logs": {k: float(v) for k, v in (logs or {}).items()},
-                                "seconds": seconds}
+        self.rows[epoch + 1] = {
+            "logs": {k: float(v) for k, v in (logs or {}).items()},
+            "seconds": seconds,
+        }
         self.write()
 
     def summary(self) -> dict:
         epochs = sorted(self.rows)
         keys = sorted({k for row in self.rows.values() for k in row["logs"]})
         seconds = [self.rows[e]["seconds"] for e in epochs]
-        return {"epochs": epochs,
-                "history": {k: [self.rows[e]["logs"].get(k) for e in epochs] for k in keys},
-                "epoch_seconds": [None if s is None else round(s, 2) for s in seconds],
-                "seconds": round(sum(s for s in seconds if s is not None), 1)}
+        return {
+            "epochs": epochs,
+            "history": {k: [self.rows[e]["logs"].get(k) for e in epochs] for k in keys},
+            "epoch_seconds": [None if s is None else round(s, 2) for s in seconds],
+            "seconds": round(sum(s for s in seconds if s is not None), 1),
+        }
 
     def write(self):
         with atomic_file(self.path, "w") as f:
@@ -193,8 +221,9 @@ class Throughput(keras.callbacks.Callback):
 
         def count(*batch):
             mask = batch[0]["padding_mask"]
-            with tf.control_dependencies([counter.assign_add(
-                    tf.reduce_sum(tf.cast(mask, tf.int64)))]):
+            with tf.control_dependencies(
+                [counter.assign_add(tf.reduce_sum(tf.cast(mask, tf.int64)))]
+            ):
                 return tf.nest.map_structure(tf.identity, batch)
 
         return dataset.map(count)

@@ -41,7 +41,10 @@ class StepCurve(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         k = batch + 1
-        row = {"step": (self.steps[-1]["step"] + 1) if self.steps else 1, "epoch": self._epoch}
+        row = {
+            "step": (self.steps[-1]["step"] + 1) if self.steps else 1,
+            "epoch": self._epoch,
+        }
         for key, value in (logs or {}).items():
             try:
                 mean = float(value)

@@ -46,11 +46,15 @@ def load_task_data(path, task):
             train = splits["train"]
             splits["validation"] = [e for i, e in enumerate(train) if i % 10 == 1]
             splits["train"] = [e for i, e in enumerate(train) if i % 10 != 1]
-            rule += ("; no validation split given: train examples i%10==1 carved out as "
-                     "validation (model selection, early stopping); test only scored")
+            rule += (
+                "; no validation split given: train examples i%10==1 carved out as "
+                "validation (model selection, early stopping); test only scored"
+            )
         elif not splits.get("test"):
-            rule += ("; no test split given: the reported metrics are on the validation "
-                     "split, which also selected the best epoch")
+            rule += (
+                "; no test split given: the reported metrics are on the validation "
+                "split, which also selected the best epoch"
+            )
     else:
         examples = read.examples
         if task in ("classify", "regress"):
@@ -66,17 +70,22 @@ def load_task_data(path, task):
         if not splits.get(name):
             raise ValueError(
                 f"--data {path}: the {name} split is empty ({sum(map(len, splits.values()))} "
-                "examples in all); give more examples, or train/validation/test files.")
+                "examples in all); give more examples, or train/validation/test files."
+            )
     labels = None
     if task == "classify":
         labels = sorted({e.label for e in splits["train"]})
     elif task == "tag":
         labels = sorted({t for s in splits["train"] for t in s.tags})
     if labels is not None and len(labels) < 2:
-        raise ValueError(f"--data {path}: found {len(labels)} label(s) {labels}; need >= 2.")
+        raise ValueError(
+            f"--data {path}: found {len(labels)} label(s) {labels}; need >= 2."
+        )
     if task == "regress" and len({e.score for e in splits["train"]}) < 2:
-        raise ValueError(f"--data {path}: every train example has the score "
-                         f"{splits['train'][0].score}; a regression needs varied targets.")
+        raise ValueError(
+            f"--data {path}: every train example has the score "
+            f"{splits['train'][0].score}; a regression needs varied targets."
+        )
     return TaskData(task, splits, labels, source, rule)
 
 
@@ -86,8 +95,9 @@ def load_task_data(path, task):
 def epoch_permutation(n, seed, epoch):
     """A permutation of range(n) that depends only on (seed, epoch): the
     shuffle of epoch k is the same whether or not training was resumed."""
-    keys = tf.random.stateless_uniform([n], tf.stack([tf.cast(seed, tf.int64),
-                                                      tf.cast(epoch, tf.int64)]))
+    keys = tf.random.stateless_uniform(
+        [n], tf.stack([tf.cast(seed, tf.int64), tf.cast(epoch, tf.int64)])
+    )
     return tf.argsort(keys)
 
 
@@ -104,9 +114,19 @@ def shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle):
     return tf.data.Dataset.from_tensors(0).flat_map(one_epoch).batch(batch_size)
 
 
-def classification_dataset(examples, labels, tokenizer, sequence_length, batch_size,
-                           *, seed=0, epoch_variable=None, shuffle=False, max_windows=1,
-                           doc_stride=None):
+def classification_dataset(
+    examples,
+    labels,
+    tokenizer,
+    sequence_length,
+    batch_size,
+    *,
+    seed=0,
+    epoch_variable=None,
+    shuffle=False,
+    max_windows=1,
+    doc_stride=None,
+):
     """Batches of `(features, {"logits": label})`. With `max_windows` > 1 a
     text longer than the sequence gives up to that many windows (stepping
     `doc_stride` pieces, `features.text_windows`), each an example with the
@@ -116,9 +136,18 @@ def classification_dataset(examples, labels, tokenizer, sequence_length, batch_s
     if unknown:
         raise ValueError(f"labels {unknown} are not among the training labels {labels}.")
     if max_windows > 1:
-        return _windowed_classification(examples, index, tokenizer, sequence_length,
-                                        batch_size, seed, epoch_variable, shuffle,
-                                        max_windows, doc_stride or sequence_length - 2)
+        return _windowed_classification(
+            examples,
+            index,
+            tokenizer,
+            sequence_length,
+            batch_size,
+            seed,
+            epoch_variable,
+            shuffle,
+            max_windows,
+            doc_stride or sequence_length - 2,
+        )
     tensors = {
         "text": np.array([e.text for e in examples], dtype=object),
         "label": np.array([index[e.label] for e in examples], np.int32),
@@ -129,24 +158,38 @@ def classification_dataset(examples, labels, tokenizer, sequence_length, batch_s
     ds = shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def encode(batch):
-        x = tokenizer(batch["text"], text_b=batch.get("text_b"), sequence_length=sequence_length)
+        x = tokenizer(
+            batch["text"], text_b=batch.get("text_b"), sequence_length=sequence_length
+        )
         return x, {"logits": batch["label"]}
 
     return ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
-def _windowed_classification(examples, index, tokenizer, sequence_length, batch_size, seed,
-                              epoch_variable, shuffle, max_windows, doc_stride):
+def _windowed_classification(
+    examples,
+    index,
+    tokenizer,
+    sequence_length,
+    batch_size,
+    seed,
+    epoch_variable,
+    shuffle,
+    max_windows,
+    doc_stride,
+):
     if any(e.text_b for e in examples):
         raise ValueError(
             f"max_windows={max_windows}: windows split one long text; this data has text "
             "pairs (text_b). Use max_windows=1 (pairs are truncated longest-first)."
         )
-    windows = feats.text_windows([e.text for e in examples], tokenizer, sequence_length,
-                                 doc_stride, max_windows)
+    windows = feats.text_windows(
+        [e.text for e in examples], tokenizer, sequence_length, doc_stride, max_windows
+    )
     tensors = dict(windows.inputs)
     tensors["label"] = np.array([index[e.label] for e in examples], np.int32)[
-        windows.example_index]
+        windows.example_index
+    ]
     ds = shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def split(b):
@@ -156,8 +199,16 @@ def _windowed_classification(examples, index, tokenizer, sequence_length, batch_
     return ds.map(split).prefetch(tf.data.AUTOTUNE)
 
 
-def regression_dataset(examples, tokenizer, sequence_length, batch_size, *, seed=0,
-                       epoch_variable=None, shuffle=False):
+def regression_dataset(
+    examples,
+    tokenizer,
+    sequence_length,
+    batch_size,
+    *,
+    seed=0,
+    epoch_variable=None,
+    shuffle=False,
+):
     """Batches of `(features, {"score": float32 target})` from `ScoredText`s;
     pairs take the tokenizer's truncating packer (longest first)."""
     tensors = {
@@ -169,16 +220,29 @@ def regression_dataset(examples, tokenizer, sequence_length, batch_size, *, seed
     ds = shuffled_batches(tensors, batch_size, seed, epoch_variable, shuffle)
 
     def encode(batch):
-        x = tokenizer(batch["text"], text_b=batch.get("text_b"), sequence_length=sequence_length)
+        x = tokenizer(
+            batch["text"], text_b=batch.get("text_b"), sequence_length=sequence_length
+        )
         return x, {"score": batch["score"]}
 
     return ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
-def tagging_dataset(sentences, labels, tokenizer, sequence_length, batch_size,
-                    *, seed=0, epoch_variable=None, shuffle=False):
+def tagging_dataset(
+    sentences,
+    labels,
+    tokenizer,
+    sequence_length,
+    batch_size,
+    *,
+    seed=0,
+    epoch_variable=None,
+    shuffle=False,
+):
     tag_to_id = {t: i for i, t in enumerate(labels)}
-    inputs, tags, _ = feats.tagging_features(sentences, tokenizer, tag_to_id, sequence_length)
+    inputs, tags, _ = feats.tagging_features(
+        sentences, tokenizer, tag_to_id, sequence_length
+    )
     tensors = dict(inputs)
     tensors["labels"] = np.maximum(tags, 0)
     tensors["weights"] = (tags >= 0).astype(np.float32)

@@ -75,15 +75,19 @@ STRATEGY_HELP = (
     "(MultiWorkerMirroredStrategy: start the same command on every worker with its "
     "TF_CONFIG and a shared --out; --batch-size is the global batch; each worker backs "
     "up to OUT/backup/worker-<index>, the chief writes the outputs); tpu (TPUStrategy "
-    "on --tpu NAME, or the TPU this host finds)")
-TPU_HELP = ("--strategy tpu: the TPU's name or grpc:// address (default: TPU_NAME, or the "
-            "TPU attached to this host)")
+    "on --tpu NAME, or the TPU this host finds)"
+)
+TPU_HELP = (
+    "--strategy tpu: the TPU's name or grpc:// address (default: TPU_NAME, or the "
+    "TPU attached to this host)"
+)
 
 
 def strategy():
     """A `MultiWorkerMirroredStrategy` for the cluster in `TF_CONFIG`."""
     options = tf.distribute.experimental.CommunicationOptions(
-        implementation=tf.distribute.experimental.CommunicationImplementation.RING)
+        implementation=tf.distribute.experimental.CommunicationImplementation.RING
+    )
     return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
 
 
@@ -92,7 +96,9 @@ def check_strategy(name, tpu=None):
     if name not in STRATEGIES:
         raise ValueError(f"--strategy {name!r}: expected one of {', '.join(STRATEGIES)}.")
     if tpu and name != "tpu":
-        raise ValueError(f"--tpu {tpu}: only with --strategy tpu (received --strategy {name}).")
+        raise ValueError(
+            f"--tpu {tpu}: only with --strategy tpu (received --strategy {name})."
+        )
 
 
 def _check_reachable(master, timeout=10.0):
@@ -101,7 +107,7 @@ def _check_reachable(master, timeout=10.0):
     without end)."""
     if not master.startswith("grpc://"):
         return
-    host, _, port = master[len("grpc://"):].rpartition(":")
+    host, _, port = master[len("grpc://") :].rpartition(":")
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except (OSError, ValueError) as e:
@@ -131,7 +137,8 @@ def make_strategy(name, tpu=None):
             raise ValueError(
                 f"--strategy tpu: no TPU found at {where} ({type(e).__name__}: {e}). Run "
                 "on a TPU host or name one with --tpu, or choose --strategy none, "
-                "mirrored or multiworker.") from None
+                "mirrored or multiworker."
+            ) from None
         return tf.distribute.TPUStrategy(resolver)
     return tf.distribute.get_strategy()
 
@@ -139,8 +146,10 @@ def make_strategy(name, tpu=None):
 def applies(strategy):
     """True for a `MultiWorkerMirroredStrategy` over more than one worker
     (the case Keras special-cases, and where the overrides are needed)."""
-    return (isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
-            and strategy.extended._in_multi_worker_mode())
+    return (
+        isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+        and strategy.extended._in_multi_worker_mode()
+    )
 
 
 def task(strategy):
@@ -158,8 +167,9 @@ def is_chief(strategy):
         return True
     task_type, task_id = task(strategy)
     jobs = strategy.cluster_resolver.cluster_spec().as_dict()
-    return task_type == "chief" or (task_type == "worker" and task_id == 0
-                                    and "chief" not in jobs)
+    return task_type == "chief" or (
+        task_type == "worker" and task_id == 0 and "chief" not in jobs
+    )
 
 
 def is_chief_process():
@@ -207,8 +217,9 @@ def shard_by_data(dataset):
     splits each global batch into per-replica batches, keeping this
     worker's. (The default AUTO tries FILE first and warns.)"""
     options = tf.data.Options()
-    options.experimental_distribute.auto_shard_policy = \
+    options.experimental_distribute.auto_shard_policy = (
         tf.data.experimental.AutoShardPolicy.DATA
+    )
     return dataset.with_options(options)
 
 
@@ -255,7 +266,8 @@ class _MultiWorkerOverrides:
         if iterator is not None:
             for _, _, it in iterator:
                 data_batch = tf.nest.map_structure(
-                    lambda v: _first_local(self.distribute_strategy, v), next(it))
+                    lambda v: _first_local(self.distribute_strategy, v), next(it)
+                )
                 break
         return super()._maybe_symbolic_build(data_batch=data_batch)
 
@@ -273,8 +285,11 @@ def model_class(cls, strategy):
     if not applies(strategy):
         return cls
     # zoo_saved_class: save_model_dir writes the model as `cls`.
-    return type(f"MultiWorker{cls.__name__}", (_MultiWorkerOverrides, cls),
-                {"zoo_saved_class": getattr(cls, "zoo_saved_class", cls)})
+    return type(
+        f"MultiWorker{cls.__name__}",
+        (_MultiWorkerOverrides, cls),
+        {"zoo_saved_class": getattr(cls, "zoo_saved_class", cls)},
+    )
 
 
 def _gather(strategy, value):
@@ -307,7 +322,8 @@ class EpochSync(keras.callbacks.Callback):
         if len(set(epochs)) > 1:
             raise ValueError(
                 f"--strategy multiworker: the workers restored different epochs {epochs} "
-                "from OUT/backup/*; delete OUT/backup to start over.")
+                "from OUT/backup/*; delete OUT/backup to start over."
+            )
 
     def on_epoch_end(self, epoch, logs=None):
         barrier(self.strategy)

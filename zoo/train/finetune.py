@@ -54,7 +54,9 @@ from zoo.utils.atomic import atomic_file
 
 # Heads that do not read the pooler (mean / [CLS] pooling, tagging, QA) leave
 # its weights without gradients; Keras warns about that on every fit.
-warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooler_dense")
+warnings.filterwarnings(
+    "ignore", message=r"Gradients do not exist for variables \['pooler_dense"
+)
 
 
 @dataclasses.dataclass
@@ -79,8 +81,18 @@ class FinetuneConfig:
     gradient_accumulation: int = 1  # steps whose gradients make one update
 
     def __post_init__(self):
-        check_training_numbers(self, ("epochs", "batch_size", "sequence_length", "doc_stride",
-                                      "max_windows", "patience", "gradient_accumulation"))
+        check_training_numbers(
+            self,
+            (
+                "epochs",
+                "batch_size",
+                "sequence_length",
+                "doc_stride",
+                "max_windows",
+                "patience",
+                "gradient_accumulation",
+            ),
+        )
         if self.mixed_precision not in (None, "mixed_float16", "mixed_bfloat16"):
             raise ValueError(
                 f"--mixed-precision {self.mixed_precision!r}: expected mixed_float16 or "
@@ -95,11 +107,17 @@ def _task_head(encoder, task, labels, config, strategy=None):
         return cls if strategy is None else distribute.model_class(cls, strategy)
 
     if task == "classify":
-        return head(Classifier)(encoder, len(labels), pooling=config.pooling,
-                                dropout=config.dropout, labels=labels)
+        return head(Classifier)(
+            encoder,
+            len(labels),
+            pooling=config.pooling,
+            dropout=config.dropout,
+            labels=labels,
+        )
     if task == "tag":
-        return head(TokenClassifier)(encoder, len(labels), dropout=config.dropout,
-                                     labels=labels)
+        return head(TokenClassifier)(
+            encoder, len(labels), dropout=config.dropout, labels=labels
+        )
     if task == "regress":
         return head(Regressor)(encoder, pooling=config.pooling, dropout=config.dropout)
     return head(QuestionAnswerer)(encoder)
@@ -136,24 +154,30 @@ def build_datasets(data, tokenizer, config, epoch_variable):
     validation = splits["validation"]
     if data.task == "classify":
         windows = dict(max_windows=config.max_windows, doc_stride=config.doc_stride)
-        train = task_data.classification_dataset(splits["train"], data.labels, tokenizer, L, B,
-                                                 shuffle=True, **common, **windows)
-        val = task_data.classification_dataset(validation, data.labels, tokenizer, L, B,
-                                               **windows)
+        train = task_data.classification_dataset(
+            splits["train"], data.labels, tokenizer, L, B, shuffle=True, **common, **windows
+        )
+        val = task_data.classification_dataset(
+            validation, data.labels, tokenizer, L, B, **windows
+        )
         return train, val
     if data.task == "regress":
-        train = task_data.regression_dataset(splits["train"], tokenizer, L, B, shuffle=True,
-                                             **common)
+        train = task_data.regression_dataset(
+            splits["train"], tokenizer, L, B, shuffle=True, **common
+        )
         return train, task_data.regression_dataset(validation, tokenizer, L, B)
     if data.task == "tag":
-        train = task_data.tagging_dataset(splits["train"], data.labels, tokenizer, L, B,
-                                          shuffle=True, **common)
+        train = task_data.tagging_dataset(
+            splits["train"], data.labels, tokenizer, L, B, shuffle=True, **common
+        )
         val = task_data.tagging_dataset(validation, data.labels, tokenizer, L, B)
         return train, val
     train_f = feats.qa_features(splits["train"], tokenizer, L, config.doc_stride)
     val_f = feats.qa_features(validation, tokenizer, L, config.doc_stride)
-    return (task_data.qa_dataset(train_f, B, shuffle=True, **common),
-            task_data.qa_dataset(val_f, B))
+    return (
+        task_data.qa_dataset(train_f, B, shuffle=True, **common),
+        task_data.qa_dataset(val_f, B),
+    )
 
 
 def check_inputs(model_path, data_path, task, config):
@@ -167,12 +191,14 @@ def check_inputs(model_path, data_path, task, config):
         raise ValueError(
             f"--sequence-length {config.sequence_length}: {model_path} takes at most "
             f"{encoder.max_sequence_length} tokens (its max_sequence_length); give a length "
-            "up to that (long texts: --max-windows).")
+            "up to that (long texts: --max-windows)."
+        )
     return task_data.load_task_data(data_path, task)
 
 
-def finetune(model_path, data_path, task, out_dir, config=None, *, callbacks=(), verbose=1,
-             data=None):
+def finetune(
+    model_path, data_path, task, out_dir, config=None, *, callbacks=(), verbose=1, data=None
+):
     """Fine-tune the encoder at `model_path` (any checkpoint `zoo.load_checkpoint`
     reads) on `data_path` for `task`; returns the test metrics dict.
 
@@ -223,9 +249,14 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
             train = train.take(steps)
         losses, metrics = task_losses(task)
         model.compile(
-            optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
-                                 config.warmup_fraction, config.weight_decay,
-                                 gradient_accumulation=config.gradient_accumulation),
+            optimizer=make_adamw(
+                model,
+                config.learning_rate,
+                steps * config.epochs,
+                config.warmup_fraction,
+                config.weight_decay,
+                gradient_accumulation=config.gradient_accumulation,
+            ),
             loss=losses,
             metrics=metrics,
         )
@@ -236,7 +267,8 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
     # A known length gives Keras's progress bar its total and spares the
     # "input ran out of data" warning at the end of the first epoch.
     train = throughput.count_tokens(train).apply(
-        tf.data.experimental.assert_cardinality(steps))
+        tf.data.experimental.assert_cardinality(steps)
+    )
     if multi:
         train, val = distribute.shard_by_data(train), distribute.shard_by_data(val)
 
@@ -255,12 +287,21 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         # the two re-runs the epoch instead of losing a best model. Every
         # worker applies the early-stopping rule (they stop together); the
         # chief alone writes.
-        BestModelDirectory(out / "model", tokenizer, extra, patience=config.patience,
-                           verbose=verbose if chief else 0, write=chief,
-                           **selection(task)),
+        BestModelDirectory(
+            out / "model",
+            tokenizer,
+            extra,
+            patience=config.patience,
+            verbose=verbose if chief else 0,
+            write=chief,
+            **selection(task),
+        ),
         *([history] if chief else []),
-        keras.callbacks.BackupAndRestore(str(distribute.backup_dir(out, strategy)),
-                                         save_freq="epoch", delete_checkpoint=True),
+        keras.callbacks.BackupAndRestore(
+            str(distribute.backup_dir(out, strategy)),
+            save_freq="epoch",
+            delete_checkpoint=True,
+        ),
         keras.callbacks.TerminateOnNaN(),
         *([distribute.EpochSync(strategy)] if multi else []),
         *callbacks,
@@ -272,7 +313,8 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         train,
         validation_data=val,
         epochs=config.epochs,
-        callbacks=callbacks, shuffle=False,
+        callbacks=callbacks,
+        shuffle=False,
         verbose=verbose,
     )
     distribute.remove_backup_root(out, strategy)
@@ -293,8 +335,14 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
     best, best_tokenizer, _ = load_model_dir(out / "model")
     test = data.splits.get("test") or data.splits["validation"]
     result = evaluate_model(best, best_tokenizer, task, test, data.labels, config)
-    result.update({"train_seconds": round(train_seconds, 1), "split_rule": data.split_rule,
-                   "num_train": len(data.splits["train"]), "num_test": len(test)})
+    result.update(
+        {
+            "train_seconds": round(train_seconds, 1),
+            "split_rule": data.split_rule,
+            "num_train": len(data.splits["train"]),
+            "num_test": len(test),
+        }
+    )
     with atomic_file(out / "metrics.json", "w") as f:
         json.dump(result, f, indent=2)
     if multi:
@@ -339,8 +387,10 @@ def _predict_whole_batches(model, inputs, batch_size):
     shape (see `_fill_last_batch`); outputs for the given rows only."""
     n = len(next(iter(inputs.values())))
     batch_size = _eval_batch(n, batch_size)
-    filled = {k: np.concatenate([v, np.repeat(v[-1:], -n % batch_size, axis=0)])
-              for k, v in inputs.items()}
+    filled = {
+        k: np.concatenate([v, np.repeat(v[-1:], -n % batch_size, axis=0)])
+        for k, v in inputs.items()
+    }
     out = model.predict(filled, batch_size=batch_size, verbose=0)
     return tf.nest.map_structure(lambda a: a[:n], out)
 
@@ -359,23 +409,37 @@ def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):
         y = np.array([index[e.label] for e in examples])
         if config.max_windows > 1:
             # Every window of a long text votes with its logits (mean).
-            windows = feats.text_windows([e.text for e in examples], tokenizer, L,
-                                         config.doc_stride, config.max_windows)
+            windows = feats.text_windows(
+                [e.text for e in examples],
+                tokenizer,
+                L,
+                config.doc_stride,
+                config.max_windows,
+            )
             window_logits = _predict_whole_batches(model, windows.inputs, 64)["logits"]
             logits = feats.average_windows(window_logits, windows.example_index, len(y))
         else:
             batch = _eval_batch(len(examples))
-            ds = task_data.classification_dataset(_fill_last_batch(examples, batch), labels,
-                                                  tokenizer, L, batch)
-            logits = model.predict(ds.map(lambda x, y: x), verbose=0)["logits"][:len(y)]
+            ds = task_data.classification_dataset(
+                _fill_last_batch(examples, batch), labels, tokenizer, L, batch
+            )
+            logits = model.predict(ds.map(lambda x, y: x), verbose=0)["logits"][: len(y)]
         pred = logits.argmax(-1)
-        return {"task": task, "accuracy": task_metrics.accuracy(y, pred),
-                "macro_f1": task_metrics.macro_f1(y, pred, len(labels)), "num_examples": len(y),
-                "max_windows": config.max_windows}
+        return {
+            "task": task,
+            "accuracy": task_metrics.accuracy(y, pred),
+            "macro_f1": task_metrics.macro_f1(y, pred, len(labels)),
+            "num_examples": len(y),
+            "max_windows": config.max_windows,
+        }
     if task == "regress":
         batch = _eval_batch(len(examples))
-        ds = task_data.regression_dataset(_fill_last_batch(examples, batch), tokenizer, L, batch)
-        predicted = model.predict(ds.map(lambda x, y: x), verbose=0)["score"][:len(examples)]
+        ds = task_data.regression_dataset(
+            _fill_last_batch(examples, batch), tokenizer, L, batch
+        )
+        predicted = model.predict(ds.map(lambda x, y: x), verbose=0)["score"][
+            : len(examples)
+        ]
         scores = task_metrics.regression_scores([e.score for e in examples], predicted)
         return {"task": task, **scores, "num_examples": len(examples)}
     if task == "tag":
@@ -385,13 +449,23 @@ def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):
         logits = _predict_whole_batches(model, inputs, 64)["logits"]
         predicted = feats.tags_from_logits(logits, word_index, examples, labels)
         scores = task_metrics.entity_f1([e.tags for e in examples], predicted)
-        return {"task": task, "entity_f1": scores["f1"], "entity_precision": scores["precision"],
-                "entity_recall": scores["recall"], "num_examples": len(examples)}
+        return {
+            "task": task,
+            "entity_f1": scores["f1"],
+            "entity_precision": scores["precision"],
+            "entity_recall": scores["recall"],
+            "num_examples": len(examples),
+        }
     features = feats.qa_features(examples, tokenizer, L, config.doc_stride)
     out = _predict_whole_batches(model, features.inputs, 32)
     allow_null = any(e.is_impossible for e in examples)
-    answers = feats.decode_answers(features, out["start_logits"], out["end_logits"], examples,
-                                   max_answer_length=config.max_answer_length,
-                                   allow_null=allow_null)
+    answers = feats.decode_answers(
+        features,
+        out["start_logits"],
+        out["end_logits"],
+        examples,
+        max_answer_length=config.max_answer_length,
+        allow_null=allow_null,
+    )
     scores = task_metrics.squad_scores(examples, answers)
     return {"task": task, **scores, "num_examples": len(examples)}

@@ -21,7 +21,9 @@ def macro_f1(labels, predictions, num_classes=None):
     """Unweighted mean over classes of per-class F1 (a class absent from both
     labels and predictions is left out, as scikit-learn does with `labels=` unset)."""
     labels, predictions = np.asarray(labels), np.asarray(predictions)
-    classes = np.union1d(labels, predictions) if num_classes is None else np.arange(num_classes)
+    classes = (
+        np.union1d(labels, predictions) if num_classes is None else np.arange(num_classes)
+    )
     scores = []
     for c in classes:
         tp = np.sum((predictions == c) & (labels == c))
@@ -144,6 +146,8 @@ def regression_scores(targets, predictions):
     """Pearson, Spearman and mean squared error of predicted scores."""
     targets = np.asarray(targets, np.float64)
     predictions = np.asarray(predictions, np.float64)
-    return {"pearson": pearson(targets, predictions),
-            "spearman": spearman(targets, predictions),
-            "mse": float(np.mean((targets - predictions) ** 2)) if len(targets) else 0.0}
+    return {
+        "pearson": pearson(targets, predictions),
+        "spearman": spearman(targets, predictions),
+        "mse": float(np.mean((targets - predictions) ** 2)) if len(targets) else 0.0,
+    }

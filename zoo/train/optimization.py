@@ -13,8 +13,9 @@ from zoo.utils.schedules import AdamW, WarmupLinearDecay
 NO_DECAY = ("layer_norm", "LayerNorm", "bias", "beta", "gamma")
 
 
-def check_training_numbers(config, integers=("epochs", "batch_size", "sequence_length",
-                                             "gradient_accumulation")):
+def check_training_numbers(
+    config, integers=("epochs", "batch_size", "sequence_length", "gradient_accumulation")
+):
     """Refuse a training run's numbers before anything is written: each of
     `integers` (and `steps_per_epoch`, when set) a positive integer, a
     learning rate > 0, a warmup fraction in [0, 1] and a weight decay >= 0.
@@ -24,16 +25,21 @@ def check_training_numbers(config, integers=("epochs", "batch_size", "sequence_l
         if value is None and name == "steps_per_epoch":
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be a positive integer; "
-                             f"received {value!r}.")
-    checks = (("learning_rate", lambda v: v > 0, "> 0"),
-              ("warmup_fraction", lambda v: 0 <= v <= 1, "in [0, 1]"),
-              ("weight_decay", lambda v: v >= 0, ">= 0"))
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be a positive integer; "
+                f"received {value!r}."
+            )
+    checks = (
+        ("learning_rate", lambda v: v > 0, "> 0"),
+        ("warmup_fraction", lambda v: 0 <= v <= 1, "in [0, 1]"),
+        ("weight_decay", lambda v: v >= 0, ">= 0"),
+    )
     for name, ok, expected in checks:
         value = getattr(config, name, None)
         if value is not None and not ok(value):
-            raise ValueError(f"--{name.replace('_', '-')} must be {expected}; "
-                             f"received {value!r}.")
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be {expected}; received {value!r}."
+            )
 
 
 def make_adamw(
@@ -97,7 +103,8 @@ def build_for_fit(model, element_spec, variables=None):
         return tf.zeros(shape, spec.dtype)
 
     x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
-        tf.nest.map_structure(zeros, element_spec))
+        tf.nest.map_structure(zeros, element_spec)
+    )
     y_pred = model(x, training=False)
     model.compute_loss(x, y, y_pred, sample_weight, training=False)  # per-output trackers
     model.compute_metrics(x, y, y_pred, sample_weight)

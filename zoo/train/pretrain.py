@@ -59,8 +59,14 @@ from zoo.utils.atomic import atomic_file
 # Ours keeps the rate ratio (6e-4) and a 4x batch, what 2 cores can step.
 RECIPES = {
     "bert": {},
-    "roberta": {"objective": "mlm", "packing": "full", "batch_size": 128,
-                "learning_rate": 6e-4, "warmup_fraction": 0.05, "beta_2": 0.98},
+    "roberta": {
+        "objective": "mlm",
+        "packing": "full",
+        "batch_size": 128,
+        "learning_rate": 6e-4,
+        "warmup_fraction": 0.05,
+        "beta_2": 0.98,
+    },
 }
 
 
@@ -85,7 +91,9 @@ class PretrainConfig:
     objective: str | None = None  # "mlm", "mlm+nsp" (default), "mlm+sop", "mlm+sbo", ...
     masking: str | None = None  # "token" (default), "whole-word", "span"
     packing: str | None = None  # "sentences" (default), "full" (RoBERTa)
-    recipe: str = "bert"  # a record: `for_recipe` applies a recipe's defaults, this does not
+    recipe: str = (
+        "bert"  # a record: `for_recipe` applies a recipe's defaults, this does not
+    )
     seed: int = 0
     steps_per_epoch: int | None = None
     eval_batches: int = 20
@@ -95,14 +103,29 @@ class PretrainConfig:
 
     def __post_init__(self):
         if self.recipe not in RECIPES:
-            raise ValueError(f"--recipe {self.recipe!r}: expected one of {', '.join(RECIPES)}.")
-        check_training_numbers(self, ("epochs", "batch_size", "sequence_length",
-                                      "max_predictions", "eval_batches",
-                                      "gradient_accumulation"))
+            raise ValueError(
+                f"--recipe {self.recipe!r}: expected one of {', '.join(RECIPES)}."
+            )
+        check_training_numbers(
+            self,
+            (
+                "epochs",
+                "batch_size",
+                "sequence_length",
+                "max_predictions",
+                "eval_batches",
+                "gradient_accumulation",
+            ),
+        )
         if not 0 < self.beta_2 < 1:
             raise ValueError(f"--beta-2 must be in (0, 1); received {self.beta_2!r}.")
-        task = pretraining_objective(self.objective, self.masking, self.packing,
-                                     nsp=self.nsp, whole_word=self.whole_word)
+        task = pretraining_objective(
+            self.objective,
+            self.masking,
+            self.packing,
+            nsp=self.nsp,
+            whole_word=self.whole_word,
+        )
         self.objective, self.masking, self.packing = task.name, task.masking, task.packing
         self.nsp = task.sentence == "nsp"
         self.whole_word = task.masking == "whole-word"
@@ -138,11 +161,9 @@ def corpus_documents(data):
         return read_documents(data)
     documents = []
     if "austen" in data:
-
         for book in austen_documents():
             documents += [d for d in (split_sentences(p) for p in book) if d]
     if "wordnet" in data:
-
         by_file = {}
         for gloss, lex in wordnet_glosses():
             by_file.setdefault(lex, []).append(gloss)
@@ -162,10 +183,13 @@ def pretraining_corpus(data):
 def describe_corpus(corpus):
     if isinstance(corpus, TextShards):
         c = corpus.count()
-        return (f"{c['documents']:,} documents ({c['sentences']:,} sentences) in "
-                f"{c['files']:,} files, streamed in {c['groups']:,} groups")
-    return (f"{len(corpus):,} documents ({sum(len(d) for d in corpus):,} sentences) "
-            "in memory")
+        return (
+            f"{c['documents']:,} documents ({c['sentences']:,} sentences) in "
+            f"{c['files']:,} files, streamed in {c['groups']:,} groups"
+        )
+    return (
+        f"{len(corpus):,} documents ({sum(len(d) for d in corpus):,} sentences) in memory"
+    )
 
 
 def check_pretrain_inputs(config_or_path, data, config):
@@ -180,21 +204,26 @@ def check_pretrain_inputs(config_or_path, data, config):
         except FileNotFoundError as e:
             raise FileNotFoundError(
                 f"--config {config_or_path}: not a preset ({', '.join(PRESETS)}) and not a "
-                f"checkpoint ({e})") from None
+                f"checkpoint ({e})"
+            ) from None
     if config.sequence_length > encoder.max_sequence_length:
         raise ValueError(
             f"--sequence-length {config.sequence_length}: the model takes at most "
-            f"{encoder.max_sequence_length} tokens (its max_sequence_length).")
+            f"{encoder.max_sequence_length} tokens (its max_sequence_length)."
+        )
     check_training_settings(config)
     corpus = pretraining_corpus(data)
     if isinstance(corpus, TextShards) and config.packing == "full":
         raise ValueError(
             f"--data {data}: full-sentence packing (--recipe roberta, --packing full) works "
             f"on the installed corpora ({', '.join(CORPORA)}) only for now; for text files "
-            "add --packing sentences (runs of one document's sentences).")
+            "add --packing sentences (runs of one document's sentences)."
+        )
     if isinstance(corpus, TextShards):
-        print(f"reading {len(corpus.files):,} text file(s) once to count an epoch's examples",
-              flush=True)
+        print(
+            f"reading {len(corpus.files):,} text file(s) once to count an epoch's examples",
+            flush=True,
+        )
         corpus.count()
     elif not corpus:
         raise ValueError(f"--data {data}: no documents (no text) found.")
@@ -206,7 +235,9 @@ def check_training_settings(config):
     distribute.check_strategy(config.strategy, config.tpu)
     n = config.gradient_accumulation
     if not isinstance(n, int) or n < 1:
-        raise ValueError(f"--gradient-accumulation must be a positive integer; received {n!r}.")
+        raise ValueError(
+            f"--gradient-accumulation must be a positive integer; received {n!r}."
+        )
 
 
 def build_pretrainer(config_or_path, nsp=True, strategy=None, objective=None):
@@ -223,8 +254,10 @@ def build_pretrainer(config_or_path, nsp=True, strategy=None, objective=None):
     elif objective.sentence == "nsp" and not objective.sbo:
         cls, kwargs = Pretrainer, {}
     else:
-        cls, kwargs = Pretrainer, {"sentence_task": objective.sentence,
-                                   "span_boundary": objective.sbo}
+        cls, kwargs = (
+            Pretrainer,
+            {"sentence_task": objective.sentence, "span_boundary": objective.sbo},
+        )
     if strategy is not None:
         cls = distribute.model_class(cls, strategy)
 
@@ -232,7 +265,6 @@ def build_pretrainer(config_or_path, nsp=True, strategy=None, objective=None):
         return cls(encoder, **kwargs)
 
     if str(config_or_path) in PRESETS:
-
         encoder = build_encoder(PRESETS[str(config_or_path)])
         # Presets use BERT's uncased 30,522-token vocabulary; the real
         # MiniLM checkpoint ships exactly that file.
@@ -268,8 +300,10 @@ def _load_heads(model, path, fmt):
         heads = ("cls", "predictions.", "sop_classifier.")
         if len(missing) != len(e.problems) or not all(n.startswith(heads) for n in missing):
             raise
-        print(f"checkpoint has no pre-training heads ({len(missing)} head tensors); "
-              "they start from random initialisation")
+        print(
+            f"checkpoint has no pre-training heads ({len(missing)} head tensors); "
+            "they start from random initialisation"
+        )
 
 
 def _accuracy(model, dataset, batches, nsp=None):
@@ -289,10 +323,14 @@ def _accuracy(model, dataset, batches, nsp=None):
             correct[key] = correct.get(key, 0.0) + float(((pred == target) * weight).sum())
             total[key] = total.get(key, 0.0) + float(weight.sum())
             if key == "sbo_logits":
-                ce = tf.nn.sparse_softmax_cross_entropy_with_logits(target, out[key]).numpy()
+                ce = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                    target, out[key]
+                ).numpy()
                 loss += float((ce * weight).sum())
-    result = {key.replace("_logits", "_accuracy"): correct[key] / max(total[key], 1)
-              for key in correct}
+    result = {
+        key.replace("_logits", "_accuracy"): correct[key] / max(total[key], 1)
+        for key in correct
+    }
     if "sbo_logits" in total:
         result["sbo_loss"] = loss / max(total["sbo_logits"], 1)
     return result
@@ -332,21 +370,29 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
     multi = distribute.applies(strategy)
     chief = distribute.is_chief(strategy)
     epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)
-    kwargs = dict(sequence_length=config.sequence_length,
-                  max_predictions=config.max_predictions, batch_size=config.batch_size,
-                  objective=config.objective, masking=config.masking, packing=config.packing)
+    kwargs = dict(
+        sequence_length=config.sequence_length,
+        max_predictions=config.max_predictions,
+        batch_size=config.batch_size,
+        objective=config.objective,
+        masking=config.masking,
+        packing=config.packing,
+    )
     with strategy.scope():
-        model, tokenizer = build_pretrainer(config_or_path, strategy=strategy,
-                                            objective=config.task)
+        model, tokenizer = build_pretrainer(
+            config_or_path, strategy=strategy, objective=config.task
+        )
         if isinstance(corpus, TextShards):
-            train = corpus.dataset(tokenizer, seed=config.seed, epoch_variable=epoch_variable,
-                                   **kwargs)
+            train = corpus.dataset(
+                tokenizer, seed=config.seed, epoch_variable=epoch_variable, **kwargs
+            )
             # A fixed probe (another seed; `cache` freezes its first draw, so
             # step 0 and the end see the same examples).
             probe = corpus.dataset(tokenizer, seed=config.seed + 1, **kwargs)
         else:
-            train = pretraining_dataset(corpus, tokenizer, seed=config.seed,
-                                        epoch_variable=epoch_variable, **kwargs)
+            train = pretraining_dataset(
+                corpus, tokenizer, seed=config.seed, epoch_variable=epoch_variable, **kwargs
+            )
             # Drawn from the whole corpus: unshuffled it would hold only the
             # corpus's first documents (all Austen), whose NSP pairs are
             # unlike the mixture the model trains on.
@@ -356,21 +402,32 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
         if config.steps_per_epoch:
             steps = min(steps, config.steps_per_epoch)
         if steps < 1:
-            raise ValueError("the corpus yields no full batch; lower --batch-size or add text.")
+            raise ValueError(
+                "the corpus yields no full batch; lower --batch-size or add text."
+            )
         ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         losses = {"mlm_logits": ce}
         metrics = {"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
         task = config.task
         extra = ([f"{task.sentence}_logits"] if task.sentence else []) + (
-            ["sbo_logits"] if task.sbo else [])
+            ["sbo_logits"] if task.sbo else []
+        )
         for key in extra:
             losses[key] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
             metrics[key] = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        model.compile(optimizer=make_adamw(model, config.learning_rate, steps * config.epochs,
-                                           config.warmup_fraction, config.weight_decay,
-                                           gradient_accumulation=config.gradient_accumulation,
-                                           beta_2=config.beta_2),
-                      loss=losses, weighted_metrics=metrics)
+        model.compile(
+            optimizer=make_adamw(
+                model,
+                config.learning_rate,
+                steps * config.epochs,
+                config.warmup_fraction,
+                config.weight_decay,
+                gradient_accumulation=config.gradient_accumulation,
+                beta_2=config.beta_2,
+            ),
+            loss=losses,
+            weighted_metrics=metrics,
+        )
         # Optimizer variables exist before fit so BackupAndRestore can
         # restore into them on a resumed run (and the step traces once).
         build_for_fit(model, train.element_spec)
@@ -382,7 +439,8 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
     train = train.take(steps)
     throughput = Throughput(config.batch_size, num_workers=distribute.num_workers(strategy))
     train = throughput.count_tokens(train).apply(
-        tf.data.experimental.assert_cardinality(steps))
+        tf.data.experimental.assert_cardinality(steps)
+    )
     if multi:
         train = distribute.shard_by_data(train)
     history = HistoryFile(out / "history.json") if chief else None
@@ -395,8 +453,11 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
             EpochCounter(epoch_variable, worker=distribute.worker_index(strategy)),
             throughput,
             *([history] if chief else []),
-            keras.callbacks.BackupAndRestore(str(distribute.backup_dir(out, strategy)),
-                                             save_freq="epoch", delete_checkpoint=True),
+            keras.callbacks.BackupAndRestore(
+                str(distribute.backup_dir(out, strategy)),
+                save_freq="epoch",
+                delete_checkpoint=True,
+            ),
             keras.callbacks.TerminateOnNaN(),
             *([distribute.EpochSync(strategy)] if multi else []),
             *callbacks,
@@ -406,18 +467,26 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
     seconds = time.time() - started
     distribute.remove_backup_root(out, strategy)
     # This process's epochs over this process's time (a resumed run trains fewer).
-    examples_per_second_train = steps * config.batch_size * len(trained.epoch) / max(seconds, 1e-9)
+    examples_per_second_train = (
+        steps * config.batch_size * len(trained.epoch) / max(seconds, 1e-9)
+    )
     if not chief:
         # Wait for the chief's writes (it hosts the cluster's coordination
         # service: leaving before it is fine, after it waits out a timeout).
         distribute.barrier(strategy)
-        return {"worker": distribute.worker_name(strategy),
-                "train_seconds": round(seconds, 1),
-                "train_examples_per_second": round(examples_per_second_train, 1)}
+        return {
+            "worker": distribute.worker_name(strategy),
+            "train_seconds": round(seconds, 1),
+            "train_examples_per_second": round(examples_per_second_train, 1),
+        }
     history.write()
     after = _accuracy(model, probe, config.eval_batches, config.nsp)
-    save_model_dir(model, out / "model", tokenizer,
-                   extra={"task": "pretrain", "pretrain_config": dataclasses.asdict(config)})
+    save_model_dir(
+        model,
+        out / "model",
+        tokenizer,
+        extra={"task": "pretrain", "pretrain_config": dataclasses.asdict(config)},
+    )
     result = {
         "step_0": before,
         "trained": after,

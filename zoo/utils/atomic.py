@@ -68,7 +68,8 @@ def atomic_directory(destination, *, overwrite=True):
     destination.parent.mkdir(parents=True, exist_ok=True)
     if destination.exists() and not destination.is_dir():
         raise NotADirectoryError(
-            f"{destination} is a file; give a directory path (new, or one to replace).")
+            f"{destination} is a file; give a directory path (new, or one to replace)."
+        )
     if destination.exists() and not overwrite:
         raise FileExistsError(
             f"{destination} already exists; remove it or pass overwrite=True / --force."
@@ -80,8 +81,11 @@ def atomic_directory(destination, *, overwrite=True):
     try:
         yield tmp
         if destination.exists():
-            old = pathlib.Path(tempfile.mkdtemp(prefix=temporary_prefix(destination, "old"),
-                                                dir=destination.parent))
+            old = pathlib.Path(
+                tempfile.mkdtemp(
+                    prefix=temporary_prefix(destination, "old"), dir=destination.parent
+                )
+            )
             os.replace(destination, old / "replaced")
             os.replace(tmp, destination)
             shutil.rmtree(old, ignore_errors=True)

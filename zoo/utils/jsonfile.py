@@ -26,5 +26,6 @@ def read_json_object(path, what="this file") -> dict:
         raise JsonFileError(f"{path}: not valid JSON ({e}); {what}.") from None
     if not isinstance(value, dict):
         raise JsonFileError(
-            f"{path}: holds a JSON {type(value).__name__}, not an object; {what}.")
+            f"{path}: holds a JSON {type(value).__name__}, not an object; {what}."
+        )
     return value

@@ -28,9 +28,12 @@ class StepTimes(keras.callbacks.Callback):
 def keras_latency_ms(model, length, runs=20):
     """Median batch-1 latency (ms) of a zoo task model in a `tf.function`, on
     `length` tokens, after one warm-up call."""
-    x = {"token_ids": tf.ones((1, length), tf.int32),
-         "segment_ids": tf.zeros((1, length), tf.int32),
-         "padding_mask": tf.ones((1, length), tf.int32)}
+    x = {
+        "token_ids": tf.ones((1, length), tf.int32),
+        "segment_ids": tf.zeros((1, length), tf.int32),
+        "padding_mask": tf.ones((1, length), tf.int32),
+    }
+
     @tf.function(autograph=False)
     def fn(x):
         return model(x, training=False)

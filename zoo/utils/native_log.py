@@ -22,12 +22,18 @@ import threading
 # harmless: options the new converter ignores, absl's own notice that it
 # was not initialised, and the MLIR pass manager's status line.
 CONVERTER_NOISE = (
-    re.compile(r"WARNING: All log messages before absl::InitializeLog\(\) is called "
-               r"are written to STDERR"),
-    re.compile(r"[WI]\d{4} [\d:.]+ +\d+ tf_tfl_flatbuffer_helpers\.cc:\d+\] "
-               r"Ignored (output_format|drop_control_dependency)\."),
-    re.compile(r"I\d{4} [\d:.]+ +\d+ mlir_graph_optimization_pass\.cc:\d+\] "
-               r"MLIR V1 optimization pass is not enabled"),
+    re.compile(
+        r"WARNING: All log messages before absl::InitializeLog\(\) is called "
+        r"are written to STDERR"
+    ),
+    re.compile(
+        r"[WI]\d{4} [\d:.]+ +\d+ tf_tfl_flatbuffer_helpers\.cc:\d+\] "
+        r"Ignored (output_format|drop_control_dependency)\."
+    ),
+    re.compile(
+        r"I\d{4} [\d:.]+ +\d+ mlir_graph_optimization_pass\.cc:\d+\] "
+        r"MLIR V1 optimization pass is not enabled"
+    ),
 )
 
 # One redirect at a time across threads: two overlapping ones would restore
@@ -62,10 +68,13 @@ def filtered_stderr(noise=CONVERTER_NOISE):
                 os.close(saved)
                 captured.seek(0)
                 lines = captured.read().decode(errors="replace").splitlines(keepends=True)
-                kept = [line for line in lines
-                        if raised or not any(p.fullmatch(line.rstrip("\r\n")) for p in noise)]
+                kept = [
+                    line
+                    for line in lines
+                    if raised or not any(p.fullmatch(line.rstrip("\r\n")) for p in noise)
+                ]
                 # Back to fd 2, where the lines were headed: inside an
                 # enclosing block that is the enclosing capture, in order.
                 data = "".join(kept).encode()
                 while data:
-                    data = data[os.write(2, data):]
+                    data = data[os.write(2, data) :]

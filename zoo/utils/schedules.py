@@ -25,8 +25,9 @@ class AdamW(keras.optimizers.AdamW):
     default) gets."""
 
     def apply(self, grads, trainable_variables=None):
-        grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
-                 for g in grads]
+        grads = [
+            tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads
+        ]
         return super().apply(grads, trainable_variables)
 
     def update_step(self, gradient, variable, learning_rate):
@@ -43,13 +44,18 @@ class AdamW(keras.optimizers.AdamW):
         index = self._get_variable_index(variable)
         step = tf.cast(self.iterations + 1, dtype)
         tf.raw_ops.ResourceApplyAdam(
-            var=variable.handle, m=self._momentums[index].handle,
+            var=variable.handle,
+            m=self._momentums[index].handle,
             v=self._velocities[index].handle,
             beta1_power=tf.pow(tf.cast(self.beta_1, dtype), step),
             beta2_power=tf.pow(tf.cast(self.beta_2, dtype), step),
-            lr=tf.cast(learning_rate, dtype), beta1=tf.cast(self.beta_1, dtype),
-            beta2=tf.cast(self.beta_2, dtype), epsilon=tf.cast(self.epsilon, dtype),
-            grad=tf.cast(gradient, dtype), use_locking=False)
+            lr=tf.cast(learning_rate, dtype),
+            beta1=tf.cast(self.beta_1, dtype),
+            beta2=tf.cast(self.beta_2, dtype),
+            epsilon=tf.cast(self.epsilon, dtype),
+            grad=tf.cast(gradient, dtype),
+            use_locking=False,
+        )
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -74,9 +80,7 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         step = keras.ops.cast(step, "float32")
         warm = self.peak * (step + 1.0) / max(self.warmup_steps, 1)
         remaining = max(self.total_steps - self.warmup_steps, 1)
-        decay = self.peak * keras.ops.maximum(
-            0.0, (self.total_steps - step) / remaining
-        )
+        decay = self.peak * keras.ops.maximum(0.0, (self.total_steps - step) / remaining)
         return keras.ops.where(step < self.warmup_steps, warm, decay)
 
     def get_config(self):
