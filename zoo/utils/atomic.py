@@ -4,6 +4,12 @@ crash never leaves a half-written file or directory where a reader looks.
 Temporary names carry the writer's process id (`.NAME.tmp-PID-xxxx`), so the
 next write to the same place removes what a killed writer left behind
 (`remove_stale`): a SIGKILL runs no cleanup code.
+
+Every directory `atomic_directory` publishes holds `OUTPUT_MARKER`
+(`.zoo-output`), written first, so manifests list it. It is how the project
+knows a directory is its own: `atomic_directory(..., overwrite=True)`
+replaces an existing directory only when it holds the marker or is empty,
+never a directory of someone else's files.
 """
 
 from __future__ import annotations
@@ -14,6 +20,46 @@ import pathlib
 import re
 import shutil
 import tempfile
+
+OUTPUT_MARKER = ".zoo-output"
+MARKER_TEXT = (
+    "written by bert-zoo; --force may replace this directory (and only this one)\n"
+)
+
+
+class ForeignDirectoryError(FileExistsError):
+    """A directory the project would replace holds files it did not write."""
+
+
+def written_by_zoo(directory) -> bool:
+    """Whether `directory` holds the project's output marker."""
+    marker = pathlib.Path(directory) / OUTPUT_MARKER
+    return marker.is_file() and not marker.is_symlink()
+
+
+def write_marker(directory):
+    """Mark `directory` as the project's own output (see `written_by_zoo`)."""
+    path = pathlib.Path(directory) / OUTPUT_MARKER
+    if not path.is_file():
+        path.write_text(MARKER_TEXT, encoding="utf-8")
+    return path
+
+
+def check_replaceable(destination, what="it"):
+    """Raise `ForeignDirectoryError` unless `destination` is missing, empty,
+    or marked as the project's own output."""
+    destination = pathlib.Path(destination)
+    if not destination.exists() or (
+        destination.is_dir() and not any(destination.iterdir())
+    ):
+        return
+    if destination.is_dir() and written_by_zoo(destination):
+        return
+    raise ForeignDirectoryError(
+        f"{destination} holds files bert-zoo did not write (no {OUTPUT_MARKER} marker in it); "
+        f"{what} never replaces them, not even with --force. Choose another directory, or "
+        "move those files away yourself."
+    )
 
 
 def _alive(pid: int) -> bool:
@@ -60,26 +106,34 @@ def _clean_beside(destination):
 
 @contextlib.contextmanager
 def atomic_directory(destination, *, overwrite=True):
-    """Yield a fresh temporary directory beside `destination`; on success it
-    replaces `destination` (the old one, if any, is removed only after the new
-    one is complete). On error the temporary directory is deleted; after a
-    kill, the next `atomic_directory` for the same destination deletes it."""
+    """Yield a fresh temporary directory beside `destination`, holding the
+    output marker; on success it replaces `destination` (the old one, if any,
+    is removed only after the new one is complete). An existing
+    `destination` is replaced only with `overwrite` and only when it is empty
+    or marked as the project's own (`ForeignDirectoryError` otherwise, checked
+    before anything is written). On error the temporary directory is
+    deleted; after a kill, the next `atomic_directory` for the same
+    destination deletes it."""
     destination = pathlib.Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
     if destination.exists() and not destination.is_dir():
         raise NotADirectoryError(
             f"{destination} is a file; give a directory path (new, or one to replace)."
         )
-    if destination.exists() and not overwrite:
+    if destination.exists() and not overwrite and any(destination.iterdir()):
         raise FileExistsError(
             f"{destination} already exists; remove it or pass overwrite=True / --force."
         )
+    check_replaceable(destination)
     _clean_beside(destination)
     tmp = pathlib.Path(
         tempfile.mkdtemp(prefix=temporary_prefix(destination), dir=destination.parent)
     )
     try:
+        write_marker(tmp)
         yield tmp
+        # Checked again: the destination may have been filled meanwhile.
+        check_replaceable(destination)
         if destination.exists():
             old = pathlib.Path(
                 tempfile.mkdtemp(
