@@ -11,6 +11,8 @@ gives one of four outcomes:
     crash            any other exception (a traceback, an internal error),
                      or an error whose message does not name the field/file
     silent wrong     returned where an error was due, or a wrong answer
+    data lost        whatever it returned or raised, a file of the user's
+                     that the case watches (`kept`) was removed or changed
 
 `run_area` runs an area's cases and records the counts; the suite prints
 them per area at the end (tests/reliability/conftest.py) and every area's
@@ -24,7 +26,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-OUTCOMES = ("clear error", "correct answer", "crash", "silent wrong")
+OUTCOMES = ("clear error", "correct answer", "crash", "silent wrong", "data lost")
+FAILURES = ("crash", "silent wrong", "data lost")
 COUNTS: dict[str, dict[str, int]] = {}
 PROBLEMS: dict[str, list[str]] = {}
 
@@ -37,6 +40,9 @@ class Case:
     names: tuple = ()  # strings the error message must contain
     check: Callable[[Any], bool] | None = None
     errors: tuple = (ValueError, TypeError, FileNotFoundError, OSError)
+    # The user's files this case must leave alone: a function returning the
+    # ones removed or changed after the run (empty when all survived).
+    kept: Callable[[], list] | None = None
 
 
 def error(name, run, *names, errors=None):
@@ -62,6 +68,14 @@ def error_or_same(name, run, check, *names, errors=None):
 
 def outcome(case):
     """(outcome, detail) of running `case`."""
+    result, detail = _outcome(case)
+    lost = case.kept() if case.kept is not None else []
+    if lost:
+        return "data lost", f"{', '.join(map(str, lost))[:300]} ({result}: {detail[:200]})"
+    return result, detail
+
+
+def _outcome(case):
     try:
         result = case.run()
     except case.errors as e:
@@ -104,7 +118,7 @@ def run_area(area, cases):
         seen.add(case.name)
         result, detail = outcome(case)
         counts[result] += 1
-        if result in ("crash", "silent wrong"):
+        if result in FAILURES:
             problems.append(f"{case.name}: {result}: {detail}")
     return problems
 
