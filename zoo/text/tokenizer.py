@@ -568,3 +568,21 @@ def tokenize_texts(tokenizer, texts, sequence_length):
         for k, v in chunk.items():
             out.setdefault(k, []).append(np.asarray(v))
     return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def vocabulary_casing_problem(tokens, lowercase):
+    """Why `lowercase` cannot go with this vocabulary, or None. An uncased
+    vocabulary has no token that lowercasing changes (brackets aside); a
+    cased one has many."""
+    cased = sum(1 for t in tokens if t != t.lower() and not (t[:1] == "[" and t[-1:] == "]"))
+    if not lowercase and cased == 0:
+        return (
+            "lowercase is false but the vocabulary is uncased (no token has a capital "
+            "letter): capitalised words would tokenize into other pieces than in training"
+        )
+    if lowercase and cased > 0.01 * len(tokens):
+        return (
+            f"lowercase is true but the vocabulary is cased ({cased:,} tokens with "
+            "capitals): those pieces could never be produced"
+        )
+    return None
