@@ -4,11 +4,16 @@
     ARTIFACT/metadata.json   task, labels, sequence lengths, lower-casing, vocabulary
                              sha256, quantization, op lists, signatures, source model
     ARTIFACT/manifest.json   sha256 and size of every other file in the directory
+    ARTIFACT/.zoo-output     the marker of a directory the project wrote
 
 Why a manifest: a flipped byte in a `.tflite` or a SavedModel's weights file
 does not always stop it from loading; it silently changes the outputs. Every
-loader in `export/` calls `verify_manifest` before touching a model file, so a
-changed file fails with a `ManifestError` that names it.
+loader in `export/` runs `export.runtime.open_artifact` before touching a
+model file: `verify_manifest` (every file listed, with its size and sha256;
+a file the manifest does not list is refused too, or dropping an entry
+would let a file change unchecked), `read_metadata` (the type of every
+field), and `export.consistency.check_artifact` (metadata.json against what
+the model files say themselves, which a regenerated manifest cannot hide).
 
     >>> write_manifest(artifact_dir)
     >>> verify_manifest(artifact_dir)          # raises ManifestError on any change
@@ -16,16 +21,27 @@ changed file fails with a `ManifestError` that names it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import numbers
 import os
 import pathlib
+import re
 import time
 
 from zoo.models import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES, TASKS, input_contract, task_of
-from zoo.text.tokenizer import read_vocabulary, vocabulary_sha256, vocabulary_text
+from zoo.text.tokenizer import (
+    read_vocabulary,
+    vocabulary_casing_problem,
+    vocabulary_sha256,
+    vocabulary_text,
+)
 from zoo.utils.atomic import atomic_file
+from zoo.utils.file_record import (
+    file_differences,
+    malformed_entries,
+    record_files,
+    sha256_file,
+)
 from zoo.utils.jsonfile import JsonFileError, read_json_object
 from zoo.utils.provenance import versions
 
@@ -44,20 +60,11 @@ _VERSION_1_TASKS = {
     "token_classification": "tag",
     "question_answering": "qa",
 }
-_CHUNK = 1 << 20
 ARTIFACT_KINDS = ("tflite", "saved_model", "tpu_saved_model")
 
 
 class ManifestError(ValueError):
     """An artifact's files do not match its manifest.json (or it has none)."""
-
-
-def sha256_file(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def write_vocabulary(directory, tokens) -> pathlib.Path:
@@ -75,39 +82,38 @@ def write_json(path, data) -> pathlib.Path:
     return path
 
 
-def _files(directory):
-    directory = pathlib.Path(directory)
-    for path in sorted(directory.rglob("*")):
-        if path.is_file() and path.relative_to(directory).as_posix() != MANIFEST:
-            yield path.relative_to(directory).as_posix(), path
+# `zoo validate`'s reports (validation-YYYYMMDDTHHMMSS.json), written into an
+# artifact after export: the only files a manifest need not list. No loader
+# reads them.
+REPORT_NAME = re.compile(r"validation-\d{8}T\d{6}(?:-\d+)?\.json")
 
 
 def write_manifest(directory) -> dict:
     """Hash every file under `directory` (except manifest.json) into manifest.json."""
-    files = {
-        name: {"sha256": sha256_file(path), "size": path.stat().st_size}
-        for name, path in _files(directory)
-    }
     manifest = {
         "format": MANIFEST_FORMAT,
         "format_version": FORMAT_VERSION,
         "algorithm": "sha256",
-        "files": files,
+        "files": record_files(directory, skip={MANIFEST}),
     }
     write_json(pathlib.Path(directory) / MANIFEST, manifest)
     return manifest
 
 
 def verify_manifest(directory) -> dict:
-    """Check every file listed in manifest.json; return the manifest.
+    """Check an artifact against its manifest.json; return the manifest.
 
-    Raises `ManifestError` listing each file that is missing, has another
-    size or another sha256. Files the manifest does not list are ignored
-    (a README added by hand is not a reason to refuse a model).
+    The manifest must list every file of the directory, each with its size
+    and sha256: a file it does not list is refused like a changed one
+    (otherwise removing a file's entry would let that file change
+    unchecked), except `zoo validate`'s reports (`REPORT_NAME`), which no
+    loader reads. Entries are type-checked; symbolic links are refused.
+    Raises `ManifestError` listing each file that is missing, unlisted, a
+    link, or has another size or sha256.
     """
     directory = pathlib.Path(directory)
     path = directory / MANIFEST
-    if not path.is_file():
+    if path.is_symlink() or not path.is_file():
         raise ManifestError(
             f"{directory}: no {MANIFEST}, so its files cannot be checked. It is not a complete "
             "zoo export (or was copied without it); re-export it with `zoo export`."
@@ -122,28 +128,24 @@ def verify_manifest(directory) -> dict:
         raise ManifestError(
             f"{path}: not a zoo export manifest (format {manifest.get('format')!r})."
         )
-    problems = []
-    for name, entry in manifest["files"].items():
-        file = directory / name
-        if not file.is_file():
-            problems.append(f"{name}: missing")
-            continue
-        size = file.stat().st_size
-        if size != entry["size"]:
-            problems.append(f"{name}: size {size} bytes, manifest says {entry['size']}")
-            continue
-        digest = sha256_file(file)
-        if digest != entry["sha256"]:
-            problems.append(
-                f"{name}: sha256 {digest[:16]}..., manifest says {entry['sha256'][:16]}..."
-            )
+    malformed = malformed_entries(manifest["files"], reserved=(MANIFEST,))
+    if malformed:
+        raise ManifestError(
+            f"{path}: {len(malformed)} malformed entr{'y' if len(malformed) == 1 else 'ies'}: "
+            + "; ".join(malformed)
+            + ". The manifest was edited or damaged; restore the artifact from the original "
+            "export or re-export it with `zoo export`."
+        )
+    problems = file_differences(
+        directory, manifest["files"], skip={MANIFEST}, unlisted_ok=REPORT_NAME.fullmatch
+    )
     if problems:
         raise ManifestError(
             f"{directory}: {len(problems)} file(s) do not match {MANIFEST}: "
             + "; ".join(problems)
-            + ". The artifact changed after export (disk corruption, a partial copy or an edit) "
-            "and would give different outputs; refusing to load it. Restore it from the original "
-            "export or re-export with `zoo export`."
+            + ". The artifact changed after export (disk corruption, a partial copy, an "
+            "edit, or a file added or removed) and could give other outputs; refusing to "
+            "load it. Restore it from the original export or re-export with `zoo export`."
         )
     return manifest
 
@@ -196,6 +198,15 @@ def read_metadata(directory) -> dict:
         )
     if version < 2:
         meta["task"] = _VERSION_1_TASKS.get(meta.get("task"), meta.get("task"))
+    graph = (directory / "saved_model.pb").is_file()
+    if (meta.get("kind") == "tflite" and graph) or (
+        meta.get("kind") in ("saved_model", "tpu_saved_model") and not graph
+    ):
+        raise MetadataError(
+            f"{path}: `kind` is {meta.get('kind')!r} but the directory "
+            f"{'holds a SavedModel (saved_model.pb)' if graph else 'has no saved_model.pb'}; "
+            "metadata.json does not describe these files. Re-export the artifact."
+        )
     check_metadata_fields(meta, path)
     check_vocabulary_file(meta, directory)
     if "input_contract" not in meta:
@@ -310,26 +321,6 @@ def check_metadata_fields(meta, path):
             f"token ids 0..{meta['vocabulary_size'] - 1} (vocabulary_size "
             "- 1) with the segment, mask and length rules",
         )
-
-
-def vocabulary_casing_problem(tokens, lowercase):
-    """Why `lowercase` cannot go with this vocabulary, or None. An uncased
-    vocabulary has no token that lowercasing changes (brackets aside); a
-    cased one has many."""
-    cased = sum(
-        1 for t in tokens if t != t.lower() and not (t[:1] == "[" and t[-1:] == "]")
-    )
-    if not lowercase and cased == 0:
-        return (
-            "lowercase is false but the vocabulary is uncased (no token has a capital "
-            "letter): capitalised words would tokenize into other pieces than in training"
-        )
-    if lowercase and cased > 0.01 * len(tokens):
-        return (
-            f"lowercase is true but the vocabulary is cased ({cased:,} tokens with "
-            "capitals): those pieces could never be produced"
-        )
-    return None
 
 
 def check_vocabulary_file(meta, directory):

@@ -196,7 +196,7 @@ def _text(value):
     return value.decode() if isinstance(value, bytes) else value
 
 
-class _AlignedBuffer(tfl.BufferT):
+class AlignedBuffer(tfl.BufferT):
     """A BufferT packed with its data 16-byte aligned, as the converter writes
     weights (`data:[ubyte] (force_align: 16)`; the generated Pack aligns to 1)."""
 
@@ -250,7 +250,9 @@ def _one_signature(content, signature):
     model.subgraphs = [graph]
     sig.subgraphIndex = 0
     model.signatureDefs = [sig]
-    used = {t.buffer for t in graph.tensors}
+    # The kept subgraph's tensors, and the metadata entries (the runtime
+    # version, the converter's record, the zoo's artifact record).
+    used = {t.buffer for t in graph.tensors} | {m.buffer for m in model.metadata or []}
     for i, buffer in enumerate(model.buffers):
         if i and i not in used:
             buffer.data = None
@@ -319,7 +321,7 @@ def mediapipe_classifier(
     entry.buffer = len(model.buffers) - 1
     model.metadata = [m for m in model.metadata or [] if _text(m.name) != METADATA_NAME]
     model.metadata.append(entry)
-    model.buffers = [_AlignedBuffer.of(b) for b in model.buffers]
+    model.buffers = [AlignedBuffer.of(b) for b in model.buffers]
     builder = flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=MODEL_IDENTIFIER)
     out = io.BytesIO(bytes(builder.Output()))

@@ -26,6 +26,7 @@ import tensorflow_text  # noqa: F401  registers the text signatures' ops
 from tensorflow_text import tflite_registrar
 
 from export import manifest as mf
+from export.consistency import check_artifact
 from export.mediapipe import same_graph_as_source
 from export.tf1_worker import MANIFEST_MISMATCH
 from zoo.models import INPUT_NAMES, InvalidInputError, check_ids
@@ -51,31 +52,59 @@ MAX_VALIDATION_WORKERS = 4
 TF1_WORKER = pathlib.Path(__file__).with_name("tf1_worker.py")
 
 
-# --- LiteRT ---------------------------------------------------------------------
+class ArtifactLoadError(ValueError):
+    """An artifact that passed its checks failed to load or run in its runtime."""
 
 
-def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1):
-    """A LiteRT interpreter for `artifact_dir/file`, after the manifest check.
-
-    A file whose metadata lists custom (tensorflow-text) ops gets
-    `InterpreterWithCustomOps` with tensorflow-text's registrar.
-    """
+def open_artifact(artifact_dir) -> dict:
+    """The checks every loader runs before a model file is touched: the
+    manifest (every file listed, none changed), metadata.json's fields, and
+    metadata.json against what the model files say themselves
+    (`export.consistency`). Returns the metadata."""
     artifact_dir = pathlib.Path(artifact_dir)
     mf.verify_manifest(artifact_dir)
     meta = mf.read_metadata(artifact_dir)
+    check_artifact(artifact_dir, meta)
+    return meta
+
+
+# --- LiteRT ---------------------------------------------------------------------
+
+
+def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1, *, meta=None):
+    """A LiteRT interpreter for `artifact_dir/file`, after `open_artifact`'s
+    checks (skipped when the caller ran them and passes their `meta`).
+
+    A file whose metadata lists custom (tensorflow-text) ops gets
+    `InterpreterWithCustomOps` with tensorflow-text's registrar. One
+    interpreter runs one call at a time: `CheckedSignature` holds its lock
+    for the whole call, so sharing it between threads is safe but serial
+    (for parallel calls, load one interpreter per thread).
+    """
+    artifact_dir = pathlib.Path(artifact_dir)
+    if meta is None:
+        meta = open_artifact(artifact_dir)
     info = meta.get("files", {}).get(file)
     if info is None:
         raise FileNotFoundError(
             f"{artifact_dir}: metadata.json lists no {file!r} (files: {sorted(meta.get('files', {}))})."
         )
     path = str(artifact_dir / file)
-    if info.get("custom_ops"):
-        return litert.InterpreterWithCustomOps(
-            model_path=path,
-            custom_op_registerers=tflite_registrar.SELECT_TFTEXT_OPS,
-            num_threads=num_threads,
-        )
-    return litert.Interpreter(model_path=path, num_threads=num_threads)
+    try:
+        if info.get("custom_ops"):
+            interpreter = litert.InterpreterWithCustomOps(
+                model_path=path,
+                custom_op_registerers=tflite_registrar.SELECT_TFTEXT_OPS,
+                num_threads=num_threads,
+            )
+        else:
+            interpreter = litert.Interpreter(model_path=path, num_threads=num_threads)
+    except (RuntimeError, ValueError) as e:
+        raise ArtifactLoadError(
+            f"{path}: LiteRT cannot load it ({str(e).strip()[:300]}); re-export the artifact."
+        ) from None
+    interpreter.zoo_lock = threading.Lock()
+    return interpreter
 
 
 class CheckedSignature:
@@ -86,10 +115,16 @@ class CheckedSignature:
 
         classify = load_signature("exports/bbc_dyn")       # the primary length
         out = classify(token_ids=..., segment_ids=..., padding_mask=...)
+
+    A runner may be shared between threads: each call holds its
+    interpreter's lock from the input check to the copy of the outputs (an
+    interpreter keeps one set of input and output buffers, so two
+    interleaved calls would read each other's results).
     """
 
     def __init__(self, interpreter, signature, sequence_length, kind, contract):
         self.raw = interpreter.get_signature_runner(signature)
+        self._lock = getattr(interpreter, "zoo_lock", None) or threading.Lock()
         self.signature = signature
         self.sequence_length = sequence_length
         self.kind = kind
@@ -115,15 +150,33 @@ class CheckedSignature:
         if self.kind != "text":
             # Checked in range above, so int32 loses nothing (int64, tf tensors).
             inputs = {k: np.asarray(v).astype(np.int32) for k, v in inputs.items()}
-        return self.raw(**inputs)
+        with self._lock:
+            return invoke(self, inputs)
 
 
-def load_signature(artifact_dir, signature=None, file=MODEL_FILE, num_threads=1):
+def invoke(runner, inputs):
+    """`runner.raw(**inputs)` with its outputs copied; a LiteRT failure as an
+    `ArtifactLoadError` naming the signature. The caller holds the runner's
+    interpreter (its lock, or one interpreter per thread)."""
+    try:
+        outputs = runner.raw(**inputs)
+    except RuntimeError as e:
+        raise ArtifactLoadError(
+            f"{runner.signature}: LiteRT failed to run it ({str(e).strip()[:300]}); the file "
+            "does not fit its metadata.json or is damaged. Re-export the artifact."
+        ) from None
+    return {k: np.array(v) for k, v in outputs.items()}
+
+
+def load_signature(
+    artifact_dir, signature=None, file=MODEL_FILE, num_threads=1, *, meta=None
+):
     """A `CheckedSignature` of `artifact_dir/file` (default: its primary,
-    first-listed signature), after the manifest and metadata checks."""
+    first-listed signature), after `open_artifact`'s checks (skipped when the
+    caller ran them and passes their `meta`)."""
     artifact_dir = pathlib.Path(artifact_dir)
-    interpreter = load_interpreter(artifact_dir, file, num_threads=num_threads)
-    meta = mf.read_metadata(artifact_dir)
+    meta = open_artifact(artifact_dir) if meta is None else meta
+    interpreter = load_interpreter(artifact_dir, file, num_threads=num_threads, meta=meta)
     info = meta["files"][file]
     names = info["signatures"]
     signature = names[0] if signature is None else signature
@@ -213,7 +266,7 @@ def _run_parallel(runners, feeds, results, stop=None):
                 return
             try:
                 runner.check(feeds[i])
-                results[i] = {k: np.array(v) for k, v in runner.raw(**feeds[i]).items()}
+                results[i] = invoke(runner, feeds[i])
             except BaseException as e:  # re-raised in the caller's thread
                 errors.append(e)
 
@@ -278,7 +331,7 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
             continue  # the text-in file takes single texts only
         source = same_graph_as_source(artifact_dir, meta, file)
         source_run = None if source is None else by_signature.get(source)
-        interpreters = [load_interpreter(artifact_dir, file)]
+        interpreters = [load_interpreter(artifact_dir, file, meta=meta)]
         for position, signature in enumerate(info["signatures"]):
             length = info["sequence_lengths"][position]
             subset = texts if position == 0 else texts[:SECONDARY_TEXTS]
@@ -297,7 +350,7 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
             def grow(count, interpreters=interpreters, file=file, runner=runner):
                 """`count` runners, loading interpreters of this file as needed."""
                 while len(interpreters) < count:
-                    interpreters.append(load_interpreter(artifact_dir, file))
+                    interpreters.append(load_interpreter(artifact_dir, file, meta=meta))
                 return [runner(x) for x in interpreters[:count]]
 
             results = [None] * len(feeds)
@@ -307,9 +360,8 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
             for i in range(min(len(feeds), 3 + LATENCY_RUNS)):
                 first.check(feeds[i])
                 t0 = time.perf_counter()
-                result = first.raw(**feeds[i])
+                results[i] = invoke(first, feeds[i])
                 seconds.append(time.perf_counter() - t0)
-                results[i] = {k: np.array(v) for k, v in result.items()}
             derived = source_run is not None and position == 0 and source_run["ids"] is ids
             stop = min(len(feeds), DERIVED_SAMPLE_TEXTS) if derived else len(feeds)
             used = min(workers, stop - len(seconds))
@@ -391,7 +443,7 @@ def run_tf1(artifact_dir, requests, texts_by_name, inputs, timeout=900):
             mf.verify_manifest(artifact_dir)
         if proc.returncode != 0:
             tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-            raise RuntimeError(
+            raise ArtifactLoadError(
                 f"{artifact_dir}: the TF1 session loader (the restore path TF Serving uses) failed "
                 f"in a fresh process (exit {proc.returncode}):\n{tail}"
             )
@@ -491,7 +543,16 @@ def run_saved_model(artifact_dir, meta, texts, tokenizer):
     return runs, info["signatures"]
 
 
-def load_saved_model(version_dir):
-    """`tf.saved_model.load` after the manifest check; returns `(loaded, metadata)`."""
-    mf.verify_manifest(version_dir)
-    return tf.saved_model.load(str(version_dir)), mf.read_metadata(version_dir)
+def load_saved_model(version_dir, *, meta=None):
+    """`tf.saved_model.load` after `open_artifact`'s checks (skipped when the
+    caller ran them and passes their `meta`); returns `(loaded, metadata)`."""
+    meta = open_artifact(version_dir) if meta is None else meta
+    try:
+        loaded = tf.saved_model.load(str(version_dir))
+    except (tf.errors.OpError, ValueError, IndexError, OSError) as e:
+        first = str(getattr(e, "message", e)).strip().splitlines()[0][:300]
+        raise ArtifactLoadError(
+            f"{version_dir}: TensorFlow cannot load the SavedModel ({type(e).__name__}: "
+            f"{first}); it is damaged. Restore it from the original export or re-export it."
+        ) from None
+    return loaded, meta

@@ -78,6 +78,7 @@ from ai_edge_quantizer import quantizer as aeq
 
 from export import manifest as mf
 from export import mediapipe
+from export.consistency import artifact_record, embed_tflite_record
 from export.runtime import MODEL_FILE
 from export.validate import validate_new_artifact
 from zoo.models import INPUT_NAMES, task_of
@@ -532,6 +533,10 @@ def export_tflite(
             )
         else:
             content = convert(work / "phone", signatures, quantize, representative)
+        # What the file says it is, inside the file: loaders check
+        # metadata.json against it (export/consistency.py).
+        record = artifact_record(meta)
+        content = embed_tflite_record(content, record)
         files = {
             MODEL_FILE: (
                 content,
@@ -570,8 +575,9 @@ def export_tflite(
             # file takes int8 weights instead (recorded as its mode).
             text_mode = "dynamic_int8" if quantize in CALIBRATED_MODES else quantize
             text_signature = [signature_name(lengths[0], text=True)]
-            text_content = convert(
-                work / "text", text_signature, text_mode, allow_custom_ops=True
+            text_content = embed_tflite_record(
+                convert(work / "text", text_signature, text_mode, allow_custom_ops=True),
+                record,
             )
             info = _file_info(
                 text_content, text_signature, lengths[:1], "text", TEXT_OP_RESOLVER

@@ -35,7 +35,7 @@ import numpy as np
 import tensorflow as tf
 
 from export import manifest as mf
-from export.runtime import run_saved_model, run_tflite
+from export.runtime import open_artifact, run_saved_model, run_tflite
 from zoo.checkpoints import load_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
 from zoo.utils.numeric import softmax
@@ -58,7 +58,15 @@ THRESHOLDS = {
     "int8": {"label_agreement": 0.97},
     # int4 weights: the same bar as full int8.
     "int4": {"label_agreement": 0.97},
-    "saved_model": {"max_abs_diff": 1e-4, "label_agreement": 1.0, "token_ids_match": 1.0},
+    # label_string_agreement: the label name the graph answers with (its
+    # assets/labels.txt) against the name metadata.json gives the Keras
+    # model's class.
+    "saved_model": {
+        "max_abs_diff": 1e-4,
+        "label_agreement": 1.0,
+        "token_ids_match": 1.0,
+        "label_string_agreement": 1.0,
+    },
     "tpu_float32": {"max_abs_diff": 1e-4, "label_agreement": 1.0},
     "tpu_bfloat16": {"label_agreement": 0.99},
 }
@@ -334,9 +342,11 @@ def _file_sizes(artifact_dir, meta):
     return sizes
 
 
-def _load_reference_from_metadata(meta):
+def _load_reference_from_metadata(directory, meta):
     """The source model, when metadata names a model directory that still
-    holds the same `model.keras` (by sha256); else None."""
+    holds the same `model.keras` (by sha256); else None. Its vocabulary must
+    be the artifact's: a vocab.txt edited in the artifact (with its sha256
+    in metadata.json and the manifest rewritten) is refused here."""
     source = meta.get("source_model", {})
     path, digest = source.get("path"), source.get("model_keras_sha256")
     if not path or not digest:
@@ -344,8 +354,14 @@ def _load_reference_from_metadata(meta):
     model_file = pathlib.Path(path) / "model.keras"
     if not model_file.is_file() or mf.sha256_file(model_file) != digest:
         return None
-
-    model, _, _ = load_model_dir(path)
+    model, tokenizer, _ = load_model_dir(path)
+    if vocabulary_sha256(tokenizer.vocabulary) != meta["vocabulary_sha256"]:
+        raise mf.MetadataError(
+            f"{pathlib.Path(directory) / mf.VOCABULARY}: `vocabulary_sha256`: not the "
+            f"vocabulary of the model it was exported from ({path}/vocab.txt); the artifact "
+            "would tokenize into other ids than the model was trained on. Restore it from the "
+            "original export or re-export it with `zoo export`."
+        )
     return model
 
 
@@ -462,8 +478,7 @@ def validate_artifact(
         raise ValueError(
             f"validate_artifact: {len(labels)} labels for {len(texts)} texts; pass one per text."
         )
-    mf.verify_manifest(artifact_dir)
-    meta = mf.read_metadata(artifact_dir)
+    meta = open_artifact(artifact_dir)
     if tokenizer is None:
         tokenizer = WordPieceTokenizer(
             str(artifact_dir / mf.VOCABULARY), lowercase=meta["lowercase"]
@@ -475,7 +490,7 @@ def validate_artifact(
         )
     reference_source = "given"
     if reference_model is None:
-        reference_model = _load_reference_from_metadata(meta)
+        reference_model = _load_reference_from_metadata(artifact_dir, meta)
         reference_source = "metadata source_model" if reference_model is not None else None
     task = meta["task"]
     t0 = time.time()

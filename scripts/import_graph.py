@@ -46,8 +46,10 @@ ROOMS = {
     "export.tf1_worker": 3,
     "export.validate": 3,
     "export.saved_model": 3,
+    "export.serving_config": 3,
     "export.tflite": 3,
     "export.mediapipe": 3,
+    "export.consistency": 3,
     "export": 3,  # the package's public names
     "zoo": 4,  # `import zoo`: the public API, above the library it re-exports
     "zoo.tasks": 4,
@@ -72,9 +74,11 @@ SAME_FLOOR_ORDER = [
     [
         "export",
         "export.saved_model",
+        "export.serving_config",
         "export.tflite",
         "export.validate",
         "export.runtime",
+        "export.consistency",
         "export.mediapipe",
         "export.tf1_worker",
         "export.manifest",

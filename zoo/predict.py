@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import threading
 
 import numpy as np
 import tensorflow as tf
 
 from export import manifest as mf
-from export.runtime import load_saved_model, load_signature
+from export.runtime import load_saved_model, load_signature, open_artifact
 from zoo.checkpoints import load_model_dir
 from zoo.checkpoints.model_dir import MANIFEST as MODEL_DIR_MANIFEST
 from zoo.models import task_of
@@ -257,8 +258,13 @@ def open_predictor(
         config = evaluation_config(meta, sequence_length, max_windows)
         task = task_of(model)
 
+        lock = threading.Lock()
+
         def run_ids(inputs):
-            return model.predict(inputs, batch_size=batch_size, verbose=0)
+            # Keras builds and caches its predict function on first use: one
+            # call at a time, so threads sharing this Predictor are safe.
+            with lock:
+                return model.predict(inputs, batch_size=batch_size, verbose=0)
 
         return Predictor(
             "model",
@@ -272,10 +278,17 @@ def open_predictor(
             config.doc_stride,
             config.max_answer_length,
         )
-    meta = mf.read_metadata(path)
+    # The manifest, the metadata and their agreement with the model files,
+    # before anything runs (export/consistency.py).
+    meta = open_artifact(path)
     tokenizer = WordPieceTokenizer(str(path / mf.VOCABULARY), lowercase=meta["lowercase"])
     if kind == "tflite":
-        info = meta["files"]["model.tflite"]
+        info = meta["files"].get("model.tflite")
+        if info is None:
+            raise PredictError(
+                f"--model {path}: metadata.json describes no model.tflite "
+                f"({sorted(meta['files'])}); give the artifact directory `zoo export` wrote."
+            )
         lengths = [int(n) for n in info["sequence_lengths"]]
         if sequence_length is not None and sequence_length not in lengths:
             raise PredictError(
@@ -283,7 +296,7 @@ def open_predictor(
                 f"signatures for {lengths} tokens."
             )
         name = info["signatures"][lengths.index(sequence_length or lengths[0])]
-        signature = load_signature(path, name, num_threads=num_threads)
+        signature = load_signature(path, name, num_threads=num_threads, meta=meta)
         length = signature.sequence_length
 
         def run_ids(inputs):
@@ -293,7 +306,7 @@ def open_predictor(
             ]
             return {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
     else:
-        loaded, _ = load_saved_model(path)
+        loaded, _ = load_saved_model(path, meta=meta)
         serve = loaded.signatures["serve_ids"]
         length = int(meta["sequence_lengths"][0])
         if sequence_length not in (None, length):

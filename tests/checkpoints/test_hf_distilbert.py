@@ -195,6 +195,7 @@ def test_convert_cli_writes_a_student_as_distilbert(tmp_path, capsys):
     assert "wrote hf checkpoint" in run.stdout and "DistilBertEncoder" in run.stdout
     names = {p.name for p in (tmp_path / "hf").iterdir()}
     assert names == {
+        ".zoo-output",  # the marker of a directory zoo wrote (docs/outputs.md)
         "config.json",
         "model.safetensors",
         "vocab.txt",

@@ -44,7 +44,7 @@ def test_one_flipped_byte_fails_with_the_file_named(tmp_path, name):
     with pytest.raises(mf.ManifestError) as e:
         mf.verify_manifest(d)
     message = str(e.value)
-    assert f"{name}: sha256" in message and "manifest says" in message
+    assert f"{name}: sha256" in message and "recorded" in message
     assert "refusing to load it" in message and "re-export" in message
     print(f"\nflipped one byte of {name}: {message[:160]}...")
 
@@ -64,10 +64,62 @@ def test_missing_and_truncated_files_and_missing_manifest(tmp_path):
         mf.verify_manifest(d)
 
 
-def test_unlisted_files_are_ignored(tmp_path):
+def test_only_validation_reports_may_be_unlisted(tmp_path):
+    """`zoo validate`'s reports are written after export and never read; any
+    other file the manifest does not list is refused, wherever it is (else
+    dropping a file's entry would let it change unchecked)."""
     d = _artifact(tmp_path)
     (d / "validation-20260101T000000.json").write_text("{}")
     mf.verify_manifest(d)
+    for name in ("README.md", "variables/extra", "validation-latest.json"):
+        (d / name).write_text("added")
+        with pytest.raises(mf.ManifestError, match=f"{name}: not listed"):
+            mf.verify_manifest(d)
+        (d / name).unlink()
+
+
+def test_dropping_an_entry_does_not_skip_the_check(tmp_path):
+    d = _artifact(tmp_path)
+    manifest = json.loads((d / "manifest.json").read_text())
+    del manifest["files"]["model.tflite"]
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(mf.ManifestError, match="model.tflite: not listed"):
+        mf.verify_manifest(d)
+    manifest["files"] = {}
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(mf.ManifestError, match="4 file"):
+        mf.verify_manifest(d)
+
+
+@pytest.mark.parametrize(
+    "name, entry, words",
+    [
+        ("vocab.txt", "abc", "entry is 'abc'"),
+        ("vocab.txt", {"sha256": "0" * 64, "size": "12"}, "size is '12'"),
+        ("vocab.txt", {"size": 12}, "sha256 is None"),
+        ("vocab.txt", {"sha256": "0" * 64, "size": True}, "size is True"),
+        ("../outside", {"sha256": "0" * 64, "size": 1}, "not a plain relative path"),
+        ("/etc/passwd", {"sha256": "0" * 64, "size": 1}, "not a plain relative path"),
+        ("manifest.json", {"sha256": "0" * 64, "size": 1}, "not a plain relative path"),
+    ],
+)
+def test_malformed_entries_are_refused_by_name(tmp_path, name, entry, words):
+    d = _artifact(tmp_path)
+    manifest = json.loads((d / "manifest.json").read_text())
+    manifest["files"][name] = entry
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(mf.ManifestError, match="malformed") as e:
+        mf.verify_manifest(d)
+    assert words in str(e.value)
+
+
+def test_symbolic_links_are_refused(tmp_path):
+    d = _artifact(tmp_path)
+    outside = tmp_path / "elsewhere.txt"
+    (d / "vocab.txt").rename(outside)
+    (d / "vocab.txt").symlink_to(outside)
+    with pytest.raises(mf.ManifestError, match="vocab.txt: a symbolic link"):
+        mf.verify_manifest(d)
 
 
 def test_vocabulary_with_a_line_break_is_refused(tmp_path):

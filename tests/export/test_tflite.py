@@ -28,6 +28,7 @@ def artifact(tmp_path_factory, tiny_classifier, tiny_tokenizer, tiny_texts, tiny
 
 def test_artifact_files_metadata_and_validation(artifact, tiny_tokenizer):
     assert sorted(p.name for p in artifact.iterdir()) == [
+        ".zoo-output",
         "manifest.json",
         "mediapipe.tflite",
         "metadata.json",

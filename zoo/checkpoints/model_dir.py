@@ -4,7 +4,20 @@
     DIR/model.keras       the whole Keras model (encoder + head), safe-mode loadable
     DIR/vocab.txt         the WordPiece vocabulary
     DIR/zoo_model.json    format version, model class, encoder config,
-                          tokenizer settings, labels, and provenance
+                          tokenizer settings, labels, provenance, and `files`:
+                          the size and sha256 of every other file in DIR
+    DIR/.zoo-output       the marker of a directory the project wrote
+
+Loading checks the directory twice. Against its record: every file listed
+(none added, none missing, none changed; no symbolic links). Against the
+model itself: zoo_model.json's fields must say what model.keras holds
+(class, encoder config, labels and their count, parameter count), what
+vocab.txt holds (size, sha256, casing against `lowercase`), and settings
+the model can take (`sequence_length` within the encoder's positions). A
+field edited by hand, even with the record regenerated, is refused with
+the field named, so `zoo predict` and `TextClassifier.from_checkpoint`
+can never read one directory two ways. Directories written before the
+record existed (format version 1) get the second check only.
 """
 
 from __future__ import annotations
@@ -19,32 +32,46 @@ import keras
 # A model saved after `compile` carries its optimizer config, whose
 # learning-rate schedule is ours: importing it registers it for Keras.
 import zoo.utils.schedules  # noqa: F401
+from zoo.models import TASK_MODELS, task_of
 from zoo.models.encoder_task import with_dtype_policy
 from zoo.text.tokenizer import (
     WordPieceTokenizer,
     read_vocabulary,
+    vocabulary_casing_problem,
     vocabulary_sha256,
     vocabulary_text,
 )
 from zoo.utils.atomic import atomic_directory
+from zoo.utils.file_record import file_differences, malformed_entries, record_files
 from zoo.utils.jsonfile import read_json_object
 
 FORMAT = "zoo-model"
-FORMAT_VERSION = 1
+# Version 2 adds `files`, the record of every other file of the directory.
+FORMAT_VERSION = 2
 MANIFEST = "zoo_model.json"
+RUN_INFO = "args.json"
+
+
+class ModelDirError(ValueError):
+    """A model directory whose files disagree with its zoo_model.json."""
 
 
 def is_model_dir(path) -> bool:
     return (pathlib.Path(path) / MANIFEST).is_file()
 
 
-def save_model_dir(model, directory, tokenizer, *, extra=None, overwrite=True):
+def save_model_dir(
+    model, directory, tokenizer, *, extra=None, overwrite=True, run_info=None
+):
     """Atomically write `model` and `tokenizer` as a zoo model directory.
 
     The encoder is saved computing in float32 whatever policy `model` was
     trained under: a model directory is for export and serving, and a new
     training run applies its own `--mixed-precision` (see
-    `zoo.with_dtype_policy`). Head layers follow the loading process's policy."""
+    `zoo.with_dtype_policy`). Head layers follow the loading process's policy.
+    `run_info`: the command's args.json, written into the directory (and its
+    record) when the directory is a command's output itself (`zoo convert`,
+    `zoo prune`)."""
 
     model = with_dtype_policy(model, "float32")
     encoder = getattr(model, "encoder", model)
@@ -85,13 +112,88 @@ def save_model_dir(model, directory, tokenizer, *, extra=None, overwrite=True):
         (tmp / "vocab.txt").write_text(
             vocabulary_text(tokenizer.vocabulary), encoding="utf-8"
         )
+        if run_info is not None:
+            (tmp / RUN_INFO).write_text(json.dumps(run_info, indent=2) + "\n")
+        # Last: the record of every file written above.
+        meta["files"] = record_files(tmp, skip={MANIFEST})
         (tmp / MANIFEST).write_text(json.dumps(meta, indent=2) + "\n")
     return pathlib.Path(directory)
 
 
+def _refuse(path, field, problem, fix="Re-create the model directory"):
+    raise ModelDirError(f"{path}: `{field}` {problem}. {fix}.")
+
+
+def _is_int(value, low=None, high=None):
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and (low is None or value >= low)
+        and (high is None or value <= high)
+    )
+
+
+def _check_fields(meta, path):
+    """The type and range of every field a reader relies on."""
+    config = meta.get("encoder_config")
+    if not isinstance(config, dict) or not isinstance(config.get("vocabulary_size"), int):
+        _refuse(
+            path,
+            "encoder_config",
+            f"is {config!r:.120}; expected the encoder's configuration (an object with "
+            "vocabulary_size, num_layers, ...)",
+        )
+    if not isinstance(meta.get("lowercase", True), bool):
+        _refuse(path, "lowercase", f"is {meta['lowercase']!r:.40}; expected true or false")
+    labels = meta.get("labels")
+    if labels is not None and not (
+        isinstance(labels, list)
+        and labels
+        and all(isinstance(x, str) and x for x in labels)
+        and len(set(labels)) == len(labels)
+    ):
+        _refuse(
+            path,
+            "labels",
+            f"is {labels!r:.120}; expected a list of distinct label names, or null",
+        )
+    for field in ("model_class", "encoder_class"):
+        if field in meta and not isinstance(meta[field], str):
+            _refuse(path, field, f"is {meta[field]!r:.60}; expected a class name")
+    if "task" in meta and meta["task"] not in (*TASK_MODELS, "pretrain"):
+        _refuse(
+            path, "task", f"is {meta['task']!r:.60}; expected one of {list(TASK_MODELS)}"
+        )
+    longest = config.get("max_sequence_length")
+    for where, settings in (("", meta), ("finetune_config.", meta.get("finetune_config"))):
+        if settings is None:
+            continue
+        if not isinstance(settings, dict):
+            _refuse(path, where.rstrip("."), f"is {settings!r:.60}; expected an object")
+        for field, low, high in (
+            ("sequence_length", 3, longest if _is_int(longest) else None),
+            ("max_windows", 1, None),
+            ("doc_stride", 1, None),
+            ("max_answer_length", 1, None),
+        ):
+            value = settings.get(field)
+            if value is not None and not _is_int(value, low, high):
+                _refuse(
+                    path,
+                    where + field,
+                    f"is {value!r:.40}; expected an integer in {low}.."
+                    f"{high if high is not None else 'any'}"
+                    + (
+                        " (the encoder's max_sequence_length)"
+                        if field == "sequence_length"
+                        else ""
+                    ),
+                )
+
+
 def read_model_dir_meta(directory) -> dict:
     """zoo_model.json of a model directory, checked: format, the fields every
-    reader relies on, and that model.keras and vocab.txt are there."""
+    reader relies on, and the directory's files against its record."""
     directory = pathlib.Path(directory)
     path = directory / MANIFEST
     if not directory.is_dir():
@@ -99,51 +201,53 @@ def read_model_dir_meta(directory) -> dict:
             f"{directory}: no such directory. Give a zoo model directory (made by "
             "`zoo convert SRC --out DIR`, `zoo finetune` or `zoo distill`)."
         )
-    if not path.is_file():
+    if path.is_symlink() or not path.is_file():
         raise FileNotFoundError(
             f"{directory}: not a zoo model directory (no {MANIFEST}). Create one "
             "with `zoo convert SRC --out DIR`, `zoo finetune` or `zoo distill`."
         )
     meta = read_json_object(path, "re-create the model directory (zoo convert / finetune)")
-    if (
-        meta.get("format") != FORMAT
-        or not isinstance(meta.get("format_version"), int)
-        or meta["format_version"] > FORMAT_VERSION
-    ):
+    version = meta.get("format_version")
+    if meta.get("format") != FORMAT or not _is_int(version, 1, FORMAT_VERSION):
         raise ValueError(
             f"{path}: format {meta.get('format')!r} version "
             f"{meta.get('format_version')!r} is not one this zoo reads "
             f"({FORMAT!r} <= {FORMAT_VERSION}); upgrade the package."
         )
-    config = meta.get("encoder_config")
-    if not isinstance(config, dict) or not isinstance(config.get("vocabulary_size"), int):
-        raise ValueError(
-            f"{path}: `encoder_config` is {config!r}; expected the encoder's "
-            "configuration (an object with vocabulary_size, num_layers, ...). "
-            "Re-create the model directory."
-        )
-    if not isinstance(meta.get("lowercase", True), bool):
-        raise ValueError(
-            f"{path}: `lowercase` is {meta['lowercase']!r}; expected true or false."
-        )
-    labels = meta.get("labels")
-    if labels is not None and not (
-        isinstance(labels, list) and all(isinstance(x, str) for x in labels)
-    ):
-        raise ValueError(
-            f"{path}: `labels` is {labels!r}; expected a list of label names or null."
-        )
+    _check_fields(meta, path)
     for name in ("model.keras", "vocab.txt"):
         if not (directory / name).is_file():
             raise FileNotFoundError(
                 f"{directory}: zoo model directory is missing {name}; it was not "
                 "written completely. Re-create it."
             )
+    if version >= 2:
+        files = meta.get("files")
+        if not isinstance(files, dict):
+            _refuse(
+                path,
+                "files",
+                f"is {files!r:.60}; expected the record of the directory's files",
+            )
+        malformed = malformed_entries(files, reserved=(MANIFEST,))
+        if malformed:
+            _refuse(path, "files", "has malformed entries: " + "; ".join(malformed))
+        problems = file_differences(directory, files, skip={MANIFEST})
+        if problems:
+            raise ModelDirError(
+                f"{directory}: {len(problems)} file(s) do not match the record in {MANIFEST} "
+                f"(`files`): "
+                + "; ".join(problems)
+                + ". The model directory changed after it "
+                "was written (an edit, a partial copy, a file added or removed); refusing to "
+                "load it. Restore it, or re-create it (zoo convert / finetune / distill)."
+            )
     return meta
 
 
 def _check_vocabulary(directory, meta, tokens):
-    """vocab.txt against the embedding it feeds and the hash recorded at save."""
+    """vocab.txt against the embedding it feeds, the hash recorded at save and
+    the casing `lowercase` claims."""
     rows = meta["encoder_config"]["vocabulary_size"]
     if len(tokens) != rows:
         raise ValueError(
@@ -160,12 +264,78 @@ def _check_vocabulary(directory, meta, tokens):
             "reordered): words would map to other tokens' ids. Restore the model "
             "directory's own vocab.txt."
         )
+    problem = vocabulary_casing_problem(tokens, meta.get("lowercase", True))
+    if problem:
+        _refuse(directory / MANIFEST, "lowercase", f"does not fit vocab.txt: {problem}")
+
+
+def _plain(value):
+    """`value` as JSON would give it back (tuples as lists)."""
+    return json.loads(json.dumps(value))
+
+
+def _check_against_model(directory, meta, model):
+    """zoo_model.json's fields against what model.keras holds."""
+    path = directory / MANIFEST
+    encoder = getattr(model, "encoder", model)
+
+    def differs(field, recorded, actual):
+        _refuse(
+            path,
+            field,
+            f"is {recorded!r:.160} but model.keras holds {actual!r:.160}: zoo_model.json was "
+            "edited, or model.keras replaced, after the directory was written",
+        )
+
+    if meta.get("model_class") not in (None, type(model).__name__):
+        differs("model_class", meta["model_class"], type(model).__name__)
+    if meta.get("encoder_class") not in (None, type(encoder).__name__):
+        differs("encoder_class", meta["encoder_class"], type(encoder).__name__)
+    config = _plain(encoder.config.to_dict()) if hasattr(encoder, "config") else None
+    if config is not None and _plain(meta["encoder_config"]) != config:
+        changed = sorted(
+            k
+            for k in set(config) | set(meta["encoder_config"])
+            if config.get(k) != meta["encoder_config"].get(k)
+        )
+        differs(
+            "encoder_config",
+            {k: meta["encoder_config"].get(k) for k in changed},
+            {k: config.get(k) for k in changed},
+        )
+    num_classes = getattr(model, "num_classes", None)
+    labels = meta.get("labels")
+    if labels is not None and num_classes is not None and len(labels) != num_classes:
+        differs("labels", f"{len(labels)} names", f"a head of {num_classes} classes")
+    own = getattr(model, "labels", None)
+    if own is not None and labels != list(own):
+        differs("labels", labels, list(own))
+    if (
+        meta.get("num_parameters") is not None
+        and meta["num_parameters"] != model.count_params()
+    ):
+        differs("num_parameters", meta["num_parameters"], model.count_params())
+    if meta.get("task") in TASK_MODELS and isinstance(model, tuple(TASK_MODELS.values())):
+        if task_of(model) != meta["task"]:
+            differs("task", meta["task"], task_of(model))
+    preprocessor = getattr(model, "preprocessor", None)
+    if preprocessor is not None:
+        length = meta.get("sequence_length")
+        if (
+            length is not None
+            and getattr(preprocessor, "sequence_length", length) != length
+        ):
+            differs("sequence_length", length, preprocessor.sequence_length)
+        lowercase = getattr(preprocessor.tokenizer, "lowercase", None)
+        if lowercase is not None and bool(lowercase) != meta.get("lowercase", True):
+            differs("lowercase", meta.get("lowercase", True), bool(lowercase))
 
 
 def load_model_dir(directory):
     """Return `(model, tokenizer, meta)` from a zoo model directory. The model
-    loads in Keras's safe mode: no custom objects, no lambdas. vocab.txt must
-    be the one saved with the model (size, and sha256 when recorded)."""
+    loads in Keras's safe mode: no custom objects, no lambdas. The directory's
+    files must match their record, and zoo_model.json what model.keras and
+    vocab.txt hold (see the module doc)."""
     directory = pathlib.Path(directory)
     meta = read_model_dir_meta(directory)
     tokens = read_vocabulary(directory / "vocab.txt")
@@ -195,5 +365,6 @@ def load_model_dir(directory):
             f"({carried.vocabulary_size:,} tokens) differs from vocab.txt; the directory mixes "
             "two models. Re-create it (TextClassifier.save_model_dir)."
         )
+    _check_against_model(directory, meta, model)
     tokenizer = WordPieceTokenizer(tokens, lowercase=meta.get("lowercase", True))
     return model, tokenizer, meta

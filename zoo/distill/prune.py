@@ -159,11 +159,12 @@ _OWN_FIELDS = {
 }
 
 
-def prune_model_dir(model_dir, data, out_dir, *, evaluate=True):
+def prune_model_dir(model_dir, data, out_dir, *, evaluate=True, run_info=None):
     """Prune the zoo model at `model_dir` to the pieces of `data`'s training
     split; write the pruned model directory `out_dir`; return the report
     (rows kept, parameters, test texts tokenized differently, and with
-    `evaluate` the test metrics before and after)."""
+    `evaluate` the test metrics before and after). `run_info`: the command's
+    args.json, written into `out_dir` with the model (`save_model_dir`)."""
     model, tokenizer, meta = load_model_dir(model_dir)
     task = task_of(model)
     loaded = load_task_data(data, task)
@@ -188,5 +189,5 @@ def prune_model_dir(model_dir, data, out_dir, *, evaluate=True):
         )
     extra = {k: v for k, v in meta.items() if k not in _OWN_FIELDS}
     extra.update(pruned_from=str(model_dir), data=str(data), vocabulary_pruning=report)
-    save_model_dir(pruned, out_dir, pruned_tokenizer, extra=extra)
+    save_model_dir(pruned, out_dir, pruned_tokenizer, extra=extra, run_info=run_info)
     return report
