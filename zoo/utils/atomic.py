@@ -9,12 +9,21 @@ Every directory `atomic_directory` publishes holds `OUTPUT_MARKER`
 (`.zoo-output`), written first, so manifests list it. It is how the project
 knows a directory is its own: `atomic_directory(..., overwrite=True)`
 replaces an existing directory only when it holds the marker or is empty,
-never a directory of someone else's files.
+never a directory of someone else's files, and not one of ours that holds a
+file its record (manifest.json, zoo_model.json) does not list: someone put
+that file there.
+
+A command's run directory (zoo pretrain / finetune / distill / demo --out)
+holds the marker too, with the command's name (`write_run_marker`): it is
+ours, but a user may keep notes in it, so it is never replaced whole; the
+command removes only the entries it writes (docs/outputs.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
+import json
 import os
 import pathlib
 import re
@@ -25,6 +34,16 @@ OUTPUT_MARKER = ".zoo-output"
 MARKER_TEXT = (
     "written by bert-zoo; --force may replace this directory (and only this one)\n"
 )
+# The first words of a run directory's marker; the command's name follows.
+RUN_MARKER_PREFIX = "written by bert-zoo: the run directory of `zoo "
+# The records that list every file of a published directory (an export's
+# manifest.json, a model directory's zoo_model.json), the files a record
+# never lists but the project writes beside it later (a command's args.json,
+# `zoo validate`'s reports), and what a model directory held before its
+# record listed files.
+RECORDS = ("manifest.json", "zoo_model.json")
+WRITTEN_LATER = ("args.json", "validation-*.json")
+_UNRECORDED_MODEL_DIR = ("model.keras", "vocab.txt")
 
 
 class ForeignDirectoryError(FileExistsError):
@@ -37,6 +56,22 @@ def written_by_zoo(directory) -> bool:
     return marker.is_file() and not marker.is_symlink()
 
 
+def output_marker(directory):
+    """What `directory`'s marker says: None (no marker), {"kind": "output"}
+    (a published directory) or {"kind": "run", "command": NAME} (a command's
+    run directory)."""
+    if not written_by_zoo(directory):
+        return None
+    try:
+        text = (pathlib.Path(directory) / OUTPUT_MARKER).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {"kind": "output"}
+    if text.startswith(RUN_MARKER_PREFIX):
+        command = text[len(RUN_MARKER_PREFIX) :].split("`", 1)[0]
+        return {"kind": "run", "command": command}
+    return {"kind": "output"}
+
+
 def write_marker(directory):
     """Mark `directory` as the project's own output (see `written_by_zoo`)."""
     path = pathlib.Path(directory) / OUTPUT_MARKER
@@ -45,21 +80,91 @@ def write_marker(directory):
     return path
 
 
+def write_run_marker(directory, command, entries=()):
+    """Mark `directory` as the run directory of `zoo COMMAND`, which writes
+    `entries` there (and --force removes those only)."""
+    path = pathlib.Path(directory) / OUTPUT_MARKER
+    listed = f" ({', '.join(entries)})" if entries else ""
+    text = (
+        f"{RUN_MARKER_PREFIX}{command}`; --force removes only what that command writes "
+        f"here{listed}, never other files\n"
+    )
+    if not path.is_file() or path.read_text(encoding="utf-8", errors="replace") != text:
+        with atomic_file(path, "w") as f:
+            f.write(text)
+    return path
+
+
+def _recorded(directory):
+    """The relative names of the files `directory`'s record lists, or None
+    when it has no record the project can read (then the marker alone says
+    the directory is ours)."""
+    for record in RECORDS:
+        path = directory / record
+        if not path.is_file():
+            continue
+        try:
+            files = json.loads(path.read_text(encoding="utf-8")).get("files")
+        except (OSError, ValueError, AttributeError):
+            return None
+        if isinstance(files, dict):
+            return set(files) | {record}
+        if record == "zoo_model.json":  # written before the record listed files
+            return {record, *_UNRECORDED_MODEL_DIR}
+        return None
+    return None
+
+
+def unrecorded_files(directory) -> list:
+    """Files of a marked `directory` that the project did not write there:
+    those its record does not list (besides the marker and `WRITTEN_LATER`)."""
+    directory = pathlib.Path(directory)
+    recorded = _recorded(directory)
+    if recorded is None:
+        return []
+    extra = []
+    for root, dirs, names in os.walk(directory):
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            rel = pathlib.Path(root, name).relative_to(directory).as_posix()
+            if rel == OUTPUT_MARKER or rel in recorded:
+                continue
+            if "/" not in rel and any(fnmatch.fnmatch(rel, p) for p in WRITTEN_LATER):
+                continue
+            extra.append(rel)
+    return sorted(extra)
+
+
 def check_replaceable(destination, what="it"):
     """Raise `ForeignDirectoryError` unless `destination` is missing, empty,
-    or marked as the project's own output."""
+    or the project's own published output with no file added to it since."""
     destination = pathlib.Path(destination)
     if not destination.exists() or (
         destination.is_dir() and not any(destination.iterdir())
     ):
         return
-    if destination.is_dir() and written_by_zoo(destination):
-        return
-    raise ForeignDirectoryError(
-        f"{destination} holds files bert-zoo did not write (no {OUTPUT_MARKER} marker in it); "
-        f"{what} never replaces them, not even with --force. Choose another directory, or "
-        "move those files away yourself."
-    )
+    marker = output_marker(destination) if destination.is_dir() else None
+    if marker is None:
+        raise ForeignDirectoryError(
+            f"{destination} holds files bert-zoo did not write (no {OUTPUT_MARKER} marker "
+            f"in it); {what} never replaces them, not even with --force. Choose another "
+            "directory, or move those files away yourself."
+        )
+    if marker["kind"] == "run":
+        raise ForeignDirectoryError(
+            f"{destination} is the run directory of `zoo {marker['command']}` (its "
+            f"{OUTPUT_MARKER} says so); {what} never replaces a run directory whole, not even "
+            "with --force (files you keep there would go with it). Choose another directory."
+        )
+    extra = unrecorded_files(destination)
+    if extra:
+        shown = ", ".join(extra[:5]) + (
+            f" and {len(extra) - 5} more" if len(extra) > 5 else ""
+        )
+        raise ForeignDirectoryError(
+            f"{destination} was written by bert-zoo, but holds files it did not write "
+            f"there ({shown}); {what} never replaces them, not even with --force. Move "
+            "them out first, or choose another directory."
+        )
 
 
 def _alive(pid: int) -> bool:
