@@ -24,9 +24,12 @@ tensorflow-text's ops. `vocab.txt` and `labels.txt` are SavedModel assets
 (lookup tables initialised from them). Outputs are float32 and named.
 
 Layout (TF Serving's): `BASE/NAME/VERSION/` published by atomic rename after
-the version passed validation, with `BASE/models.config`,
+the version passed validation; BASE/NAME's entry is then merged into
+`BASE/models.config` (the user's other entries kept verbatim), with
 `BASE/batching_parameters.txt` and `BASE/README.md` (the exact
-`tensorflow_model_server` command) regenerated beside it.
+`tensorflow_model_server` command) written where they are ours
+(export/serving_config.py). A conflict there is refused before the version
+is built.
 
 TPU SavedModel (`export_tpu_saved_model`): id inputs at fixed bucket shapes
 `[batch_size, L]`, each endpoint a `tf.function(jit_compile=True)` shown to
@@ -37,7 +40,6 @@ TPU inference converter. Tokenization stays on the host (vocab.txt beside).
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 import shutil
@@ -48,6 +50,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 from export import manifest as mf
+from export.serving_config import check_serving_base, write_serving_files
 from export.validate import validate_new_artifact
 from zoo.models import (
     INPUT_NAMES,
@@ -56,7 +59,7 @@ from zoo.models import (
     task_of,
     with_dtype_policy,
 )
-from zoo.utils.atomic import atomic_directory, atomic_file
+from zoo.utils.atomic import atomic_directory
 
 LABELS_FILE = "labels.txt"
 MAX_ANSWER_LENGTH = 30
@@ -284,88 +287,6 @@ def next_version(model_dir) -> int:
     return versions[-1] + 1 if versions else 1
 
 
-def write_serving_files(base_dir):
-    """(Re)write models.config, batching_parameters.txt and README.md in BASE.
-
-    models.config lists every `BASE/NAME` holding a numeric version, so
-    exporting a second model beside the first keeps both served.
-    """
-    base = pathlib.Path(base_dir).resolve()
-    names = sorted(p.name for p in base.iterdir() if p.is_dir() and _versions_in(p))
-    entries = "".join(
-        f'  config {{\n    name: "{n}"\n    base_path: "{base / n}"\n'
-        f'    model_platform: "tensorflow"\n  }}\n'
-        for n in names
-    )
-    with atomic_file(base / "models.config", "w") as f:
-        f.write(f"model_config_list {{\n{entries}}}\n")
-    # Requests carry a handful of texts; batch them server-side. Sizes match
-    # what a 2-4 core CPU server sustains at sequence length 128; raise
-    # max_batch_size on bigger machines.
-    with atomic_file(base / "batching_parameters.txt", "w") as f:
-        f.write(
-            "max_batch_size { value: 32 }\n"
-            "batch_timeout_micros { value: 5000 }\n"
-            "max_enqueued_batches { value: 100 }\n"
-            "num_batch_threads { value: 2 }\n"
-        )
-    command = (
-        "tensorflow_model_server --port=8500 --rest_api_port=8501 \\\n"
-        f"  --model_config_file={base / 'models.config'} \\\n"
-        "  --enable_batching=true \\\n"
-        f"  --batching_parameters_file={base / 'batching_parameters.txt'}"
-    )
-    first = names[0] if names else "NAME"
-    readme = f"""# TF Serving models exported by `zoo export`
-
-Models: {", ".join(names) or "(none)"}. Each `NAME/VERSION/` is a SavedModel; TF Serving
-serves the highest version and picks up new ones as they appear (each version is
-published by an atomic rename, so the server never sees a half-written one).
-
-Serve them:
-
-```
-{command}
-```
-
-The binary must be a build that links tensorflow-text's ops (the stock
-`tensorflow/serving` images do since 2.x; the text-in signatures need
-`FastWordpieceTokenizer` and `tf.strings` ops). Docker:
-
-```
-docker run -p 8500:8500 -p 8501:8501 -v {base}:{base} tensorflow/serving:2.20.0 \\
-  --model_config_file={base / "models.config"} --enable_batching=true \\
-  --batching_parameters_file={base / "batching_parameters.txt"}
-```
-
-Query (REST, raw text in):
-
-```
-curl -s -d '{{"signature_name": "serving_default", "inputs": {{"text": ["The striker scored twice."]}}}}' \\
-  localhost:8501/v1/models/{first}:predict
-```
-
-Text-in models (metadata.json `kind: saved_model`) have the signatures
-`serving_default` (text), `serve_text_pair` (text, text_b), `serve_ids` (token_ids,
-segment_ids, padding_mask; int32 [B, T]) and `tokenize`; TPU models
-(`kind: tpu_saved_model`) take ids at fixed bucket shapes (`serve_ids_L128`, ...),
-tokenized on the host with the version's vocab.txt. Each version directory holds `metadata.json` (labels, sequence length, vocabulary sha256),
-`manifest.json` (sha256 of every file) and `validation.json` (the comparison with the
-Keras model in TF Serving's own loader path).
-"""
-    with atomic_file(base / "README.md", "w") as f:
-        f.write(readme)
-    for name in ("models.config", "batching_parameters.txt", "README.md"):
-        _make_file_readable(base / name)
-    return command
-
-
-def _make_file_readable(path):
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
-
-
 # --- export ---------------------------------------------------------------------------
 
 
@@ -437,6 +358,8 @@ def export_saved_model(
     meta = mf.base_metadata(
         model, tokenizer, kind="saved_model", source=mf.source_info(model, source_dir)
     )
+    # A conflict in the TF Serving base is refused before the version is built.
+    check_serving_base(base_dir, name, version, overwrite=overwrite)
     with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
         # Scratch space inside the temporary version directory: a killed
         # export leaves one stale directory, which the next export removes.
@@ -469,7 +392,7 @@ def export_saved_model(
         validate_new_artifact(
             tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
         )
-    write_serving_files(base_dir)
+    write_serving_files(base_dir, name, overwrite=overwrite)
     return model_dir / str(version)
 
 
@@ -622,6 +545,7 @@ def export_tpu_saved_model(
         tokenization="host: WordPieceTokenizer(vocab.txt, lowercase) -> pad to a bucket",
     )
     options = tf.saved_model.SaveOptions(function_aliases=aliases)
+    check_serving_base(base_dir, name, version, overwrite=overwrite)
     with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
         archive.write_out(str(tmp), options=options, verbose=False)
         mf.write_vocabulary(tmp, tokenizer.vocabulary)
@@ -629,5 +553,5 @@ def export_tpu_saved_model(
         validate_new_artifact(
             tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
         )
-    write_serving_files(base_dir)
+    write_serving_files(base_dir, name, overwrite=overwrite)
     return model_dir / str(version)
