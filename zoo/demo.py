@@ -58,11 +58,28 @@ from zoo.text.readers import calibration_and_validation, read_data
 from zoo.text.tokenizer import tokenize_texts
 from zoo.train.curves import StepCurve
 from zoo.train.finetune import FinetuneConfig, finetune
-from zoo.utils.atomic import atomic_file
+from zoo.utils.atomic import atomic_file, output_marker, write_run_marker
 from zoo.utils.jsonfile import read_json_object
 from zoo.utils.latency import interleaved_latency_ms, keras_latency_ms
 
+# The marker of a demo --out written before run directories held
+# `.zoo-output` (zoo.utils.atomic.write_run_marker): still ours.
 MARKER = ".zoo-demo"
+# What the demo writes in --out (named in its run marker): --force redoes
+# the stages, each removing only its own entries, so other files stay.
+DEMO_ENTRIES = (
+    "minilm/",
+    "teacher/",
+    "student*/",
+    "exports/",
+    "stages.json",
+    "measurements.json",
+    "report.md",
+    "report.json",
+    "tradeoffs.png",
+    "training_curves.png",
+    "args.json",
+)
 STAGES = ("convert", "teacher", "distill", "prune", "export", "measure", "report")
 TFLITE_MODES = ("float32", "float16", "dynamic_int8", "int8", "int4")
 # The quantized phone files the headline compares with the float32 teacher.
@@ -731,18 +748,38 @@ def stage_report(out, config, args_info):
 # --- the driver --------------------------------------------------------------
 
 
+def input_paths():
+    """(what, path) of the inputs the demo reads from a path, for the rule
+    that --out is none of them: the installed checkpoint (BBC News is read
+    by name). A missing checkpoint is left to the stage that reads it."""
+    try:
+        return [("the all-MiniLM-L6-v2 checkpoint", minilm_checkpoint_dir())]
+    except (FileNotFoundError, ImportError):
+        return []
+
+
+def _ours(out):
+    marker = output_marker(out)
+    if marker is not None:
+        return marker["kind"] == "run" and marker["command"] == "demo"
+    return (out / MARKER).is_file()
+
+
 def prepare_output(out, force):
-    """Create OUT (or accept our own earlier OUT); refuse someone else's."""
+    """Create OUT (or accept our own earlier OUT); refuse someone else's,
+    --force or not. --force redoes the stages, each removing only its own
+    directories (`run_demo`); other files in OUT stay."""
     out = pathlib.Path(out)
     if out.exists() and not out.is_dir():
         raise DemoError(f"--out {out} is a file; give a directory.")
-    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
+    if out.exists() and any(out.iterdir()) and not _ours(out):
         raise DemoError(
-            f"--out {out} is not empty and was not created by `zoo demo`; choose another "
-            "directory (the demo never writes into foreign files, even with --force)."
+            f"--out {out} is not empty and was not created by `zoo demo` (no .zoo-output "
+            "marker of a demo run); choose another directory (the demo never writes into "
+            "foreign files, even with --force)."
         )
     out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("created by zoo demo\n")
+    write_run_marker(out, "demo", DEMO_ENTRIES)
     return out
 
 

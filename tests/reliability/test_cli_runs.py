@@ -71,6 +71,8 @@ def inputs(tmp_path_factory):
     a_file = root / "a_file"
     a_file.write_text("x")
     (root / "empty_dir").mkdir()
+    (root / "not_empty").mkdir()
+    (root / "not_empty" / "notes.txt").write_text("mine")
     return {
         "root": root,
         "teacher": teacher,
@@ -81,6 +83,7 @@ def inputs(tmp_path_factory):
         "empty": empty,
         "file": a_file,
         "empty_dir": root / "empty_dir",
+        "not_empty": root / "not_empty",
         "topics": sorted(TOPICS),
     }
 
@@ -339,8 +342,30 @@ def test_bad_command_lines(inputs, tmp_path):
         ),
         error(
             "convert: --out not empty",
-            cli(["convert", i["teacher"], "--out", i["root"]]),
+            cli(["convert", i["teacher"], "--out", i["not_empty"]]),
             "--force",
+        ),
+        error(
+            "convert: --out holds SRC",
+            cli(["convert", i["teacher"], "--out", i["root"]]),
+            "SRC",
+        ),
+        error(
+            'finetune: --out "" (an unset variable)',
+            cli(
+                [
+                    "finetune",
+                    "--model",
+                    i["encoder"],
+                    "--data",
+                    i["data"],
+                    "--task",
+                    "classify",
+                    "--out",
+                    "",
+                ]
+            ),
+            "--out",
         ),
     ]
     problems = run_area("CLI runs", cases)

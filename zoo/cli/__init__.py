@@ -33,6 +33,21 @@ from zoo.cli import (
 from zoo.cli.runs import CliError, help_examples
 from zoo.models import NotATaskModelError
 
+# Where every writing command may write (zoo.cli.runs; docs/outputs.md).
+OUTPUT_RULES = """\
+where zoo writes (docs/outputs.md):
+  --out is never empty: --out "" (an unset shell variable) is refused, not read as
+    the working directory.
+  --out is never an input, inside one or around one (--model, --teacher, SRC,
+    --config, --data; symbolic links followed): refused before anything is written.
+  --force replaces only what zoo wrote: a directory holding its .zoo-output marker
+    (and no file zoo did not write there) or an empty one; in a run directory
+    (pretrain, finetune, distill, demo) only the entries the command writes, after
+    its inputs were checked. Files zoo did not write are never removed.
+  zoo export --format saved_model|tpu adds to a TF Serving base: NAME's entry is
+    merged into models.config (other entries kept verbatim); a conflicting entry
+    needs --force; your README.md and batching_parameters.txt are kept."""
+
 # In `zoo --help` order.
 COMMANDS = (
     presets,
@@ -61,7 +76,9 @@ def build_parser():
             zoo convert path/to/all-MiniLM-L6-v2 --out models/minilm
             zoo demo
             """
-        ),
+        )
+        + "\n\n"
+        + OUTPUT_RULES,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 

@@ -12,23 +12,37 @@ from zoo.checkpoints import (
     save_model_dir,
     save_tf1,
 )
-from zoo.cli.runs import CliError, help_examples, write_run_info
+from zoo.cli.runs import (
+    OUT_RULES,
+    REPLACE_HELP,
+    check_out_apart,
+    check_replace_output,
+    help_examples,
+    output_path,
+    run_info,
+)
 
 
 def run(args):
     out = pathlib.Path(args.out)
+    # SRC may be a TF1 prefix (DIR/bert_model.ckpt): compared as a path, so
+    # an --out of DIR (which holds the prefix's files) is refused too.
+    check_out_apart(out, [("SRC", args.src)])
+    check_replace_output(out, args.force, "convert")
     fmt = detect_format(args.src)
-    if out.exists() and any(out.iterdir()) and not args.force:
-        raise CliError(f"--out {out} exists and is not empty; pass --force to replace it.")
     print(f"reading {fmt} checkpoint {args.src}")
     encoder, tokenizer = load_checkpoint(
         args.src, lowercase=args.lowercase, allow_partial=args.allow_partial
     )
     if args.to == "zoo":
+        # args.json goes inside the model directory, listed in its record.
         save_model_dir(
-            encoder, out, tokenizer, extra={"source": str(args.src), "source_format": fmt}
+            encoder,
+            out,
+            tokenizer,
+            extra={"source": str(args.src), "source_format": fmt},
+            run_info=run_info(args),
         )
-        write_run_info(out, args)
     elif args.to == "hf":
         save_hf(
             encoder, out, vocabulary=tokenizer.vocabulary, lowercase=tokenizer.lowercase
@@ -70,7 +84,9 @@ def register(subparsers):
         ),
     )
     p.add_argument("src", type=pathlib.Path, help="checkpoint directory or TF1 prefix")
-    p.add_argument("--out", type=pathlib.Path, required=True, help="output directory")
+    p.add_argument(
+        "--out", type=output_path, required=True, help=f"output directory: {OUT_RULES}"
+    )
     p.add_argument(
         "--to",
         choices=("zoo", "hf", "tf1"),
@@ -91,5 +107,5 @@ def register(subparsers):
         action="store_true",
         help="load the tensors that match even if some do not (lists the rest)",
     )
-    p.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    p.add_argument("--force", action="store_true", help=REPLACE_HELP)
     p.set_defaults(func=run)

@@ -6,8 +6,16 @@ import argparse
 import dataclasses
 import pathlib
 
-from zoo.cli.runs import CliError, help_examples, run_info, write_run_info
-from zoo.demo import DemoConfig, DemoError, run_demo
+from zoo.cli.runs import (
+    OUT_RULES,
+    CliError,
+    check_out_apart,
+    help_examples,
+    output_path,
+    run_info,
+    write_run_info,
+)
+from zoo.demo import DemoConfig, DemoError, input_paths, run_demo
 
 
 def _students(value):
@@ -24,6 +32,7 @@ def _students(value):
 
 
 def run(args):
+    check_out_apart(args.out, input_paths())
     config = DemoConfig.fast() if args.fast else DemoConfig()
     if args.students:
         config = dataclasses.replace(config, students=args.students)
@@ -78,10 +87,11 @@ def register(subparsers):
     )
     p.add_argument(
         "--out",
-        type=pathlib.Path,
+        type=output_path,
         default=pathlib.Path("runs/demo"),
-        help="output directory (default runs/demo); refused if it is not empty "
-        "and was not made by zoo demo",
+        help="output directory (default runs/demo): "
+        + OUT_RULES
+        + "; one not empty is refused unless zoo demo made it",
     )
     p.add_argument(
         "--fast",
@@ -113,5 +123,10 @@ def register(subparsers):
         "android_demo/app/src/main/assets when it exists, not with --fast; "
         "`none` to skip)",
     )
-    p.add_argument("--force", action="store_true", help="redo every stage")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="redo every stage (each removes only its own outputs in --out; other "
+        "files there stay)",
+    )
     p.set_defaults(func=run)

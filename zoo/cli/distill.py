@@ -18,13 +18,17 @@ from zoo.cli.runs import (
     BATCH_HELP,
     DATA_HELP,
     FORCE_HELP,
+    RUN_OUT_HELP,
     CliError,
     add_verbose,
+    check_out_apart,
+    data_path,
     help_examples,
     keras_verbosity,
+    output_path,
     report_finished,
+    start_run,
     training_output,
-    write_run_info,
 )
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.distill.pipeline import (
@@ -80,16 +84,16 @@ def run(args):
         cache_teacher=args.cache_teacher,
         evaluate=not args.no_evaluate,
     )
+    check_out_apart(out, [("--teacher", args.teacher), ("--data", data_path(args.data))])
     # Every input is checked before --out is touched (a bad run leaves
-    # nothing behind that would refuse the corrected command).
+    # nothing behind that would refuse the corrected command), and --force
+    # removes old outputs only after that.
     check_distill_inputs(args.teacher, args.data, config)
     # Every worker decides the same way (so none waits for a chief that has
     # refused or finished); only the chief removes anything.
     if training_output(out, args, args.force, remove=chief) == "finished":
         return report_finished(out)
-    out.mkdir(parents=True, exist_ok=True)
-    if chief:
-        write_run_info(out, args)
+    start_run(out, args, chief=chief)
     try:
         summary = distill(
             args.teacher, args.data, out, config, verbose=keras_verbosity(args.verbose)
@@ -163,7 +167,7 @@ def register(subparsers):
         "--strategy", choices=STRATEGIES, default="none", help=multiworker.STRATEGY_HELP
     )
     p.add_argument("--tpu", default=None, help=multiworker.TPU_HELP)
-    p.add_argument("--out", type=pathlib.Path, required=True)
+    p.add_argument("--out", type=output_path, required=True, help=RUN_OUT_HELP)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=16, help=BATCH_HELP)
     p.add_argument(

@@ -24,7 +24,9 @@ import textwrap
 import time
 
 from export import manifest as mf
+from export import serving_config
 from export.saved_model import export_saved_model, export_tpu_saved_model
+from export.serving_config import check_serving_base
 from export.tflite import CALIBRATED_MODES, QUANTIZATION_MODES, export_tflite
 from export.validate import (
     ExportValidationError,
@@ -33,7 +35,15 @@ from export.validate import (
     write_report,
 )
 from zoo.checkpoints.model_dir import load_model_dir, read_model_dir_meta
-from zoo.cli.runs import DATA_HELP, help_examples
+from zoo.cli.runs import (
+    DATA_HELP,
+    OUT_RULES,
+    check_out_apart,
+    check_replace_output,
+    data_path,
+    help_examples,
+    output_path,
+)
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.models import task_of
 from zoo.text.readers import CALIBRATION_TEXTS, calibration_and_validation, validation_data
@@ -84,6 +94,14 @@ def register(subparsers):
             --format tflite       OUT/model.tflite (+ vocab.txt, metadata.json, manifest.json,
                                   validation.json); one [1, L] signature per length
             --format tpu          ids-in SavedModel at fixed [batch, L] buckets, XLA-compiled
+
+            saved_model/tpu add to a TF Serving base (docs/outputs.md): OUT/models.config
+            gets NAME's entry and keeps every other entry verbatim; an entry NAME with
+            another base_path, or versions under OUT/NAME that zoo did not write, are
+            refused unless --force; a models.config it cannot read is refused.
+            batching_parameters.txt and README.md are written only when absent or
+            written by zoo (a file of yours is kept: ours goes to
+            batching_parameters.zoo.txt / README.zoo.md).
             """
         ),
         epilog=help_examples(
@@ -128,9 +146,10 @@ def register(subparsers):
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument(
         "--out",
-        type=pathlib.Path,
+        type=output_path,
         required=True,
-        help="tflite: the artifact directory; saved_model/tpu: TF Serving's base directory",
+        help="tflite: the artifact directory; saved_model/tpu: TF Serving's base "
+        f"directory, added to (see above). {OUT_RULES}",
     )
     p.add_argument(
         "--name", help="saved_model/tpu: model name (default: the model directory's)"
@@ -149,7 +168,12 @@ def register(subparsers):
         help="publish an artifact that misses the thresholds, recording the miss",
     )
     p.add_argument(
-        "--force", action="store_true", help="replace an existing --out / version"
+        "--force",
+        action="store_true",
+        help="tflite: replace --out when zoo wrote it (its .zoo-output marker, no file "
+        "zoo did not write); saved_model/tpu: replace an existing --version that zoo "
+        "wrote, and take NAME over from another entry of models.config. Never "
+        "removes files zoo did not write",
     )
     p.set_defaults(func=run_export)
 
@@ -213,20 +237,19 @@ def run_export(args):
             f"--format saved_model takes one sequence length (its text signatures pad to it); "
             f"received {lengths}. serve_ids accepts any length up to the encoder's maximum."
         )
+    check_out_apart(args.out, [("--model", args.model), ("--data", data_path(args.data))])
     if args.out.exists() and not args.out.is_dir():
         raise ValueError(
             f"--out {args.out} is a file; give a directory (the artifact for "
             "tflite, TF Serving's base directory for saved_model/tpu)."
         )
-    if (
-        args.format == "tflite"
-        and args.out.exists()
-        and any(args.out.iterdir())
-        and not args.force
-    ):
-        raise ValueError(
-            f"--out {args.out} exists and is not empty; pass --force to replace it."
-        )
+    name = args.name or args.model.resolve().name
+    # Everything that would refuse the output is checked before the model
+    # is loaded (and, for a serving base, before the version is built).
+    if args.format == "tflite":
+        check_replace_output(args.out, args.force, "export")
+    else:
+        _check_serving_base(args.out, name, args.version, args.force)
     model, tokenizer = _load_model(args.model)
     calibrated = args.format == "tflite" and args.quantize in CALIBRATED_MODES
     calibration, texts, labels, note = calibration_and_validation(
@@ -256,7 +279,6 @@ def run_export(args):
                 **common,
             )
         else:
-            name = args.name or args.model.resolve().name
             kwargs = dict(name=name, version=args.version, overwrite=args.force, **common)
             try:
                 if args.format == "saved_model":
@@ -288,8 +310,32 @@ def run_export(args):
     print(format_report(report))
     print(f"wrote {path} ({time.time() - t0:.0f} s)")
     if args.format != "tflite":
-        print(f"TF Serving files: {args.out / 'models.config'}, README.md (server command)")
+        _print_serving_files(args.out)
     return 0
+
+
+def _check_serving_base(base, name, version, force):
+    try:
+        check_serving_base(base, name, version, overwrite=force)
+    except FileExistsError as e:  # NAME/VERSION exists (ours without --force, or not ours)
+        raise ValueError(f"--version {version}: {e}") from e
+    except ValueError as e:
+        message = str(e)
+        raise ValueError(
+            message if message.startswith("--") else f"--out {base}: {e}"
+        ) from e
+
+
+def _print_serving_files(base):
+    readme = base / "README.md"
+    if not readme.is_file() or not readme.read_text(errors="replace").startswith(
+        serving_config.README_HEADER
+    ):
+        readme = base / serving_config.OWN_README
+    print(
+        f"TF Serving: {base / 'models.config'} (merged; other entries kept); the server "
+        f"command: {readme}"
+    )
 
 
 def run_validate(args):

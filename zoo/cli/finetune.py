@@ -11,12 +11,16 @@ from zoo.cli.runs import (
     BATCH_HELP,
     DATA_HELP,
     FORCE_HELP,
+    RUN_OUT_HELP,
     add_verbose,
+    check_out_apart,
+    data_path,
     help_examples,
     keras_verbosity,
+    output_path,
     report_finished,
+    start_run,
     training_output,
-    write_run_info,
 )
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.train import distribute
@@ -47,17 +51,17 @@ def _finetune_config(args):
 
 def run(args):
     config = _finetune_config(args)
+    check_out_apart(args.out, [("--model", args.model), ("--data", data_path(args.data))])
     # Every input is checked before --out is touched: a bad run leaves
-    # nothing behind that would refuse the corrected command.
+    # nothing behind that would refuse the corrected command, and --force
+    # removes old outputs only after that.
     data = check_inputs(args.model, args.data, args.task, config)
     # Under --strategy multiworker every worker runs this command on a shared
     # --out: only the chief writes args.json and removes old outputs.
     chief = args.strategy != "multiworker" or distribute.is_chief_process()
     if training_output(args.out, args, args.force, remove=chief) == "finished":
         return report_finished(args.out)
-    pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
-    if chief:
-        write_run_info(args.out, args)
+    start_run(args.out, args, chief=chief)
     print(
         f"data: {data.source}; {', '.join(f'{k} {len(v)}' for k, v in data.splits.items())}; "
         f"split rule: {data.split_rule}"
@@ -121,7 +125,7 @@ def register(subparsers):
         help="classify (label), tag (NER-style), qa (SQuAD spans), regress (a float "
         "score per text or pair, e.g. STS similarity: MSE loss, Pearson/Spearman)",
     )
-    p.add_argument("--out", type=pathlib.Path, required=True)
+    p.add_argument("--out", type=output_path, required=True, help=RUN_OUT_HELP)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=16, help=BATCH_HELP)
     p.add_argument(

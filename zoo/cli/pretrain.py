@@ -10,14 +10,18 @@ from zoo.cli.runs import (
     ACCUMULATION_HELP,
     BATCH_HELP,
     FORCE_HELP,
+    RUN_OUT_HELP,
     add_verbose,
+    check_out_apart,
+    data_path,
     help_examples,
     keras_verbosity,
+    output_path,
     report_finished,
+    start_run,
     training_output,
-    write_run_info,
 )
-from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH, PRESETS
 from zoo.train import distribute
 from zoo.train.pretrain import (
     RECIPES,
@@ -69,13 +73,20 @@ def run(args):
     # Under --strategy multiworker every worker runs this command on a shared
     # --out: only the chief writes args.json and removes old outputs.
     chief = args.strategy != "multiworker" or distribute.is_chief_process()
-    # Every input is checked before --out is touched.
+    check_out_apart(
+        args.out,
+        [
+            # A preset name is no path, even if a folder of that name exists.
+            ("--config", None if args.config in PRESETS else data_path(args.config)),
+            ("--data", data_path(args.data)),
+        ],
+    )
+    # Every input is checked before --out is touched (--force removes old
+    # outputs only after that).
     corpus = check_pretrain_inputs(args.config, args.data, config)
     if training_output(args.out, args, args.force, remove=chief) == "finished":
         return report_finished(args.out)
-    pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
-    if chief:
-        write_run_info(args.out, args)
+    start_run(args.out, args, chief=chief)
     print(
         f"pre-training ({config.recipe} recipe: {config.objective}, {config.masking} "
         f"masking, {config.packing} packing, batch {config.batch_size}, peak rate "
@@ -151,7 +162,7 @@ def register(subparsers):
         required=True,
         help="text file, folder or glob (quote it), or austen / wordnet / austen+wordnet",
     )
-    p.add_argument("--out", type=pathlib.Path, required=True)
+    p.add_argument("--out", type=output_path, required=True, help=RUN_OUT_HELP)
     p.add_argument(
         "--recipe",
         choices=list(RECIPES),

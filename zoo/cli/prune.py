@@ -6,16 +6,28 @@ import argparse
 import json
 import pathlib
 
-from zoo.cli.runs import DATA_HELP, CliError, help_examples, write_run_info
+from zoo.cli.runs import (
+    DATA_HELP,
+    OUT_RULES,
+    REPLACE_HELP,
+    check_out_apart,
+    check_replace_output,
+    data_path,
+    help_examples,
+    output_path,
+    run_info,
+)
 from zoo.distill.prune import prune_model_dir
 
 
 def run(args):
     out = pathlib.Path(args.out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
-        raise CliError(f"--out {out} exists and is not empty; pass --force to replace it.")
-    report = prune_model_dir(args.model, args.data, out, evaluate=not args.no_evaluate)
-    write_run_info(out, args)
+    check_out_apart(out, [("--model", args.model), ("--data", data_path(args.data))])
+    check_replace_output(out, args.force, "prune")
+    # args.json goes inside the pruned model directory, listed in its record.
+    report = prune_model_dir(
+        args.model, args.data, out, evaluate=not args.no_evaluate, run_info=run_info(args)
+    )
     if args.json:
         print(json.dumps(report))
         return 0
@@ -66,9 +78,9 @@ def register(subparsers):
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument(
         "--out",
-        type=pathlib.Path,
+        type=output_path,
         required=True,
-        help="the pruned model directory to write",
+        help=f"the pruned model directory to write: {OUT_RULES}",
     )
     p.add_argument(
         "--no-evaluate", action="store_true", help="skip the test metrics before and after"
@@ -76,5 +88,5 @@ def register(subparsers):
     p.add_argument(
         "--json", action="store_true", help="print the report as one JSON object"
     )
-    p.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    p.add_argument("--force", action="store_true", help=REPLACE_HELP)
     p.set_defaults(func=run)

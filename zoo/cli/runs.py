@@ -1,11 +1,29 @@
 """Run bookkeeping shared by the commands: args.json (arguments, versions,
-git revision), what a training command does with an existing --out (resume,
-refuse, start over), the user-facing error type, and the --data help every
-data-reading command shares."""
+git revision), the rules for --out that every writing command follows, what
+a training command does with an existing --out (resume, refuse, start
+over), the user-facing error type, and the --data help every data-reading
+command shares.
+
+The rules for --out (docs/outputs.md; each is checked before anything is
+written or loaded):
+
+- it is never empty: `--out ""` (an unset shell variable) is refused when
+  the command line is parsed (`output_path`), instead of meaning the
+  working directory;
+- it is never equal to, inside, or around an input of the command
+  (`check_out_apart`, resolved paths, symbolic links followed): the output
+  would be written over the input, and --force would remove it;
+- --force replaces only what zoo wrote (`check_replace_output` for a
+  published directory, `training_output` for a run directory) and never
+  files it did not write.
+"""
 
 from __future__ import annotations
 
+import argparse
+import glob
 import json
+import os
 import pathlib
 import shutil
 import sys
@@ -13,7 +31,14 @@ import textwrap
 import time
 
 from zoo.text.readers import DATA_FORMS
-from zoo.utils.atomic import atomic_file
+from zoo.utils.atomic import (
+    OUTPUT_MARKER,
+    ForeignDirectoryError,
+    atomic_file,
+    check_replaceable,
+    output_marker,
+    write_run_marker,
+)
 from zoo.utils.jsonfile import read_json_object
 from zoo.utils.provenance import git_revision, versions
 
@@ -66,6 +91,7 @@ def write_run_info(out_dir, args):
 # What a training command writes under --out; --force removes these (and
 # nothing else) to start over.
 TRAINING_OUTPUTS = ("backup", "model", "args.json", "history.json", "metrics.json")
+TRAINING_COMMANDS = ("pretrain", "finetune", "distill")
 # Arguments that may differ between a run and its resume.
 _RESUME_FREE_ARGUMENTS = {"force", "verbose"}
 # The --data help of every command that reads task data (finetune, evaluate,
@@ -77,16 +103,154 @@ DATA_HELP = (
 )
 FORCE_HELP = (
     "start over: remove this command's outputs in --out (backup/, model/, "
-    "args.json, history.json, metrics.json) instead of resuming or refusing"
+    "args.json, history.json, metrics.json) instead of resuming or refusing; only in "
+    "a run directory zoo wrote (its .zoo-output marker, or an older zoo's args.json of "
+    "this kind of run), after the inputs were checked; other files there are kept"
 )
+REPLACE_HELP = (
+    "replace --out when it is not empty: only a directory zoo wrote (its .zoo-output "
+    "marker) holding no file zoo did not write; never anything else"
+)
+OUT_RULES = (
+    "never empty, never equal to, inside or around an input; a new or empty directory, or "
+    "one zoo wrote (docs/outputs.md)"
+)
+RUN_OUT_HELP = (
+    "the run directory (backup/, model/, args.json, history.json, metrics.json): "
+    + OUT_RULES
+    + "; re-running the same command resumes it"
+)
+
+
+def output_path(value):
+    """The argparse type of every --out: a path, never empty. argparse's
+    `type=pathlib.Path` turns "" into "." (the working directory), and an
+    unset shell variable (`--out "$OUT"`) gives "": with --force that
+    removed the user's files in the working directory (issue #35)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            f'received {value!r}, an empty path; an unset shell variable (--out "$OUT" '
+            "with OUT unset) is the usual cause. Give the directory to write, e.g. "
+            "--out runs/bbc (--out . names the working directory, if you mean it)."
+        )
+    return pathlib.Path(value)
+
+
+def _resolved(path):
+    """`path` absolute, with every symbolic link in it followed."""
+    return pathlib.Path(os.path.abspath(pathlib.Path(path))).resolve()
+
+
+def data_path(value):
+    """The path a --data (or --config) value names, or None for a name
+    (`bbc`, `austen+wordnet`, a preset): an existing file or folder, a value
+    that looks like a path, or a glob's directory (the part before the first
+    wildcard)."""
+    text = str(value)
+    if not text:
+        return None
+    if glob.has_magic(text):
+        parts = pathlib.PurePath(text).parts
+        fixed = []
+        for part in parts:
+            if glob.has_magic(part):
+                break
+            fixed.append(part)
+        return pathlib.Path(*fixed) if fixed else pathlib.Path(".")
+    if os.path.lexists(text) or os.sep in text or "/" in text:
+        return pathlib.Path(text)
+    return None
+
+
+def check_out_apart(out, inputs):
+    """Refuse an --out that is, lies inside, or contains one of `inputs`
+    (`(flag, path)` pairs; a None path is skipped), compared as resolved
+    paths: the command would write over what it reads, and --force would
+    remove it (`finetune --model RUN/model --out RUN --force` deleted its own
+    input before reading it)."""
+    where = _resolved(out)
+    for flag, path in inputs:
+        if path is None:
+            continue
+        source = _resolved(path)
+        if where == source:
+            relation = "is"
+        elif source in where.parents:
+            relation = "lies inside"
+        elif where in source.parents:
+            relation = "contains"
+        else:
+            continue
+        same = "" if str(out) == str(where) else f" ({where})"
+        raise CliError(
+            f"--out {out}{same} {relation} {flag} {path}: the command would write over "
+            f"its own input (and --force would remove it). Give an --out outside every "
+            f"input, e.g. a new directory beside {path}."
+        )
+
+
+def check_replace_output(out, force, command):
+    """--out of a command that publishes one directory (convert, prune,
+    export tflite): new or empty; with --force also a directory zoo wrote
+    that holds no file zoo did not write. Checked before any input is
+    loaded; the publishing `atomic_directory` checks again at the end."""
+    out = pathlib.Path(out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out} is a file; give a directory (new, or one zoo wrote).")
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if not force:
+        raise CliError(
+            f"--out {out} exists and is not empty; pass --force to replace it (only a "
+            "directory zoo wrote), or choose another --out."
+        )
+    try:
+        check_replaceable(out, f"zoo {command}")
+    except ForeignDirectoryError as e:
+        raise CliError(f"--out {e}") from None
+
+
+def _legacy_run(out):
+    """The command of an older zoo's run in `out` (one written before run
+    directories had a marker): its own args.json, readable, naming a
+    training command. None for anything else (another tool's args.json)."""
+    path = out / "args.json"
+    if not path.is_file():
+        return None
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+        command = info["arguments"]["command"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    ours = isinstance(info.get("versions"), dict) and command in TRAINING_COMMANDS
+    return command if ours else None
+
+
+def _remove_entry(path):
+    """Remove one output entry; a symbolic link is removed, not followed."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
+def _listed(names, limit=6):
+    names = sorted(names)
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
 
 
 def training_output(out, args, force, *, remove=True):
     """What a training command (pretrain, finetune, distill) does with --out:
     "new" (empty or --force: earlier outputs removed), "resume" (our run,
     same arguments, not finished) or "finished" (metrics.json written and no
-    backup left). A directory we did not write, or our run with other
-    arguments, is refused: resuming it would mix two runs' weights.
+    backup left). A directory we did not write is refused, --force or not
+    (its files are not ours to remove); so is our run with other arguments
+    (resuming it would mix two runs' weights) unless --force.
+
+    Ours: the run marker (`.zoo-output`, written by `start_run`) of a
+    training command, or, for runs of an older zoo, our own readable
+    args.json of one; --force removes only `TRAINING_OUTPUTS` there.
     `remove=False` is for the non-chief workers of a multi-worker run: it
     deletes nothing, and a --out without args.json (the chief writes it, and
     may not have yet) counts as the chief's run to resume."""
@@ -96,28 +260,51 @@ def training_output(out, args, force, *, remove=True):
             f"--out {out} is a file; give a directory (new, or this command's "
             "earlier --out)."
         )
-    if not out.exists() or not any(out.iterdir()):
+    entries = {p.name for p in out.iterdir()} - {OUTPUT_MARKER} if out.exists() else set()
+    if not entries:
         return "new"
+    if not remove:
+        if force:
+            return "new"
+        if not (out / "args.json").is_file():
+            return "resume"
+        return _compare_arguments(out, args)
+    marker = output_marker(out)
+    if marker is None:
+        legacy = _legacy_run(out)
+        if legacy is None:
+            raise CliError(
+                f"--out {out} is not empty ({_listed(entries)}) and was not written by zoo "
+                f"(no {OUTPUT_MARKER} marker, no args.json of a zoo run); --force never "
+                "removes files zoo did not write. Choose another --out (new or empty)."
+            )
+    elif marker["kind"] != "run" or marker["command"] not in TRAINING_COMMANDS:
+        what = (
+            f"the run directory of `zoo {marker['command']}`"
+            if marker["kind"] == "run"
+            else "a model directory or artifact zoo wrote"
+        )
+        raise CliError(
+            f"--out {out} is {what}, not a training run's directory; a run is never "
+            "written into it, not even with --force. Choose another --out."
+        )
     if force:
-        for name in TRAINING_OUTPUTS if remove else ():
+        for name in TRAINING_OUTPUTS:
             path = out / name
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
+            if path.exists() or path.is_symlink():
+                _remove_entry(path)
         return "new"
     if not (out / "args.json").is_file():
-        if not remove:
-            return "resume"
         if any((out / m).exists() for m in ("backup", "model")):
             raise CliError(
                 f"--out {out} holds a run without its args.json; pass --force to "
                 "start over there, or choose another --out."
             )
-        raise CliError(
-            f"--out {out} is not empty and was not written by this command; "
-            "choose another directory or pass --force."
-        )
+        return "new"
+    return _compare_arguments(out, args)
+
+
+def _compare_arguments(out, args):
     saved = read_json_object(out / "args.json", "pass --force to start over").get(
         "arguments", {}
     )
@@ -148,6 +335,18 @@ def training_output(out, args, force, *, remove=True):
     if (out / "metrics.json").is_file() and not (out / "backup").exists():
         return "finished"
     return "resume"
+
+
+def start_run(out, args, *, chief=True):
+    """Create a training run's --out; the chief marks it as ours (so a
+    later --force may start over there) and writes args.json."""
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if chief:
+        write_run_marker(
+            out, args.command, [f"{n}/" if "." not in n else n for n in TRAINING_OUTPUTS]
+        )
+        write_run_info(out, args)
 
 
 def report_finished(out):
