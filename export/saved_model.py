@@ -40,6 +40,7 @@ TPU inference converter. Tokenization stays on the host (vocab.txt beside).
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 import shutil
@@ -50,6 +51,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 from export import manifest as mf
+from export.consistency import RECORD_COLLECTION, artifact_record
 from export.serving_config import check_serving_base, write_serving_files
 from export.validate import validate_new_artifact
 from zoo.models import (
@@ -372,6 +374,13 @@ def export_saved_model(
             labels_path.write_text("\n".join(labels) + "\n", encoding="utf-8")
         archive, signatures = build_text_archive(
             model, tokenizer, sequence_length, vocab_path, labels_path
+        )
+        # What the SavedModel says it is, among its own variables: loaders
+        # check metadata.json against it (export/consistency.py).
+        record = json.dumps(artifact_record(meta), sort_keys=True)
+        archive.add_variable_collection(
+            RECORD_COLLECTION,
+            [tf.Variable(record, trainable=False, name=RECORD_COLLECTION)],
         )
         archive.write_out(str(tmp), verbose=False)
         shutil.rmtree(assets)  # write_out copied the assets into tmp/assets
