@@ -216,6 +216,7 @@ def test_two_workers_match_one_process(tmp_path, teacher_and_data, reference):
     assert weight_diff <= 1e-5
     # Only the chief wrote (worker 1 reports itself); the backups are gone.
     assert sorted(p.name for p in out.iterdir()) == [
+        ".zoo-output",  # the chief's run marker (docs/outputs.md)
         "args.json",
         "history.json",
         "metrics.json",
