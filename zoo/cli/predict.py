@@ -4,7 +4,6 @@ directory, a `.tflite` artifact or a SavedModel (`zoo.predict`)."""
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import pathlib
 import sys
@@ -12,6 +11,7 @@ import time
 
 from zoo.cli.runs import CliError, help_examples
 from zoo.predict import PredictError, open_predictor
+from zoo.text.readers import delimited_rows, json_lines, open_text, utf8_error
 
 INPUT_SUFFIXES = (".txt", ".jsonl", ".csv")
 PROGRESS_SECONDS = 2.0
@@ -21,8 +21,10 @@ def read_inputs(path):
     """`(line number, record)` pairs of an input file, streamed: .txt one
     text per line (blank lines skipped), .jsonl one object per line
     ("text", optional "text_b"; "question"/"context" for QA), .csv with a
-    header naming the same columns. The path is checked now, the lines as
-    they are read."""
+    header naming the same columns. Read as `--data` files are
+    (`zoo.text.readers`): UTF-8 with or without a byte-order mark, fields
+    of any length. The path is checked now, the lines as they are read;
+    a bad line is a `CliError` naming the file and line."""
     path = pathlib.Path(path)
     if path.suffix not in INPUT_SUFFIXES:
         raise CliError(
@@ -35,44 +37,41 @@ def read_inputs(path):
 
 
 def _records(path):
+    where = f"--input {path}"
+
+    def at(n):
+        return f"{where}, line {n}"
+
     n = 0
     try:
-        with open(
-            path, encoding="utf-8", newline="" if path.suffix == ".csv" else None
-        ) as f:
+        with open_text(path, newline="" if path.suffix == ".csv" else None) as f:
             if path.suffix == ".csv":
-                reader = csv.DictReader(f)
-                columns = set(reader.fieldnames or ())
+                header, rows = delimited_rows(f, where=where, at=at)
+                columns = set(header)
                 if not columns & {"text", "question"}:
                     raise CliError(
-                        f'--input {path}: the header needs a "text" column (and '
+                        f'{where}: the header needs a "text" column (and '
                         f'optionally "text_b"); it has {sorted(columns)}.'
                     )
-                for n, row in enumerate(reader, 2):
-                    yield n, {k: v for k, v in row.items() if k is not None}
+                yield from rows
+                return
+            if path.suffix == ".jsonl":
+                for n, record in json_lines(f, where=where, at=at):
+                    if not isinstance(record, dict):
+                        raise CliError(
+                            f'{at(n)}: expected an object with "text"; received '
+                            f"{type(record).__name__}."
+                        )
+                    yield n, record
                 return
             for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                if path.suffix == ".txt":
+                if line.strip():
                     yield n, {"text": line.rstrip("\r\n")}
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise CliError(
-                        f"--input {path}, line {n}: not JSON ({e.msg})."
-                    ) from None
-                if not isinstance(record, dict):
-                    raise CliError(
-                        f"--input {path}, line {n}: expected an object with "
-                        f'"text"; received {type(record).__name__}.'
-                    )
-                yield n, record
-    except UnicodeDecodeError:
-        raise CliError(
-            f"--input {path}: not UTF-8 after line {n}; save the file as UTF-8."
-        ) from None
+    except UnicodeDecodeError:  # a .txt line (the other readers name the line)
+        raise CliError(str(utf8_error(f, where, at, n))) from None
+    except ValueError as e:
+        # The readers' errors already name the file and line.
+        raise CliError(str(e)) from None
 
 
 def _chunks(items, size):

@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import json
 import pathlib
+import sys
 
 from zoo.text import wordnet_sts
 from zoo.text.corpora import bbc_news_split, decode_text
@@ -82,7 +83,171 @@ class QAExample:
 
 
 def _read_text(path):
-    return decode_text(pathlib.Path(path).read_bytes())
+    # A leading byte-order mark (Windows editors write one) is not text: left
+    # in, it would be the first character of the first word or of the JSON.
+    return decode_text(pathlib.Path(path).read_bytes()).removeprefix("\ufeff")
+
+
+# --- CSV/TSV rows and JSON values of user files -----------------------------------
+#
+# Shared by these readers and `zoo predict`/`zoo similarity --input`: every
+# reader of a user's CSV, TSV or JSON gets the same rules and errors naming
+# the file and line.
+
+# The columns zoo reads: a header naming one of them twice is refused (a
+# dict of the row would silently keep only the last).
+READ_COLUMNS = ("text", "text_b", "label", "score", "question", "context")
+
+
+def _lift_csv_field_limit():
+    """Let csv read fields of any length, as .txt lines and JSON strings are.
+
+    Python's csv refuses a field over 131,072 characters by default (an
+    article or a long review can be longer). The limit is process-wide, with
+    no per-reader setting; it is only ever raised here. The largest value
+    is that of a C long (32 bits on Windows, where sys.maxsize overflows it)."""
+    limit = sys.maxsize
+    while csv.field_size_limit() < limit:
+        try:
+            csv.field_size_limit(limit)
+        except OverflowError:
+            limit //= 2
+
+
+def _kind(delimiter):
+    return "TSV" if delimiter == "\t" else "CSV"
+
+
+def _quote_hint(delimiter):
+    return (
+        f'a {_kind(delimiter)} field that begins with a quote (") is a quoted field: it must end '
+        f"with a quote followed by the delimiter or the line's end, and a quote inside it "
+        f'is doubled (""). Quote such fields, or save the file as .jsonl.'
+    )
+
+
+def delimited_rows(handle, delimiter=",", *, where, at):
+    """`(header, rows)` of a CSV/TSV file open as text (`newline=""`).
+
+    `header` is the first row (empty for an empty file); `rows` yields
+    `(line, {column: value})` for each non-blank row below it, streamed:
+    `line` is the row's first line in the file, a column missing from a
+    short row is None. `where` names the file and `at(line)` a line of it in
+    errors. Refused with a ValueError naming the line: malformed quoting
+    (csv's strict mode: an unclosed quote would otherwise swallow every row
+    below it into one field), a row with more non-empty fields than the
+    header has columns (an unquoted delimiter inside a text shifts the
+    label), text that is not UTF-8, a header naming one of `READ_COLUMNS`
+    twice. Fields may be of any length."""
+    _lift_csv_field_limit()
+    reader = csv.reader(handle, delimiter=delimiter, strict=True)
+
+    def step():
+        """`(first line of the row, row)`, `(None, None)` at the end."""
+        first = reader.line_num + 1
+        try:
+            return first, next(reader)
+        except StopIteration:
+            return None, None
+        except csv.Error as e:
+            raise ValueError(
+                f"{at(first)}: not valid {_kind(delimiter)} ({e}); {_quote_hint(delimiter)}"
+            ) from None
+        except UnicodeDecodeError:
+            raise utf8_error(handle, where, at, reader.line_num) from None
+
+    _, header = step()
+    header = header or []
+    repeated = sorted({c for c in header if c in READ_COLUMNS and header.count(c) > 1})
+    if repeated:
+        raise ValueError(
+            f"{where}: the header names {', '.join(f'`{c}`' for c in repeated)} more "
+            f"than once ({header}); name each column once."
+        )
+
+    def rows():
+        while True:
+            first, row = step()
+            if row is None:
+                return
+            if not row:  # a blank line
+                continue
+            # A row's own line: its last line less the line breaks inside
+            # its (quoted) fields; blank lines before it are not counted.
+            line = reader.line_num - sum(field.count("\n") for field in row)
+            extra = [field for field in row[len(header) :] if field.strip()]
+            if extra:
+                raise ValueError(
+                    f"{at(line)}: {len(row)} fields, but the header names {len(header)} "
+                    f"columns {header}; the extra {extra[0]!r:.40} suggests a "
+                    f"{'tab' if _kind(delimiter) == 'TSV' else 'comma'} inside an unquoted "
+                    f'field. Quote fields that hold the delimiter ("a, b").'
+                )
+            yield (
+                line,
+                {c: (row[i] if i < len(row) else None) for i, c in enumerate(header)},
+            )
+
+    return header, rows()
+
+
+def json_value(text, where):
+    """`json.loads(text)`, or a ValueError naming `where` when `text` is not
+    JSON, or is JSON nested deeper than Python's parser recurses (a
+    RecursionError otherwise: no row or SQuAD file is nested that deep)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        position = f" at line {e.lineno}" if e.lineno > 1 else ""
+        raise ValueError(f"{where}: not valid JSON ({e.msg}{position}).") from None
+    except RecursionError:
+        raise ValueError(
+            f"{where}: JSON nested too deeply to read (arrays or objects more than "
+            f"~{sys.getrecursionlimit()} levels inside each other); zoo's data has no "
+            "such nesting: check what wrote the file."
+        ) from None
+
+
+def json_lines(handle, *, where, at):
+    """`(line, value)` of each non-blank line of a JSON-lines file open as
+    text, streamed; errors name `at(line)` (`where`: the file)."""
+    n = 0
+    try:
+        for n, line in enumerate(handle, 1):
+            if line.strip():
+                yield n, json_value(line, at(n))
+    except UnicodeDecodeError:
+        raise utf8_error(handle, where, at, n) from None
+
+
+def utf8_error(handle, where, at, lines_read):
+    """The ValueError for a text file (open as `handle`) that is not UTF-8,
+    naming the line of the first bad byte. Text is decoded in blocks ahead
+    of the line being read, so the line is found again in the file's bytes;
+    when that cannot be read (or is over 256 MB), the error says after
+    which line it came."""
+    try:
+        path = pathlib.Path(handle.name)
+        if path.stat().st_size > 256 << 20:
+            raise OSError("too large to read again")
+        raw = path.read_bytes()
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        return ValueError(
+            f"{at(line)}: not UTF-8 text (byte {e.start}, {raw[e.start : e.start + 1]!r}); "
+            "save the file as UTF-8."
+        )
+    except (AttributeError, TypeError, OSError):
+        pass
+    return ValueError(
+        f"{where}: not UTF-8 text (after line {lines_read}); save the file as UTF-8."
+    )
+
+
+def open_text(path, newline=None):
+    """`path` open for reading as UTF-8, a leading byte-order mark dropped."""
+    return open(path, encoding="utf-8-sig", newline=newline)
 
 
 def _need(condition, path, message):
@@ -177,16 +342,30 @@ def _row_example(row, where, labelled=True):
                 else "every row needs `text`; `label` and `text_b` are optional."
             )
         )
+    _check_scalars(row, ("text", "text_b", "label"), where)
     text_b = row.get("text_b") or None
     label = row.get("label")
     label = None if label in (None, "") else str(label)
     return TextExample(str(row["text"]), label, None if text_b is None else str(text_b))
 
 
+def _check_scalars(row, columns, where):
+    """Refuse a JSON list or object where a text, a label or a score goes:
+    str() of it would make a text or a label nobody wrote."""
+    for column in columns:
+        value = row.get(column)
+        if isinstance(value, (list, dict)):
+            raise ValueError(
+                f"{where}: `{column}` is a JSON {type(value).__name__} ({json.dumps(value)[:60]}); "
+                f"give `{column}` as a string."
+            )
+
+
 def _read_delimited(path, delimiter, labelled=True):
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle, delimiter=delimiter)
-        header = reader.fieldnames or []
+    with open_text(path, newline="") as handle:
+        header, rows = delimited_rows(
+            handle, delimiter, where=path, at=lambda n: f"{path}:{n}"
+        )
         _need(
             "text" in header and ("label" in header or not labelled),
             path,
@@ -197,24 +376,17 @@ def _read_delimited(path, delimiter, labelled=True):
             )
             + f"found {header}.",
         )
-        examples = [
-            _row_example(row, f"{path}:{i + 2}", labelled) for i, row in enumerate(reader)
-        ]
+        examples = [_row_example(row, f"{path}:{n}", labelled) for n, row in rows]
     _need(examples, path, "no rows below the header.")
     return examples
 
 
 def _read_jsonl(path, labelled=True):
-    examples = []
-    with open(path, encoding="utf-8") as handle:
-        for i, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{i}: not valid JSON ({e.msg}).") from e
-            examples.append(_row_example(row, f"{path}:{i}", labelled))
+    with open_text(path) as handle:
+        examples = [
+            _row_example(row, f"{path}:{n}", labelled)
+            for n, row in json_lines(handle, where=path, at=lambda n: f"{path}:{n}")
+        ]
     _need(examples, path, "no examples (expected one JSON object per line).")
     return examples
 
@@ -231,9 +403,10 @@ def _scored_example(row, where):
     if missing:
         raise ValueError(
             f"{where}: missing {' and '.join(f'`{m}`' for m in missing)} (columns present: "
-            f"{sorted(k for k in row if k is not None)}); every row needs `text` and `score` (a "
-            "number), `text_b` is optional."
+            f"{sorted(row)}); every row needs `text` and `score` (a number), `text_b` is "
+            "optional."
         )
+    _check_scalars(row, ("text", "text_b", "score"), where)
     raw = row["score"]
     try:
         if isinstance(raw, bool):
@@ -263,28 +436,26 @@ def read_regression(path):
     suffix = path.suffix.lower()
     examples = []
     if suffix in (".csv", ".tsv"):
-        with open(path, newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
-            header = reader.fieldnames or []
+        with open_text(path, newline="") as handle:
+            header, rows = delimited_rows(
+                handle,
+                "\t" if suffix == ".tsv" else ",",
+                where=path,
+                at=lambda n: f"{path}:{n}",
+            )
             _need(
                 "text" in header and "score" in header,
                 path,
                 f"header must name `text` and `score` columns (and optionally `text_b`); "
                 f"found {header}.",
             )
-            examples = [
-                _scored_example(row, f"{path}:{i + 2}") for i, row in enumerate(reader)
-            ]
+            examples = [_scored_example(row, f"{path}:{n}") for n, row in rows]
     elif suffix in (".jsonl", ".ndjson", ".json"):
-        with open(path, encoding="utf-8") as handle:
-            for i, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}:{i}: not valid JSON ({e.msg}).") from e
-                examples.append(_scored_example(row, f"{path}:{i}"))
+        with open_text(path) as handle:
+            examples = [
+                _scored_example(row, f"{path}:{n}")
+                for n, row in json_lines(handle, where=path, at=lambda n: f"{path}:{n}")
+            ]
     else:
         raise ValueError(
             f"{path}: unsupported file type {suffix!r} for regression; give one of "
@@ -338,44 +509,112 @@ def read_conll(path):
 
 
 def read_squad(path):
-    """List of `QAExample` from SQuAD v1.1 or v2.0 JSON."""
+    """List of `QAExample` from SQuAD v1.1 or v2.0 JSON. A part of the file
+    not in SQuAD's shape is an error naming the file and the question (or
+    the article and paragraph)."""
     path = pathlib.Path(path)
     _need_file(path, "QA data is a SQuAD JSON file")
-    try:
-        data = json.loads(_read_text(path))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}).") from e
+    data = json_value(_read_text(path), path)
+    shape = 'expected SQuAD JSON: {"data": [{"paragraphs": [{"context", "qas"}]}]}'
     _need(
         isinstance(data, dict) and isinstance(data.get("data"), list),
         path,
-        'expected SQuAD JSON: {"data": [{"paragraphs": [{"context", "qas"}]}]}.',
+        f"{shape}.",
     )
+
+    def need_list(value, where):
+        _need(
+            isinstance(value, list),
+            path,
+            f"{where} is {type(value).__name__} {json.dumps(value)[:40]}, not a list; {shape}.",
+        )
+        return value
+
+    def need_dict(value, where):
+        _need(
+            isinstance(value, dict),
+            path,
+            f"{where} is {type(value).__name__} {json.dumps(value)[:40]}, not an object; "
+            f"{shape}.",
+        )
+        return value
+
     examples = []
-    for article in data["data"]:
-        for paragraph in article.get("paragraphs", []):
-            context = paragraph["context"]
-            for qa in paragraph.get("qas", []):
-                impossible = bool(qa.get("is_impossible", False))
-                answers = tuple(
-                    (a["text"], int(a["answer_start"])) for a in qa.get("answers", [])
-                )
-                for text, start in answers:
-                    _need(
-                        context[start : start + len(text)] == text,
-                        path,
-                        f"question {qa.get('id')!r}: answer {text!r} is not at "
-                        f"answer_start={start} of its context.",
-                    )
-                _need(
-                    answers or impossible,
-                    path,
-                    f"question {qa.get('id')!r} has no answers and is not is_impossible.",
-                )
-                examples.append(
-                    QAExample(str(qa["id"]), qa["question"], context, answers, impossible)
-                )
+    for a, article in enumerate(data["data"]):
+        article = need_dict(article, f"data[{a}]")
+        for p, paragraph in enumerate(
+            need_list(article.get("paragraphs", []), f"data[{a}].paragraphs")
+        ):
+            where = f"data[{a}].paragraphs[{p}]"
+            paragraph = need_dict(paragraph, where)
+            context = paragraph.get("context")
+            _need(
+                isinstance(context, str),
+                path,
+                f"{where}: `context` is {json.dumps(context)[:40]}; every paragraph needs "
+                "its context as a string.",
+            )
+            for q, qa in enumerate(need_list(paragraph.get("qas", []), f"{where}.qas")):
+                qa = need_dict(qa, f"{where}.qas[{q}]")
+                examples.append(_squad_question(qa, context, path, f"{where}.qas[{q}]"))
     _need(examples, path, "no questions found.")
     return examples
+
+
+def _squad_question(qa, context, path, where):
+    """One `QAExample` of a SQuAD `qas` entry, checked."""
+    qid = qa.get("id")
+    _need(
+        isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid) != "",
+        path,
+        f"{where}: the question has no `id` (found {json.dumps(qid)[:40]}); every "
+        "question needs a unique id.",
+    )
+    name = f"question {qid!r}"
+    _need(
+        isinstance(qa.get("question"), str),
+        path,
+        f"{name}: `question` is {json.dumps(qa.get('question'))[:40]}, not a string.",
+    )
+    impossible = bool(qa.get("is_impossible", False))
+    raw_answers = qa.get("answers", [])
+    _need(
+        isinstance(raw_answers, list),
+        path,
+        f"{name}: `answers` is {json.dumps(raw_answers)[:40]}, not a list of "
+        '{"text", "answer_start"}.',
+    )
+    answers = []
+    for answer in raw_answers:
+        text = answer.get("text") if isinstance(answer, dict) else None
+        start = answer.get("answer_start") if isinstance(answer, dict) else None
+        _need(
+            isinstance(text, str),
+            path,
+            f'{name}: an answer is {json.dumps(answer)[:60]}; expected {{"text": '
+            '"...", "answer_start": N}.',
+        )
+        try:
+            if isinstance(start, (bool, float)) or start is None:
+                raise ValueError
+            start = int(start)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{path}: {name}: answer {text!r} has answer_start {json.dumps(start)[:20]}; "
+                "give the character offset of the answer in its context (an integer)."
+            ) from None
+        _need(
+            start >= 0 and context[start : start + len(text)] == text,
+            path,
+            f"{name}: answer {text!r} is not at answer_start={start} of its context.",
+        )
+        answers.append((text, start))
+    _need(
+        answers or impossible,
+        path,
+        f"{name} has no answers and is not is_impossible.",
+    )
+    return QAExample(str(qid), qa["question"], context, tuple(answers), impossible)
 
 
 # --- explicit splits ---------------------------------------------------------------------

@@ -24,6 +24,8 @@ def read_json_object(path, what="this file") -> dict:
         value = json.loads(text)
     except ValueError as e:
         raise JsonFileError(f"{path}: not valid JSON ({e}); {what}.") from None
+    except RecursionError:  # arrays or objects nested ~1,000 deep: no such file of ours
+        raise JsonFileError(f"{path}: JSON nested too deeply to read; {what}.") from None
     if not isinstance(value, dict):
         raise JsonFileError(
             f"{path}: holds a JSON {type(value).__name__}, not an object; {what}."
