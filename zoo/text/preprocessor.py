@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES
-from zoo.text.tokenizer import WordPieceTokenizer, as_strings
+from zoo.text.tokenizer import WordPieceTokenizer, as_strings, refuse_path_in_config
 
 
 def _whole(value):
@@ -97,6 +97,24 @@ class TextPreprocessor(keras.layers.Layer):
         self.lengths = check_lengths(sequence_length)
         self.tokenizer = tokenizer
         self.built = True
+
+    @classmethod
+    def from_config(cls, config):
+        """The preprocessor a saved config describes: `tokenizer` must be the
+        serialized tokenizer (its vocabulary inline), never a path."""
+        if not isinstance(config.get("tokenizer"), dict):
+            refuse_path_in_config(
+                config.get("tokenizer"),
+                "tokenizer",
+                cls.__name__,
+                "the serialized tokenizer (an object holding its vocabulary)",
+            )
+        # Deserialized here rather than in __init__, so the tokenizer's own
+        # error reaches the caller as it is (Keras wraps __init__'s errors in
+        # a TypeError that repeats the whole config, vocabulary included).
+        config = dict(config)
+        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
+        return super().from_config(config)
 
     @property
     def sequence_length(self):

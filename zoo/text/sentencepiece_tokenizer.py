@@ -22,13 +22,16 @@ is for library use beside `zoo.checkpoints.load_hf_encoder` (BUILD_NOTES,
 from __future__ import annotations
 
 import base64
+import binascii
 import pathlib
 
 import keras
 import tensorflow as tf
 import tensorflow_text as tft
 
-from zoo.text.tokenizer import WordPieceTokenizer
+from zoo.text.tokenizer import WordPieceTokenizer, refuse_path_in_config
+
+BASE64 = "base64:"
 
 
 def _model_bytes(model) -> bytes:
@@ -79,13 +82,27 @@ class SentencePieceTokenizer(WordPieceTokenizer):
         # WordPieceTokenizer.__init__ builds a WordPiece table; only the
         # Layer's is wanted. Everything the inherited packer reads is set here.
         keras.layers.Layer.__init__(self, **kwargs)
-        if isinstance(model, str) and model.startswith("base64:"):
-            model = base64.b64decode(model[len("base64:") :])
+        if isinstance(model, str) and model.startswith(BASE64):
+            try:
+                model = base64.b64decode(model[len(BASE64) :], validate=True)
+            except binascii.Error as e:
+                raise ValueError(
+                    f"SentencePieceTokenizer: `model` starts with {BASE64!r} but the rest "
+                    f"is not base64 ({e}); give the bytes of a spiece.model, or its path."
+                ) from None
         self._model = _model_bytes(model)
-        self._sentencepiece = tft.SentencepieceTokenizer(
-            model=self._model, out_type=tf.int32
-        )
-        size = int(self._sentencepiece.vocab_size())
+        try:
+            self._sentencepiece = tft.SentencepieceTokenizer(
+                model=self._model, out_type=tf.int32
+            )
+            size = int(self._sentencepiece.vocab_size())
+        except (tf.errors.OpError, ValueError):
+            # The op's own message is a C++ source location and a protobuf call.
+            raise ValueError(
+                f"SentencePieceTokenizer: `model` ({len(self._model):,} bytes) is not a "
+                "SentencePiece model (it does not parse as one); give the checkpoint's "
+                "own spiece.model."
+            ) from None
         pieces = self._sentencepiece.id_to_string(tf.range(size)).numpy()
         self._vocabulary = [p.decode("utf-8") for p in pieces]
         self._token_to_id = {}
@@ -130,11 +147,24 @@ class SentencePieceTokenizer(WordPieceTokenizer):
             text = tf.strings.lower(text, encoding="utf-8")
         return self._sentencepiece.tokenize(text)
 
+    @classmethod
+    def from_config(cls, config):
+        """The tokenizer a saved config describes: `model` must be the model
+        bytes as `get_config` saves them ("base64:..."); a path is refused
+        unopened (`refuse_path_in_config`)."""
+        model = config.get("model")
+        if not (isinstance(model, str) and model.startswith(BASE64)):
+            refuse_path_in_config(
+                model, "model", cls.__name__, f'the model bytes as "{BASE64}..." text'
+            )
+        # Layer's own from_config: WordPieceTokenizer's checks a vocabulary.
+        return super(WordPieceTokenizer, cls).from_config(config)
+
     def get_config(self):
         config = keras.layers.Layer.get_config(self)
         config.update(
             {
-                "model": "base64:" + base64.b64encode(self._model).decode("ascii"),
+                "model": BASE64 + base64.b64encode(self._model).decode("ascii"),
                 "lowercase": self.lowercase,
                 "strip_accents": self.strip_accents,
                 "cls_token": self.cls_token,

@@ -123,6 +123,23 @@ def _load_vocabulary(vocabulary):
     )
 
 
+def refuse_path_in_config(value, field, who, saved_form):
+    """Raise ValueError unless `value`, the `field` of a saved config, is
+    inline data. A config comes from a model file that may not be trusted:
+    a path there is refused as it is, never opened (a FIFO would hang the
+    load, /dev/zero exhaust memory, another file be read as this one's)."""
+    if isinstance(value, str):
+        received = f"the string {value[:200]!r}"
+    else:
+        received = _describe(value)
+    raise ValueError(
+        f"{who} config: `{field}` must be {saved_form}, as `get_config` saves it; "
+        f"received {received}. A model file's config is not trusted to name files, so "
+        f"a path there is not opened: re-save the model with zoo, or build the "
+        f"{who} yourself from a file you trust."
+    )
+
+
 def check_text(text, name="text"):
     """Raise ValueError unless `text` can be encoded as UTF-8: a Python str
     may hold a lone surrogate (e.g. from `bytes.decode(errors="surrogateescape")`),
@@ -523,6 +540,19 @@ class WordPieceTokenizer(keras.layers.Layer):
         shape = (text.shape[0], sequence_length)
         return {k: keras.KerasTensor(shape, dtype="int32") for k in INPUT_NAMES}
 
+    @classmethod
+    def from_config(cls, config):
+        """The tokenizer a saved config describes: `vocabulary` must be the
+        list of tokens (a path is refused unopened, `refuse_path_in_config`)."""
+        vocabulary = config.get("vocabulary")
+        if not (
+            isinstance(vocabulary, list) and all(isinstance(t, str) for t in vocabulary)
+        ):
+            refuse_path_in_config(
+                vocabulary, "vocabulary", cls.__name__, "the list of tokens (str)"
+            )
+        return super().from_config(config)
+
     def get_config(self):
         config = super().get_config()
         config.update(
@@ -574,7 +604,9 @@ def vocabulary_casing_problem(tokens, lowercase):
     """Why `lowercase` cannot go with this vocabulary, or None. An uncased
     vocabulary has no token that lowercasing changes (brackets aside); a
     cased one has many."""
-    cased = sum(1 for t in tokens if t != t.lower() and not (t[:1] == "[" and t[-1:] == "]"))
+    cased = sum(
+        1 for t in tokens if t != t.lower() and not (t[:1] == "[" and t[-1:] == "]")
+    )
     if not lowercase and cased == 0:
         return (
             "lowercase is false but the vocabulary is uncased (no token has a capital "
