@@ -39,6 +39,7 @@ from zoo.tasks import decode
 from zoo.text import features as feats
 from zoo.text.preprocessor import TextPreprocessor, split_text_input
 from zoo.text.readers import QAExample, TaggedSentence, TextExample
+from zoo.text.tokenizer import check_text
 from zoo.train import data as task_data
 from zoo.train.callbacks import EpochCounter
 from zoo.train.finetune import evaluation_config, task_losses
@@ -61,56 +62,112 @@ def is_ids(x):
     return False
 
 
+def _describe(value):
+    """`value` for an error message: its type and a short repr."""
+    if isinstance(value, dict):
+        return f"a dict with keys {sorted(map(str, value))[:6]}"
+    if isinstance(value, tf.data.Dataset):
+        return "a tf.data.Dataset"
+    if value is None:
+        return "None"
+    return f"{type(value).__name__} {str(value)[:60]!r}"
+
+
 def _text(value, where):
     if isinstance(value, bytes):
-        return value.decode("utf-8")
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(
+                f"{where}: bytes that are not UTF-8 (byte {e.start}: {value[e.start : e.start + 1]!r}); "
+                "decode the text yourself (e.g. errors='replace') and pass str."
+            ) from None
     if isinstance(value, np.str_):
         return str(value)
     if not isinstance(value, str):
-        raise TypeError(
-            f"{where}: expected a str; received {type(value).__name__} "
-            f"({str(value)[:60]!r})."
-        )
+        raise TypeError(f"{where}: expected a str; received {_describe(value)}.")
+    check_text(value, where)  # a lone surrogate, named here rather than by the tokenizer
     return value
 
 
 def _texts(values, where):
+    """A list of str from a str (a batch of one), a list, tuple, generator,
+    numpy array or 1-D tf.string tensor of texts; errors name `where[i]`."""
     if isinstance(values, (str, bytes)):
         values = [values]
     if isinstance(values, tf.Tensor):
         values = values.numpy()
+    if isinstance(values, (dict, tf.data.Dataset)) or values is None:
+        raise TypeError(
+            f"`{where}`: expected texts (a list or array of str); received "
+            f"{_describe(values)}."
+        )
     try:
         values = list(values)
     except TypeError:
         raise TypeError(
-            f"{where}: expected texts (a list or array of str); received "
-            f"{type(values).__name__}."
+            f"`{where}`: expected texts (a list or array of str); received "
+            f"{_describe(values)}."
         ) from None
     return [_text(v, f"{where}[{i}]") for i, v in enumerate(values)]
 
 
-def _from_dataset(dataset, where):
-    """`(x, y)` lists from a `tf.data.Dataset` of `(text, label)` or
-    `((text, text_b), label)`, batched or not."""
+def _refuse(x, where, what, *, datasets=False):
+    """TypeError naming `where` unless `x` may be text input: None, a dict
+    (other than encoder ids, dispatched before) and, unless `datasets`, a
+    tf.data.Dataset are refused; `what` says what to pass instead. (A dict
+    iterates as its keys: without this, a dict of texts ran as one text per
+    key.)"""
+    if (
+        x is None
+        or isinstance(x, dict)
+        or (isinstance(x, tf.data.Dataset) and not datasets)
+    ):
+        ids = (
+            " A dict is taken only as encoder ids ('token_ids', 'segment_ids', "
+            "'padding_mask')."
+            if isinstance(x, dict)
+            else ""
+        )
+        raise TypeError(f"`{where}`: received {_describe(x)}; pass {what}.{ids}")
+
+
+def _from_dataset(dataset, where, *, labelled=True):
+    """`(x, y)` lists from a `tf.data.Dataset`, batched or not, of
+    `(text, label)` or `((text, text_b), label)` elements; with
+    `labelled=False` also of texts, `(text,)` or `((text, text_b),)` (`y`
+    then holds the labels of the elements that have one)."""
     if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
         raise ValueError(
-            f"{where}: the tf.data.Dataset repeats forever; it is read into memory "
-            "once per fit, so pass it without .repeat() (epochs= repeats)."
+            f"`{where}`: the tf.data.Dataset repeats forever; it is read into memory "
+            "once, so pass it without .repeat() (fit: epochs= repeats it)."
         )
+    forms = "(text, label) or ((text, text_b), label)" + ("" if labelled else " or texts")
     xs_a, xs_b, ys = [], [], []
     for element in dataset.as_numpy_iterator():
-        if not (isinstance(element, tuple) and len(element) == 2):
+        if isinstance(element, tuple) and len(element) == 2:
+            x, y = element
+        elif not labelled and isinstance(element, tuple) and len(element) == 1:
+            x, y = element[0], None
+        elif not labelled and not isinstance(element, (tuple, dict)):
+            x, y = element, None
+        else:
             raise ValueError(
-                f"{where}: a tf.data.Dataset must yield (text, label) pairs; one "
-                f"element is {type(element).__name__} {str(element)[:80]}."
+                f"`{where}`: a tf.data.Dataset must yield {forms}; one element is "
+                f"{type(element).__name__} {str(element)[:80]}."
             )
-        x, y = element
+        if isinstance(x, tuple) and len(x) != 2:
+            raise ValueError(
+                f"`{where}`: a tf.data.Dataset must yield {forms}; one text is a tuple of "
+                f"{len(x)}."
+            )
         a, b = x if isinstance(x, tuple) else (x, None)
         batched = isinstance(a, np.ndarray) and a.ndim == 1
         xs_a.extend(a if batched else [a])
         if b is not None:
             xs_b.extend(b if batched else [b])
-        ys.extend(np.asarray(y).tolist() if batched else [np.asarray(y).item()])
+        if y is not None:
+            ys.extend(np.asarray(y).tolist() if batched else [np.asarray(y).item()])
     x = (xs_a, xs_b) if xs_b else xs_a
     return x, ys
 
@@ -245,23 +302,41 @@ class TextTaskMixin:
         """Batches of `(ids, targets)` for fit/evaluate from text and labels."""
         raise NotImplementedError
 
+    # What each model's fit/evaluate/predict take as `x`, for errors.
+    _x_forms = "texts: a list of str"
+
     def _split_xy(self, x, y, where):
+        """`(x, y)` for `_dataset` from fit/evaluate's `x` and `y`: a
+        classifier's tf.data.Dataset is read into lists; `x` and `y` must be
+        sequences (a bare str, a dict or None is refused, naming them)."""
         if isinstance(x, tf.data.Dataset) and not isinstance(self, Classifier):
             raise TypeError(
-                f"{where}: {type(self).__name__} trains on lists (texts and one "
+                f"`{where}`: {type(self).__name__} trains on lists (texts and one "
                 "tag list per text / (question, context) pairs and answers); "
                 "read the dataset into lists first."
             )
+        _refuse(x, where, self._x_forms, datasets=True)
         if isinstance(x, tf.data.Dataset):
             if y is not None:
                 raise ValueError(
-                    f"{where}: a tf.data.Dataset carries its labels; do not pass y as well."
+                    f"`{where}`: a tf.data.Dataset carries its labels; do not pass y as well."
                 )
             return _from_dataset(x, where)
+        if isinstance(x, (str, bytes)):
+            raise TypeError(
+                f"`{where}`: received a single str ({x[:40]!r}); fit and evaluate take a "
+                "list of examples, each with its target in `y`: wrap one in a list."
+            )
         if y is None:
             raise ValueError(
-                f"{where}: labels are missing; pass y (one per text), or a "
+                f"`{where}`: labels are missing; pass y (one per example), or a "
                 "tf.data.Dataset of (text, label)."
+            )
+        y_name = "y" if where == "x" else f"{where} labels"
+        if isinstance(y, (str, bytes, dict)):
+            raise TypeError(
+                f"`{y_name}`: received {_describe(y)}; give a list with one target per "
+                "example."
             )
         return x, y
 
@@ -286,7 +361,9 @@ class TextTaskMixin:
         `tf.data.Dataset` of `(text, label)` (then no `y`);
         `validation_data` the same forms as a tuple `(x, y)` or a dataset.
         Batches are shuffled by `seed` and the epoch (default batch size
-        16)."""
+        16). No examples, `x` and `y` of other lengths, a bare str (wrap one
+        example in a list), a dict of texts or None are refused naming the
+        argument: nothing would be trained."""
         if is_ids(x):
             steps = _count_steps(x, y, batch_size, kwargs.get("steps_per_epoch"))
             self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
@@ -338,11 +415,13 @@ class TextTaskMixin:
             else:
                 if not (isinstance(validation_data, tuple) and len(validation_data) == 2):
                     raise ValueError(
-                        "validation_data: expected (texts, labels) or a "
+                        "`validation_data`: expected (texts, labels) or a "
                         "tf.data.Dataset of (text, label)."
                     )
                 validation = self._dataset(
-                    *validation_data, batch_size, where="validation_data"
+                    *self._split_xy(*validation_data, "validation_data"),
+                    batch_size,
+                    where="validation_data",
                 )
         self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
         if self._auto_optimizer is not None:
@@ -366,7 +445,8 @@ class TextTaskMixin:
     def evaluate(
         self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs
     ):
-        """`evaluate` on texts and labels (or on ids). Text forms as `fit`."""
+        """`evaluate` on texts and labels (or on ids). Text forms as `fit`,
+        refused as there (no examples: no metrics to give)."""
         self._ensure_compiled()
         if is_ids(x):
             return super().evaluate(
@@ -483,7 +563,81 @@ def _count_steps(x, y, batch_size, steps_per_epoch):
     return -(-n // (batch_size or 32))
 
 
+def _default_length(encoder):
+    """A new head's sequence length: the default, or less for an encoder
+    that takes fewer tokens."""
+    return min(DEFAULT_SEQUENCE_LENGTH, encoder.max_sequence_length)
+
+
+def _y_name(where):
+    """The name of the targets that go with `where` in errors."""
+    return "y" if where == "x" else f"{where} (targets)"
+
+
+def _nonempty(n, where):
+    """ValueError naming `where` when it holds no examples: fit would run no
+    step and return a History, evaluate return no metrics."""
+    if n == 0:
+        raise ValueError(
+            f"`{where}` is empty (0 examples); fit and evaluate need at least one "
+            "example with its target."
+        )
+
+
+def _check_label_list(labels, who):
+    if isinstance(labels, (str, bytes, dict)) or not hasattr(labels, "__iter__"):
+        raise TypeError(
+            f"{who}: `labels` must be a list of label names; received {_describe(labels)}."
+        )
+
+
+def _head_labels(who, head_labels, head_classes, labels, num_classes):
+    """The label names of a fine-tuned head with `head_classes` outputs named
+    `head_labels` (None: not named), given from_checkpoint's `labels` and
+    `num_classes`. Names are honoured where they only name the outputs (a
+    head without names, or with the default "0".."N-1", and as many names
+    as outputs); refused where they would contradict the head: another
+    count, other or reordered names (the head's outputs stay in its order,
+    so a reordered list would mislabel every answer)."""
+    head = list(head_labels) if head_labels is not None else None
+    described = head if head is not None else f"{head_classes} unnamed classes"
+    if num_classes is not None and int(num_classes) != head_classes:
+        raise ValueError(
+            f"{who}: num_classes={num_classes}, but the checkpoint's fine-tuned head has "
+            f"{head_classes} classes ({described}); leave num_classes out, or fine-tune a "
+            "new head from the checkpoint's encoder."
+        )
+    if labels is None:
+        return head
+    _check_label_list(labels, who)
+    labels = [str(label) for label in labels]
+    if len(labels) != head_classes:
+        raise ValueError(
+            f"{who}: labels={labels} names {len(labels)} classes, but the checkpoint's "
+            f"fine-tuned head has {head_classes} ({described}); leave labels out, or "
+            "fine-tune a new head for these labels from the checkpoint's encoder."
+        )
+    defaults = [str(i) for i in range(head_classes)]
+    if head is not None and head != defaults:
+        if labels != head:
+            raise ValueError(
+                f"{who}: labels={labels} differ from the fine-tuned head's labels {head}: "
+                "its outputs are in that order, so other names would mislabel its answers. "
+                "Leave labels out (the head's own names are used), or fine-tune a new head "
+                "for these labels from the checkpoint's encoder."
+            )
+    elif labels != defaults and sorted(labels) == sorted(defaults):
+        raise ValueError(
+            f"{who}: labels={labels} reorder the head's unnamed classes {defaults} (output "
+            "i is class 'i'); give names in output order that are not class numbers, or "
+            "leave labels out."
+        )
+    return labels
+
+
 def _labels_and_classes(num_classes, labels, who):
+    if labels is not None:
+        _check_label_list(labels, who)
     if labels is None:
         if num_classes is None:
             raise ValueError(
@@ -594,10 +748,25 @@ class TextClassifier(TextTaskMixin, Classifier):
         """A `TextClassifier` on the checkpoint at `path` (any format
         `zoo.load_checkpoint` reads), with a new head for `labels` (or
         `num_classes`); or, for a zoo model directory of a fine-tuned
-        classifier, that classifier with its labels, length and windows."""
+        classifier, that classifier with its labels, length and windows.
+
+        For a fine-tuned classifier, `labels` may name a head saved without
+        names (or with the default "0".."N-1"), one name per output in
+        output order; `labels` or `num_classes` that contradict the head
+        (another count, other or reordered names) are a ValueError naming
+        both. A new head's `sequence_length` defaults to 128, or the
+        encoder's maximum when that is less."""
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
+            names = _head_labels(
+                f"{cls.__name__}.from_checkpoint({path})",
+                model.labels,
+                model.num_classes,
+                labels,
+                num_classes,
+            )
             if isinstance(model, cls):
+                model.labels = names
                 return cls._with_settings(
                     model,
                     sequence_length,
@@ -610,7 +779,7 @@ class TextClassifier(TextTaskMixin, Classifier):
                 encoder,
                 model.num_classes,
                 TextPreprocessor(tokenizer, config.sequence_length),
-                labels=model.labels,
+                labels=names,
                 max_windows=config.max_windows,
                 doc_stride=doc_stride or config.doc_stride,
                 pooling=model.pooling,
@@ -621,7 +790,7 @@ class TextClassifier(TextTaskMixin, Classifier):
         return cls(
             encoder,
             num_classes,
-            TextPreprocessor(tokenizer, sequence_length or DEFAULT_SEQUENCE_LENGTH),
+            TextPreprocessor(tokenizer, sequence_length or _default_length(encoder)),
             labels=labels,
             max_windows=max_windows or 1,
             doc_stride=doc_stride or 128,
@@ -654,9 +823,11 @@ class TextClassifier(TextTaskMixin, Classifier):
         b = None if b is None else _texts(b, f"{where} (text_b)")
         if b is not None and len(b) != len(a):
             raise ValueError(f"{where}: {len(a)} texts but {len(b)} second texts (text_b).")
-        y = _label_names(_as_list(y, "y"), self.labels, "y")
+        y_name = _y_name(where)
+        y = _label_names(_as_list(y, y_name), self.labels, y_name)
         if len(y) != len(a):
             raise ValueError(f"{where}: {len(a)} texts but {len(y)} labels.")
+        _nonempty(len(a), where)
         examples = [
             TextExample(t, label, None if b is None else b[i])
             for i, (t, label) in enumerate(zip(a, y))
@@ -690,11 +861,41 @@ class TextClassifier(TextTaskMixin, Classifier):
             num_parallel_calls=tf.data.AUTOTUNE,
         ).prefetch(tf.data.AUTOTUNE)
 
-    def predict_logits(self, x, batch_size=None):
-        """Logits `[N, C]` (float64) of texts: windows averaged."""
+    _x_forms = (
+        "texts: a str, a list/tuple/numpy array/tf.string tensor of str, pairs as a "
+        "list of (text, text_b) or a (texts, texts_b) tuple, or a tf.data.Dataset of "
+        "texts or (text, label)"
+    )
+
+    def _predict_texts(self, x):
+        """`(texts, texts_b or None)` of what predict takes (`_x_forms`)."""
+        _refuse(x, "x", self._x_forms, datasets=True)
+        if isinstance(x, tf.data.Dataset):
+            x, y = _from_dataset(x, "x", labelled=False)
+            # An element (a, b) is (text, label), as fit reads it, whose label
+            # predict ignores; a pair given as (text, text_b) would lose
+            # text_b silently, so the labels must be this model's.
+            for i, label in enumerate(y):
+                try:
+                    _label_names([label], self.labels, "label")
+                except ValueError:
+                    raise ValueError(
+                        f"`x`: a tf.data.Dataset's (a, b) elements are read as (text, "
+                        f"label), as fit reads them, but b of element {i} ({label!r:.40}) is "
+                        f"not one of this model's labels {self.labels}. Give pairs as "
+                        "((text, text_b),) or ((text, text_b), label) elements."
+                    ) from None
         a, b = split_text_input(x)
         a = _texts(a, "x")
         b = None if b is None else _texts(b, "x (text_b)")
+        if b is not None and len(b) != len(a):
+            raise ValueError(f"`x`: {len(a)} texts but {len(b)} second texts (text_b).")
+        return a, b
+
+    def predict_logits(self, x, batch_size=None):
+        """Logits `[N, C]` (float64) of texts (the forms of `predict`):
+        windows averaged. No texts: an empty `[0, C]` array."""
+        a, b = self._predict_texts(x)
         if not a:
             return np.zeros((0, self.num_classes))
         logits, _ = decode.classify_logits(
@@ -709,9 +910,14 @@ class TextClassifier(TextTaskMixin, Classifier):
         return logits
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
-        """Class probabilities, float32 `[N, num_classes]`, of texts (a str, a
-        list or array, pairs). On id dicts: the id-level model's `predict`
-        (logits)."""
+        """Class probabilities, float32 `[N, num_classes]`, of texts: a str (a
+        batch of one), a list, tuple, generator, numpy array or tf.string
+        tensor of str, pairs (a list of `(text, text_b)` or a `(texts,
+        texts_b)` tuple), or a `tf.data.Dataset` of texts or of fit's
+        `(text, label)` elements (labels ignored, as Keras's `predict`
+        does). An empty list gives an empty `[0, num_classes]` array. On id
+        dicts: the id-level model's `predict` (logits). Anything else (a dict
+        of texts, None, numbers) is a TypeError naming `x`."""
         if is_ids(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
         return softmax(self.predict_logits(x, batch_size)).astype(np.float32)
@@ -738,6 +944,7 @@ class TextClassifier(TextTaskMixin, Classifier):
         y = np.array(
             [self.labels.index(n) for n in _label_names(_as_list(y, "y"), self.labels, "y")]
         )
+        _nonempty(len(y), "x")
         logits = self.predict_logits(x, batch_size)
         if len(logits) != len(y):
             raise ValueError(f"x: {len(logits)} texts but {len(y)} labels.")
@@ -750,15 +957,22 @@ class TextClassifier(TextTaskMixin, Classifier):
 
 
 def _as_list(values, where):
+    """A list of targets (labels, tag lists, answers) from a list, tuple,
+    array or 1-D tensor; a bare str, a dict or a non-sequence is refused
+    naming `where` (iterating it would make one target per character/key)."""
     if isinstance(values, tf.Tensor):
         values = values.numpy()
-    if isinstance(values, (str, bytes)):
-        return [values]
+    if isinstance(values, (str, bytes, dict)) or values is None:
+        raise TypeError(
+            f"`{where}`: expected a list (one item per example); received "
+            f"{_describe(values)}."
+        )
     try:
         return list(values)
     except TypeError:
         raise TypeError(
-            f"{where}: expected a list or array; received {type(values).__name__}."
+            f"`{where}`: expected a list (one item per example); received "
+            f"{_describe(values)}."
         ) from None
 
 
@@ -805,17 +1019,26 @@ class TextTagger(TextTaskMixin, TokenClassifier):
         seed=0,
         lowercase=None,
     ):
-        """As `TextClassifier.from_checkpoint`, for tags."""
+        """As `TextClassifier.from_checkpoint`, for tags (`labels`: the tag
+        names, checked against a fine-tuned head's the same way)."""
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
+            names = _head_labels(
+                f"{cls.__name__}.from_checkpoint({path})",
+                model.labels,
+                model.num_classes,
+                labels,
+                num_classes,
+            )
             if isinstance(model, cls):
+                model.labels = names
                 return cls._with_settings(model, sequence_length, seed=seed or None)
             config = evaluation_config(meta, sequence_length)
             text = cls(
                 encoder,
                 model.num_classes,
                 TextPreprocessor(tokenizer, config.sequence_length),
-                labels=model.labels,
+                labels=names,
                 dropout=model.dropout,
                 seed=seed,
             )
@@ -823,7 +1046,7 @@ class TextTagger(TextTaskMixin, TokenClassifier):
         return cls(
             encoder,
             num_classes,
-            TextPreprocessor(tokenizer, sequence_length or DEFAULT_SEQUENCE_LENGTH),
+            TextPreprocessor(tokenizer, sequence_length or _default_length(encoder)),
             labels=labels,
             dropout=dropout,
             seed=seed,
@@ -832,12 +1055,16 @@ class TextTagger(TextTaskMixin, TokenClassifier):
     def _task_config(self):
         return {**super()._task_config(), **self._text_config()}
 
+    _x_forms = "texts: a str or a list/tuple/numpy array of str (fit: also lists of words)"
+
     def _dataset(self, x, y, batch_size, *, shuffle=False, epoch_variable=None, where="x"):
         sentences = []
-        tags = _as_list(y, "y")
+        y_name = _y_name(where)
+        tags = _as_list(y, y_name)
         words_of = _as_list(x, where)
         if len(words_of) != len(tags):
             raise ValueError(f"{where}: {len(words_of)} texts but {len(tags)} tag lists.")
+        _nonempty(len(words_of), where)
         known = set(self.labels)
         for i, (words, row) in enumerate(zip(words_of, tags)):
             words = (
@@ -845,16 +1072,18 @@ class TextTagger(TextTaskMixin, TokenClassifier):
                 if isinstance(words, (str, bytes))
                 else _texts(words, f"{where}[{i}]")
             )
-            row = [_text(t, f"y[{i}]") for t in _as_list(row, f"y[{i}]")]
+            # A bare str where the text's tag list goes: one tag, read as a
+            # list of one only by chance of a one-word text.
+            row = [_text(t, f"{y_name}[{i}]") for t in _as_list(row, f"{y_name}[{i}]")]
             if len(row) != len(words):
                 raise ValueError(
-                    f"y[{i}]: {len(row)} tags for {len(words)} words; give one tag "
+                    f"{y_name}[{i}]: {len(row)} tags for {len(words)} words; give one tag "
                     "per whitespace-separated word."
                 )
             unknown = sorted(set(row) - known)
             if unknown:
                 raise ValueError(
-                    f"y[{i}]: tags {unknown} are not among this model's labels "
+                    f"{y_name}[{i}]: tags {unknown} are not among this model's labels "
                     f"{self.labels}."
                 )
             sentences.append(TaggedSentence(tuple(words), tuple(row)))
@@ -870,6 +1099,7 @@ class TextTagger(TextTaskMixin, TokenClassifier):
         )
 
     def _words(self, x, batch_size):
+        _refuse(x, "x", self._x_forms)
         texts = _texts(x, "x")
         if not texts:
             return [], []
@@ -883,7 +1113,11 @@ class TextTagger(TextTaskMixin, TokenClassifier):
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Per text, float32 `[words, tags]` probabilities (a word cut off by
-        the sequence: NaN). On id dicts: the id-level `predict` (logits)."""
+        the sequence: NaN), of a str (a batch of one) or a list, tuple,
+        generator, numpy array or tf.string tensor of str; an empty list gives
+        `[]`. On id dicts: the id-level `predict` (logits). Anything else (a
+        dict of texts, a tf.data.Dataset, None, numbers) is a TypeError
+        naming `x`."""
         if is_ids(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
         return [w.astype(np.float32) for _, (_, w) in zip(*self._words(x, batch_size))]
@@ -901,26 +1135,34 @@ class TextTagger(TextTaskMixin, TokenClassifier):
 # === question answering ===================================================================
 
 
+QA_FORMS = (
+    "(question, context) pairs: a list of (question, context), a (questions, "
+    "contexts) tuple, one (question, context) tuple of two str, or a list of dicts "
+    "with 'question' and 'context'"
+)
+
+
 def _qa_pairs(x, where):
-    if isinstance(x, list) and x and isinstance(x[0], dict):
-        try:
-            return (
-                [
-                    _text(r["question"], f"{where}[{i}]['question']")
-                    for i, r in enumerate(x)
-                ],
-                [_text(r["context"], f"{where}[{i}]['context']") for i, r in enumerate(x)],
-            )
-        except KeyError as e:
-            raise ValueError(
-                f"{where}: each dict needs 'question' and 'context'; missing {e}."
-            ) from None
+    """`(questions, contexts)` lists of what a question answerer takes
+    (`QA_FORMS`); an empty list gives two empty lists."""
+    _refuse(x, where, QA_FORMS)
+    if isinstance(x, (list, tuple)) and len(x) == 0:
+        return [], []
+    if isinstance(x, list) and isinstance(x[0], dict):
+        questions, contexts = [], []
+        for i, r in enumerate(x):
+            if not (isinstance(r, dict) and "question" in r and "context" in r):
+                raise ValueError(
+                    f"{where}[{i}]: received {_describe(r)}; each item of a list of dicts "
+                    "needs 'question' and 'context'."
+                )
+            questions.append(_text(r["question"], f"{where}[{i}]['question']"))
+            contexts.append(_text(r["context"], f"{where}[{i}]['context']"))
+        return questions, contexts
     a, b = split_text_input(x)
     if b is None:
         raise ValueError(
-            f"{where}: a question answerer takes (question, context) pairs: a "
-            "list of pairs, a (questions, contexts) tuple, or dicts with "
-            "'question' and 'context'."
+            f"`{where}`: a question answerer takes {QA_FORMS}; received {_describe(x)}."
         )
     a, b = _texts(a, where), _texts(b, f"{where} (contexts)")
     if len(a) != len(b):
@@ -1014,11 +1256,14 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
             },
         }
 
+    _x_forms = QA_FORMS
+
     def _dataset(self, x, y, batch_size, *, shuffle=False, epoch_variable=None, where="x"):
         questions, contexts = _qa_pairs(x, where)
-        answers = _as_list(y, "y")
+        answers = _as_list(y, _y_name(where))
         if len(answers) != len(questions):
             raise ValueError(f"{where}: {len(questions)} pairs but {len(answers)} answers.")
+        _nonempty(len(questions), where)
         examples = []
         for i, (q, c, answer) in enumerate(zip(questions, contexts, answers)):
             if isinstance(answer, dict) and isinstance(answer.get("text"), bytes):
@@ -1036,13 +1281,18 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
                 text, start = answer.get("text"), answer.get("answer_start")
             else:
                 text, start = _text(answer, f"y[{i}]"), None
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"y[{i}]: the answer's text is {_describe(text)}; give a str."
+                )
             if start is None:
                 start = c.find(text)
-            if (
-                not isinstance(text, str)
-                or c[start : start + len(text)] != text
-                or start < 0
-            ):
+            if not isinstance(start, (int, np.integer)) or isinstance(start, bool):
+                raise TypeError(
+                    f"y[{i}]: answer_start is {_describe(start)}; give the answer's "
+                    "character offset in its context (an int), or leave it out."
+                )
+            if c[start : start + len(text)] != text or start < 0:
                 raise ValueError(
                     f"y[{i}]: answer {text!r} (start {start}) is not in its "
                     "context; give the answer text as it appears there."
@@ -1060,13 +1310,16 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
         )
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
-        """Per pair `{"answer", "start", "end", "score"}`. On id dicts: the
-        id-level `predict` (start/end logits)."""
+        """Per pair `{"answer", "start", "end", "score"}` of (question,
+        context) pairs (`QA_FORMS`); an empty list gives `[]`. On id dicts: the
+        id-level `predict` (start/end logits). Anything else (a dict of
+        columns, a tf.data.Dataset, None, a list of str) is an error naming
+        `x`."""
         if is_ids(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
-        if isinstance(x, (list, tuple)) and len(x) == 0:
-            return []
         questions, contexts = _qa_pairs(x, "x")
+        if not questions:
+            return []
         return decode.answer_spans(
             questions,
             contexts,
