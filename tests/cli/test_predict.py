@@ -2,6 +2,7 @@
 model directory, its `.tflite` artifact and its SavedModel; the same answers
 from each; taggers' entity offsets and QA's answer offsets; bad input."""
 
+import csv
 import json
 
 import numpy as np
@@ -297,7 +298,37 @@ def test_bad_input_gets_a_clear_error(formats, tmp_path, capsys):
     cases.append(
         (["--model", model, "--input", str(no_text_column)], 'needs a "text" column')
     )
+    wide = tmp_path / "wide.csv"
+    wide.write_text("text\nthe market, the bank\n")
+    cases.append((["--model", model, "--input", str(wide)], "line 2: 2 fields"))
+    unclosed = tmp_path / "unclosed.csv"
+    unclosed.write_text('text\n"the market\nthe bank\n')
+    cases.append((["--model", model, "--input", str(unclosed)], "line 2: not valid CSV"))
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"text": "a"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    cases.append((["--model", model, "--input", str(deep)], "line 2: JSON nested too"))
     for argv, message in cases:
         assert main(["predict", *argv]) == 2, argv
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (argv, err)
+
+
+def test_csv_input_reads_as_jsonl_does(formats, tmp_path, capsys):
+    """A field over csv's default limit (131,072 characters), a byte-order
+    mark and CRLF lines: the same answers as the .jsonl of the same texts."""
+    texts = [" ".join(sentences(4000, seed=1))[:150_000], "The market fell."]
+    assert len(texts[0]) > 131_072
+    as_csv = tmp_path / "in.csv"
+    with open(as_csv, "w", encoding="utf-8-sig", newline="") as f:
+        csv.writer(f, lineterminator="\r\n").writerows([["text"], *[[t] for t in texts]])
+    as_jsonl = tmp_path / "in.jsonl"
+    as_jsonl.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    answers = []
+    for path in (as_csv, as_jsonl):
+        assert (
+            main(["predict", "--model", str(formats["model"]), "--input", str(path)]) == 0
+        )
+        answers.append(
+            [line.split("\t")[1] for line in capsys.readouterr().out.splitlines()]
+        )
+    assert answers[0] == answers[1] and len(answers[0]) == 2

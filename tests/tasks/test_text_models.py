@@ -5,6 +5,7 @@ safe-mode `.keras` round trips in a fresh process, exporters and
 `zoo predict` taking the models as they are, clear errors."""
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -347,6 +348,71 @@ def test_bad_input_gets_a_clear_error():
         zoo.TextClassifier(_encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer()))
     with pytest.raises(TypeError, match="TextPreprocessor"):
         zoo.TextClassifier(_encoder(), labels=TINY_LABELS)
+
+
+def test_misuse_is_refused_naming_the_argument(tmp_path):
+    """What a text model would misread: a dict of texts (iterated as its
+    keys), empty data (fit trained nothing), a bare str where a list goes;
+    and from_checkpoint's labels against a fine-tuned head."""
+    model = _classifier()
+    texts, labels = _data(4)
+    with pytest.raises(TypeError, match=r"`x`: received a dict with keys \['text'\]"):
+        model.predict({"text": texts})
+    with pytest.raises(TypeError, match="`x`: received None"):
+        model.predict_labels(None)
+    with pytest.raises(ValueError, match="`x` is empty"):
+        model.fit([], [], verbose=0)
+    with pytest.raises(ValueError, match="`validation_data` is empty"):
+        model.fit(texts, labels, validation_data=([], []), verbose=0)
+    with pytest.raises(TypeError, match="`y`: received str"):
+        model.fit(texts[:1], "sport", verbose=0)
+    ds = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(3)
+    assert np.abs(model.predict(ds) - model.predict(texts)).max() <= 1e-6
+    pairs = tf.data.Dataset.from_tensor_slices((texts, texts))  # (text, text_b)?
+    with pytest.raises(ValueError, match="not one of this model's labels"):
+        model.predict(pairs)
+    tagger = zoo.TextTagger(
+        _encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 16), labels=["O", "B"]
+    )
+    with pytest.raises(TypeError, match=r"`y\[0\]`: .*received str"):
+        tagger.fit(["bank"], ["O"], verbose=0)
+    qa = zoo.TextQuestionAnswerer(
+        _encoder(), preprocessor=zoo.TextPreprocessor(_tokenizer(), 16)
+    )
+    with pytest.raises(TypeError, match="`x`: received a dict"):
+        qa.predict({"question": ["q"], "context": ["c"]})
+    with pytest.raises(ValueError, match="`x` is empty"):
+        qa.fit([], [], verbose=0)
+
+    named = zoo.Classifier(model.encoder, 3, pooling="mean", labels=TINY_LABELS)
+    unnamed = zoo.Classifier(model.encoder, 3, pooling="mean")
+    extra = {"sequence_length": LENGTH}
+    named_dir = zoo.checkpoints.save_model_dir(
+        named, tmp_path / "n", model.tokenizer, extra=extra
+    )
+    unnamed_dir = zoo.checkpoints.save_model_dir(
+        unnamed, tmp_path / "u", model.tokenizer, extra=extra
+    )
+    reverse = TINY_LABELS[::-1]
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            f"labels={reverse} differ from the fine-tuned head's labels {TINY_LABELS}"
+        ),
+    ):
+        zoo.TextClassifier.from_checkpoint(named_dir, labels=reverse)
+    with pytest.raises(
+        ValueError, match="names 2 classes, but the checkpoint's fine-tuned head has 3"
+    ):
+        zoo.TextClassifier.from_checkpoint(unnamed_dir, labels=["neg", "pos"])
+    assert (
+        zoo.TextClassifier.from_checkpoint(named_dir, labels=TINY_LABELS).labels
+        == TINY_LABELS
+    )
+    renamed = zoo.TextClassifier.from_checkpoint(unnamed_dir, labels=["a", "b", "c"])
+    plain = zoo.TextClassifier.from_checkpoint(unnamed_dir)
+    assert renamed.labels == ["a", "b", "c"] and plain.labels == ["0", "1", "2"]
+    assert np.abs(renamed.predict(texts) - plain.predict(texts)).max() == 0
 
 
 def test_edges_empty_inputs_lengths_pruning_and_epoch_offsets():

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -218,3 +219,52 @@ def test_bbc_data_is_the_fixed_test_split(bbc_split):
     calibration, val_texts, val_labels, note = calibration_and_validation("bbc")
     assert val_texts == texts and len(calibration) == 200 and note["overlap"] is False
     assert not set(calibration) & set(texts)
+
+
+def test_odd_but_legal_files_read_as_jsonl_does(tmp_path):
+    """A CSV/TSV field over csv's default 131,072-character limit, a
+    byte-order mark and CRLF lines read as the same text in .jsonl does."""
+    long = "word " * 40_000
+    (tmp_path / "a.csv").write_text(
+        f'\ufefftext,label\r\n"{long}",x\r\nshort,y\r\n', encoding="utf-8"
+    )
+    (tmp_path / "a.tsv").write_text(f"text\tlabel\n{long}\tx\nshort\ty\n")
+    (tmp_path / "a.jsonl").write_text(
+        "\ufeff" + json.dumps({"text": long, "label": "x"}) + "\n"
+        '{"text": "short", "label": "y"}\n'
+    )
+    expected = read_classification(tmp_path / "a.jsonl")
+    assert expected[0].text == long
+    assert read_classification(tmp_path / "a.csv") == expected
+    assert read_classification(tmp_path / "a.tsv") == expected
+
+
+def test_malformed_files_name_the_file_and_line(tmp_path):
+    cases = {
+        "deep.jsonl": (
+            '{"text": "a", "label": "x"}\n' + "[" * 50_000 + "\n",
+            ":2: JSON nested",
+        ),
+        "wide.csv": ("text,label\nhello, world,x\n", ":2: 3 fields"),
+        "unclosed.csv": ('text,label\n"a,x\nb,y\nc,z\n', ":2: not valid CSV"),
+        "quote.tsv": ('text\tlabel\n"Hi," she said\tx\n', ":2: not valid TSV"),
+        "twice.csv": ("text,text,label\na,b,x\n", "names `text` more than once"),
+        "list.jsonl": ('{"text": ["a"], "label": "x"}\n', ":1: `text` is a JSON list"),
+    }
+    for name, (content, message) in cases.items():
+        (tmp_path / name).write_text(content)
+        with pytest.raises(
+            ValueError,
+            match=re.escape(f"{name}{message}" if message[0] == ":" else message),
+        ):
+            read_classification(tmp_path / name)
+    (tmp_path / "latin.csv").write_bytes(b"text,label\nok,x\ncaf\xe9,y\n")
+    with pytest.raises(ValueError, match=r"latin.csv:3: not UTF-8 text"):
+        read_classification(tmp_path / "latin.csv")
+    (tmp_path / "deep.json").write_text('{"data": ' + "[" * 50_000 + "}")
+    with pytest.raises(ValueError, match="deep.json: JSON nested too deeply"):
+        read_squad(tmp_path / "deep.json")
+    squad = {"data": [{"paragraphs": [{"context": "c", "qas": [{"question": "?"}]}]}]}
+    (tmp_path / "noid.json").write_text(json.dumps(squad))
+    with pytest.raises(ValueError, match=r"noid.json: .*has no `id`"):
+        read_squad(tmp_path / "noid.json")

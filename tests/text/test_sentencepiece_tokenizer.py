@@ -87,6 +87,14 @@ def test_ids_equal_transformers_albert_tokenizer(spiece_dir, austen, tmp_path):
 def test_missing_model_and_special_tokens_are_named(spiece_dir, tmp_path):
     with pytest.raises(FileNotFoundError, match="no SentencePiece model at"):
         SentencePieceTokenizer(tmp_path)
+    with pytest.raises(ValueError, match="`model` .* is not a SentencePiece model"):
+        SentencePieceTokenizer(b"not a model")
+    # A saved config holds the model bytes; a path there (the model file
+    # or its directory) is refused without being read.
+    config = SentencePieceTokenizer(spiece_dir).get_config()
+    for path in (spiece_dir, spiece_dir / "spiece.model"):
+        with pytest.raises(ValueError, match="`model` must be the model bytes"):
+            SentencePieceTokenizer.from_config({**config, "model": str(path)})
     with pytest.raises(
         ValueError, match=r"Cannot find special token '\[PAD\]' \(`pad_token`\)"
     ):

@@ -634,6 +634,28 @@ def test_get_config_round_trip(tiny):
         )
 
 
+def test_config_vocabulary_is_inline_and_a_path_there_is_refused_unread(tiny, tmp_path):
+    """A .keras file is not trusted to name files: a config whose vocabulary
+    is a path (a FIFO would hang the load) is refused before any open."""
+    from zoo.text.preprocessor import TextPreprocessor
+
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(TINY_VOCAB) + "\n")
+    config = tiny.get_config()
+    for value in (str(path), "/nonexistent/vocab.txt", {"path": str(path)}, 7):
+        with pytest.raises(ValueError, match="`vocabulary` must be the list of tokens"):
+            WordPieceTokenizer.from_config({**config, "vocabulary": value})
+    pre = TextPreprocessor(tiny, 8).get_config()
+    with pytest.raises(ValueError, match="`tokenizer` must be the serialized tokenizer"):
+        TextPreprocessor.from_config({**pre, "tokenizer": str(path)})
+    bad = {
+        **pre["tokenizer"],
+        "config": {**pre["tokenizer"]["config"], "vocabulary": str(path)},
+    }
+    with pytest.raises(ValueError, match="`vocabulary` must be the list of tokens"):
+        TextPreprocessor.from_config({**pre, "tokenizer": bad})
+
+
 def test_keras_serialization_round_trip():
     tok = WordPieceTokenizer(
         TINY_VOCAB, lowercase=False, strip_accents=True, max_chars_per_word=7, name="tok"
