@@ -32,7 +32,8 @@ from zoo.predict import open_predictor
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
 
 L = 16
-PRUNED = 30  # word pieces the "pruned" model lacks
+PRUNED = 30
+CALLS = 100  # per thread, on one shared runner  # word pieces the "pruned" model lacks
 
 
 @pytest.fixture(scope="module")
@@ -599,9 +600,11 @@ def test_shared_runners_in_threads(built):
     }
     answers = {fmt: [p.predict([t]) for t in texts] for fmt, p in predictors.items()}
     results = {}
+    start = threading.Barrier(4)
 
     def work(k):
-        for call in range(30):
+        start.wait()  # all four threads call at once
+        for call in range(CALLS):
             results[("runner", k, call)] = run(**feeds[k])["logits"]
         for fmt, p in predictors.items():
             for call in range(3):
@@ -622,5 +625,5 @@ def test_shared_runners_in_threads(built):
         )
         cases.append(answer(f"{who} thread {k} call {call}", lambda g=got: g, check))
     problems = run_area("shared runners, 4 threads", cases)
-    assert len(cases) == 4 * (30 + 3 * len(predictors))
+    assert len(cases) == 4 * (CALLS + 3 * len(predictors))
     assert not problems, "\n".join(problems)
