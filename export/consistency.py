@@ -563,7 +563,7 @@ def check_saved_model_artifact(directory, meta):
             )
     try:
         record, shapes = read_variables(directory)
-    except (tf.errors.OpError, ValueError, IndexError, OSError, UnicodeDecodeError) as e:
+    except (tf.errors.OpError, ValueError, IndexError, OSError, RecursionError) as e:
         first = str(getattr(e, "message", e)).strip().splitlines()[0][:300]
         _refuse(
             directory,

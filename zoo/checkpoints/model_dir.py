@@ -345,7 +345,14 @@ def load_model_dir(directory):
         warnings.filterwarnings("ignore", message="Skipping variable loading for optimizer")
         try:
             model = keras.saving.load_model(directory / "model.keras", safe_mode=True)
-        except (zipfile.BadZipFile, OSError, ValueError, KeyError, TypeError) as e:
+        except (
+            zipfile.BadZipFile,
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            RecursionError,  # a config.json nested too deep for Python's parser
+        ) as e:
             raise ValueError(
                 f"{directory / 'model.keras'}: cannot be loaded as a Keras model "
                 f"({type(e).__name__}: {str(e)[:200]}); the file is damaged or not the one "
