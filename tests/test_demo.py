@@ -17,6 +17,7 @@ import tensorflow as tf
 from export import manifest as mf
 from export import mediapipe
 from export.runtime import load_signature
+from zoo import demo
 from zoo.text.readers import read_data
 from zoo.text.tokenizer import WordPieceTokenizer, tokenize_texts
 
@@ -256,3 +257,33 @@ def test_phone_file_runs_in_mediapipe_tasks(demo_run, tmp_path):
     )
     assert agreement >= 0.995
     assert different <= 0.01 * len(texts)
+
+
+def test_android_assets_never_overwrite_a_file_the_demo_did_not_write(tmp_path):
+    """`zoo demo --android-assets DIR` copies the phone model into DIR: a
+    model.tflite / vocab.txt / metadata.json already there that the demo did
+    not write is refused before anything is copied; the demo's own copies
+    (recorded in DIR/.zoo-android-assets.json) are replaced."""
+    config = demo.DemoConfig()
+    source = tmp_path / "run" / "exports" / f"{demo._phone(config)}_dynamic_int8"
+    source.mkdir(parents=True)
+    for name in demo.ANDROID_FILES:
+        (source / name).write_text(f"new {name}")
+    folder = tmp_path / "assets"
+    folder.mkdir()
+    (folder / "model.tflite").write_text("the user's own model")
+    (folder / "notes.txt").write_text("kept")
+    with pytest.raises(demo.DemoError, match="model.tflite"):
+        demo._android_assets(tmp_path / "run", config, folder)
+    assert (folder / "model.tflite").read_text() == "the user's own model"
+    assert not (folder / "vocab.txt").exists()
+    (folder / "model.tflite").unlink()
+    demo._android_assets(tmp_path / "run", config, folder)
+    assert (folder / "model.tflite").read_text() == "new model.tflite"
+    (source / "model.tflite").write_text("newer model")
+    demo._android_assets(tmp_path / "run", config, folder)  # its own copy: replaced
+    assert (folder / "model.tflite").read_text() == "newer model"
+    (folder / "vocab.txt").write_text("edited by hand")
+    with pytest.raises(demo.DemoError, match="vocab.txt"):
+        demo._android_assets(tmp_path / "run", config, folder)
+    assert (folder / "notes.txt").read_text() == "kept"

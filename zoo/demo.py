@@ -417,17 +417,52 @@ def stage_export(out, config, android_assets=None):
     return summary
 
 
+# What the demo last copied into an --android-assets folder ({file: sha256}):
+# a file there is replaced only when it is absent or still the demo's own.
+ANDROID_RECORD = ".zoo-android-assets.json"
+ANDROID_FILES = ("model.tflite", "vocab.txt", "metadata.json")
+
+
 def _android_assets(out, config, folder):
     """The phone model the app ships: the pruned phone student, dynamic int8
     (the app's LiteRT Interpreter path is verified on the JVM with such a
-    file; its mediapipe.tflite is for MediaPipe Tasks apps)."""
+    file; its mediapipe.tflite is for MediaPipe Tasks apps). A file of the
+    same name that the demo did not put there (not in the folder's record,
+    or changed since) is never overwritten: the stage stops first."""
     source = out / "exports" / f"{_phone(config)}_dynamic_int8"
+    record_path = folder / ANDROID_RECORD
+    record = {}
+    if record_path.is_file():
+        try:
+            record = read_json_object(record_path, f"remove {record_path}")
+        except ValueError:
+            record = {}
+    foreign = [
+        name
+        for name in ANDROID_FILES
+        if (folder / name).exists()
+        and record.get(name) != _sha256_or_none(folder / name)
+        and _sha256_or_none(folder / name) != mf.sha256_file(source / name)
+    ]
+    if foreign:
+        raise DemoError(
+            f"--android-assets {folder}: {foreign} are not files the demo wrote there (or "
+            "changed since); the demo never overwrites them. Move them away, or give "
+            "another --android-assets folder."
+        )
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("model.tflite", "vocab.txt", "metadata.json"):
+    for name in ANDROID_FILES:
         tmp = folder / f".{name}.tmp"
         shutil.copyfile(source / name, tmp)
         tmp.replace(folder / name)
-    _log(f"      Android assets: model.tflite, vocab.txt, metadata.json -> {folder}")
+        record[name] = mf.sha256_file(folder / name)
+    with atomic_file(record_path, "w") as f:
+        json.dump(record, f, indent=2)
+    _log(f"      Android assets: {', '.join(ANDROID_FILES)} -> {folder}")
+
+
+def _sha256_or_none(path):
+    return mf.sha256_file(path) if path.is_file() and not path.is_symlink() else None
 
 
 def _main_result(report, length):
