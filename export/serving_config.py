@@ -373,7 +373,7 @@ def _our_version(path):
         return True
     try:
         meta = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # unreadable, or nested too deep
         return False
     return isinstance(meta, dict) and meta.get("kind") in VERSION_KINDS
 

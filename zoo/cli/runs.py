@@ -220,7 +220,7 @@ def _legacy_run(out):
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
         command = info["arguments"]["command"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     ours = isinstance(info.get("versions"), dict) and command in TRAINING_COMMANDS
     return command if ours else None
