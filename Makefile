@@ -13,6 +13,9 @@
 #   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
 #   make test-full     the opt-in full-recipe checks (`-m full`, 10-25 min each)
 #   make lint    ruff over the sources, and the house check (scripts/import_graph.py)
+#   make docs    the docs site (mkdocs.yml, docs/) with `mkdocs build --strict` into
+#                build/site/ (a broken link fails); `make docs-check` also checks
+#                docs/cli.md against the parsers and runs tests/docs
 #   make bench   the project against keras-hub, HF torch, ONNX Runtime and LiteRT in one
 #                run (bench/peers.py; BENCH_ARGS=--quick for a few minutes); writes
 #                bench/results.md, results.json, results.png
@@ -34,7 +37,7 @@ TEST_STAMP := $(VENV)/.zoo-test-stamp
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
-.PHONY: setup setup-test test test-full demo lint clean android-test mediapipe-venv bench
+.PHONY: setup setup-test test test-full demo lint clean android-test mediapipe-venv bench docs docs-check
 
 setup: $(STAMP)
 
@@ -60,7 +63,7 @@ $(STAMP): pyproject.toml scripts/install_assets.sh
 # The test-only packages (reference implementations, lint): `make demo` does
 # without them, which keeps a fresh clone's demo setup short.
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,garden]'
+	$(PY) -m pip install --quiet -e '.[test,garden,docs]'
 	$(PY) -m pip check || echo "pip check reported conflicts (see BUILD_NOTES.md)"
 	touch $@
 
@@ -69,6 +72,7 @@ LINTED := zoo export tests bench scripts android_demo/tools
 test: setup-test mediapipe-venv
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
+	$(MKDOCS) build --strict
 	$(PY) scripts/import_graph.py
 	$(PY) -m pytest $(PYTEST_ARGS)
 	$(MAKE) android-test
@@ -90,6 +94,16 @@ BENCH_ARGS ?=
 bench: setup-test
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) bench/peers.py $(BENCH_ARGS)
+
+# The docs site; --strict: a broken link, a page missing from the nav or a
+# griffe warning fails the build (never with --quiet, which hides the warnings).
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs
+docs: setup-test
+	$(MKDOCS) build --strict
+
+docs-check: docs
+	$(PY) scripts/cli_docs.py --check
+	$(PY) -m pytest tests/docs -q
 
 lint: setup-test
 	$(PY) -m ruff check $(LINTED)
