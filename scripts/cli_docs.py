@@ -74,6 +74,14 @@ def generate():
         "validation. Where commands write, and what `--force` may replace: "
         "[Outputs](outputs.md).",
         "",
+        "The commands that write a model (`convert`, `pretrain`, `finetune`, `distill`, "
+        "`prune`, `demo`) write `args.json` (arguments, versions, git revision) beside it; "
+        "`export` records versions and its source in each artifact's `metadata.json` and "
+        "manifest. `pretrain`, `finetune` and `distill` re-run with the same arguments "
+        "resume a killed run, print a finished run's metrics without training again, and "
+        "refuse an `--out` holding a run with other arguments (naming them); `--force` "
+        "starts over.",
+        "",
         "| command | what it does |",
         "|---|---|",
     ]
