@@ -165,12 +165,14 @@ def chains(blocks):
 # Runs chains given as JSON on stdin: each in a fresh namespace and a fresh
 # temporary working directory; code is compiled under the page's name with
 # its own line numbers, so a traceback points into the Markdown.
+# The directory is removed after its chain (a block may write a model).
 RUNNER = r"""
-import json, os, sys, tempfile, time, traceback
+import json, os, shutil, sys, tempfile, time, traceback
 chains = json.load(sys.stdin)
 for chain in chains:
     namespace = {"__name__": "__main__"}
-    os.chdir(tempfile.mkdtemp(prefix="zoo-docs-"))
+    workdir = tempfile.mkdtemp(prefix="zoo-docs-")
+    os.chdir(workdir)
     for block in chain:
         start = time.perf_counter()
         source = "\n" * (block["line"] - 1) + block["code"]
@@ -182,6 +184,8 @@ for chain in chains:
             sys.exit(1)
         print(f"DOCS-BLOCK-OK {block['page']}:{block['line']} "
               f"{time.perf_counter() - start:.1f} s", flush=True)
+    os.chdir(tempfile.gettempdir())
+    shutil.rmtree(workdir, ignore_errors=True)
 """
 
 

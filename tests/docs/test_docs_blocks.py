@@ -148,10 +148,11 @@ def _assets_installed():
 
 
 @pytest.mark.parametrize("chain_list", _groups())
-def test_python_blocks(chain_list, request):
+def test_python_blocks(chain_list, request, tmp_path):
     if request.node.get_closest_marker("assets"):
         _assets_installed()
     env = dict(os.environ)
+    env["TMPDIR"] = str(tmp_path)  # each chain's working directory, and what it leaves
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(B.ROOT), env.get("PYTHONPATH")]))
     result = subprocess.run(
         [sys.executable, "-c", B.RUNNER],
