@@ -59,6 +59,8 @@ RECORD_COLLECTION = "bert_zoo_record"
 RECORD_FORMAT = "bert-zoo-artifact-record"
 RECORD_FIELDS = ("task", "labels", "vocabulary_size", "vocabulary_sha256", "lowercase")
 _MODEL_IDENTIFIER = b"TFL3"
+# The largest vocab.txt / labels.txt read out of a MediaPipe file's zip.
+_MAX_ASSOCIATED = 64 << 20
 _INT32, _FLOAT32, _STRING = (
     tfl.TensorType.INT32,
     tfl.TensorType.FLOAT32,
@@ -164,7 +166,7 @@ def tflite_facts(path) -> dict:
     """What a `.tflite` says about itself: `{"signatures": {name: {"inputs":
     {name: (type, shape)}, "outputs": {...}, "token_rows": rows of the
     embedding the token_ids gather reads, or None}}, "op_counts", "record",
-    "associated": {name: text} of a zip appended to the file}`."""
+    "associated": {name: text} of the zip MediaPipe files carry}`."""
     # Memory-mapped, read in place; numpy views into it may outlive this
     # call, so the map is closed by the garbage collector, not here.
     with open(path, "rb") as f:
@@ -172,78 +174,115 @@ def tflite_facts(path) -> dict:
     if len(data) < 8 or data[4:8] != _MODEL_IDENTIFIER:
         raise ValueError("not a TFLite flatbuffer (no TFL3 identifier)")
     model = tfl.Model.GetRootAs(data, 0)
-    codes = []
+    codes = _operator_names(model)
+    signatures = {}
+    for i in range(model.SignatureDefsLength()):
+        sig = model.SignatureDefs(i)
+        signatures[_text(sig.SignatureKey())] = _signature_facts(model, sig, codes)
+    return {
+        "signatures": signatures,
+        "op_counts": _op_counts(model, codes),
+        "record": _embedded_record(model, data),
+        "associated": _associated_files(path),
+    }
+
+
+def _operator_names(model):
+    """The name of each operator code (builtin name, or the custom name)."""
+    names = []
     for i in range(model.OperatorCodesLength()):
         code = model.OperatorCodes(i)
         if code.CustomCode() is not None:
-            codes.append(code.CustomCode().decode())
+            names.append(code.CustomCode().decode())
         else:
+            # Codes above 127 live in builtin_code; older files use the
+            # deprecated byte-sized field.
             number = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-            codes.append(_BUILTIN_NAMES.get(number, f"BUILTIN_{number}"))
+            names.append(_BUILTIN_NAMES.get(number, f"BUILTIN_{number}"))
+    return names
+
+
+def _op_counts(model, codes):
     counts = collections.Counter()
     for s in range(model.SubgraphsLength()):
         graph = model.Subgraphs(s)
         for j in range(graph.OperatorsLength()):
             counts[codes[graph.Operators(j).OpcodeIndex()]] += 1
-    signatures = {}
-    for i in range(model.SignatureDefsLength()):
-        sig = model.SignatureDefs(i)
-        graph = model.Subgraphs(sig.SubgraphIndex())
+    return dict(sorted(counts.items()))
 
-        def describe(index, graph=graph):
-            tensor = graph.Tensors(index)
-            return tensor.Type(), [int(x) for x in tensor.ShapeAsNumpy()] if (
-                tensor.ShapeLength()
-            ) else []
 
-        inputs = {
-            sig.Inputs(j).TensorIndex(): _text(sig.Inputs(j).Name())
-            for j in range(sig.InputsLength())
-        }
-        outputs = {
+def _signature_facts(model, sig, codes):
+    """Inputs and outputs (type, shape) of one signature, and the rows of
+    the embedding table its token_ids are gathered from."""
+    graph = model.Subgraphs(sig.SubgraphIndex())
+
+    def describe(index):
+        tensor = graph.Tensors(index)
+        shape = [int(x) for x in tensor.ShapeAsNumpy()] if tensor.ShapeLength() else []
+        return tensor.Type(), shape
+
+    inputs = {
+        sig.Inputs(j).TensorIndex(): _text(sig.Inputs(j).Name())
+        for j in range(sig.InputsLength())
+    }
+    return {
+        "inputs": {name: describe(index) for index, name in inputs.items()},
+        "outputs": {
             _text(sig.Outputs(j).Name()): describe(sig.Outputs(j).TensorIndex())
             for j in range(sig.OutputsLength())
-        }
-        producers = {}
-        gathers = []
-        for j in range(graph.OperatorsLength()):
-            op = graph.Operators(j)
-            for out in op.OutputsAsNumpy():
-                producers[int(out)] = op
-            if codes[op.OpcodeIndex()] in ("GATHER", "EMBEDDING_LOOKUP"):
-                gathers.append(op)
-        token_rows = None
-        for op in gathers:
-            params, indices = (int(x) for x in op.InputsAsNumpy()[:2])
-            if "token_ids" in _depends_on(graph, producers, indices, inputs):
-                shape = graph.Tensors(params).ShapeAsNumpy()
-                token_rows = int(shape[0]) if len(shape) == 2 else token_rows
-        signatures[_text(sig.SignatureKey())] = {
-            "inputs": {name: describe(index) for index, name in inputs.items()},
-            "outputs": outputs,
-            "token_rows": token_rows,
-        }
-    record = None
+        },
+        "token_rows": _token_rows(graph, codes, inputs),
+    }
+
+
+def _token_rows(graph, codes, inputs):
+    """Rows of the table a GATHER reads with indices computed from the
+    `token_ids` input: the token embedding (None if there is none)."""
+    producers, gathers = {}, []
+    for j in range(graph.OperatorsLength()):
+        op = graph.Operators(j)
+        for out in op.OutputsAsNumpy():
+            producers[int(out)] = op
+        if codes[op.OpcodeIndex()] in ("GATHER", "EMBEDDING_LOOKUP"):
+            gathers.append(op)
+    rows = None
+    for op in gathers:
+        params, indices = (int(x) for x in op.InputsAsNumpy()[:2])
+        if "token_ids" in _depends_on(graph, producers, indices, inputs):
+            shape = graph.Tensors(params).ShapeAsNumpy()
+            rows = int(shape[0]) if len(shape) == 2 else rows
+    return rows
+
+
+def _embedded_record(model, data):
+    """The artifact record the exporter stored in the file, None if it has
+    none, "unreadable" if it does not parse."""
     for i in range(model.MetadataLength()):
         entry = model.Metadata(i)
         if _text(entry.Name()) == RECORD_NAME:
             try:
-                record = json.loads(_buffer_bytes(model, data, entry.Buffer()))
-            except ValueError:
-                record = "unreadable"
-    associated = {}
+                return json.loads(_buffer_bytes(model, data, entry.Buffer()))
+            except (ValueError, RecursionError):  # not JSON, or nested too deep
+                return "unreadable"
+    return None
+
+
+def _associated_files(path):
+    """The vocabulary and labels a MediaPipe file carries in the zip appended
+    to it (`{}` when there is none). Only those two names are read, each up
+    to `_MAX_ASSOCIATED` bytes: the zip is part of an untrusted file."""
+    found = {}
     try:
         with zipfile.ZipFile(path) as archive:
-            for name in archive.namelist():
-                associated[name] = archive.read(name).decode("utf-8")
-    except (zipfile.BadZipFile, UnicodeDecodeError, OSError):
-        associated = {}
-    return {
-        "signatures": signatures,
-        "op_counts": dict(sorted(counts.items())),
-        "record": record,
-        "associated": associated,
-    }
+            for info in archive.infolist():
+                if info.filename in (VOCABULARY_FILE, LABELS_FILE):
+                    if info.file_size > _MAX_ASSOCIATED:
+                        found[info.filename] = None
+                        continue
+                    found[info.filename] = archive.read(info).decode("utf-8")
+    except (zipfile.BadZipFile, UnicodeDecodeError, OSError, ValueError):
+        return {}
+    return found
 
 
 def _expected_outputs(task, info, num_labels, length):
@@ -260,17 +299,13 @@ def _expected_outputs(task, info, num_labels, length):
 
 def check_tflite_file(directory, meta, file):
     """Refuse `file` of a `.tflite` artifact unless it is what metadata.json's
-    `files[file]` and the artifact-wide fields say (see the module doc)."""
+    `files[file]` and the artifact-wide fields say (see the module doc). The
+    most specific disagreement is named first: signatures, inputs, outputs,
+    embedding rows, the embedded record, MediaPipe's files, then size and
+    operators."""
     directory = pathlib.Path(directory)
     info = meta["files"][file]
-    path = directory / file
-    if not path.is_file():
-        _refuse(directory, "files", f"it describes {file}, which is not in the artifact")
-    try:
-        facts = tflite_facts(path)
-    except (ValueError, IndexError, TypeError, OSError) as e:
-        _refuse(directory, "files", f"{file} cannot be read as a .tflite ({e})")
-    where = f"{file}"
+    facts = _read_tflite(directory, file)
     names = list(info["signatures"])
     if sorted(names) != sorted(facts["signatures"]):
         _refuse(
@@ -279,110 +314,141 @@ def check_tflite_file(directory, meta, file):
             f"{file} has signatures {sorted(facts['signatures'])}, metadata.json lists "
             f"{names} (signature names)",
         )
-    labels = meta.get("labels")
     for name, length in zip(names, info["sequence_lengths"]):
+        where = f"{file}:{name}"
         sig = facts["signatures"][name]
-        inputs = sig["inputs"]
-        kind = info.get("input", "ids")
-        if kind == "text":
-            ok = (
-                set(inputs) <= {"text", "text_b"}
-                and "text" in inputs
-                and all(t == _STRING for t, _ in inputs.values())
-            )
-            if not ok:
-                _refuse(
-                    directory,
-                    "input",
-                    f"{where}:{name} takes {sorted(inputs)}, not text (input: text)",
-                )
-        else:
-            if sorted(inputs) != sorted(INPUT_NAMES):
-                _refuse(
-                    directory,
-                    "input",
-                    f"{where}:{name} takes {sorted(inputs)}, not the ids "
-                    f"{list(INPUT_NAMES)} (input: {kind})",
-                )
-            for input_name, (dtype, shape) in inputs.items():
-                if dtype != _INT32 or len(shape) != 2 or shape[0] != 1:
-                    _refuse(
-                        directory,
-                        "input",
-                        f"{where}:{name} {input_name} is not int32 [1, L]",
-                    )
-                if shape[1] != length:
-                    _refuse(
-                        directory,
-                        "sequence_lengths",
-                        f"{where}:{name} takes {shape[1]} tokens, metadata.json says {length} "
-                        "(sequence_length)",
-                    )
-        expected = _expected_outputs(meta["task"], info, len(labels or []), length)
-        outputs = sig["outputs"]
-        missing = sorted(set(expected) - set(outputs))
-        if missing:
+        _check_tflite_inputs(
+            directory, where, sig["inputs"], info.get("input", "ids"), length
+        )
+        _check_tflite_outputs(directory, where, sig["outputs"], meta, info, length)
+        _check_token_rows(directory, file, sig["token_rows"], meta)
+    _check_record(directory, meta, facts["record"], file)
+    _check_associated_files(directory, file, facts["associated"], meta)
+    _check_size_and_operators(directory, file, info, facts)
+
+
+def _read_tflite(directory, file):
+    path = directory / file
+    if not path.is_file():
+        _refuse(directory, "files", f"it describes {file}, which is not in the artifact")
+    try:
+        return tflite_facts(path)
+    except (ValueError, IndexError, TypeError, OSError) as e:
+        _refuse(directory, "files", f"{file} cannot be read as a .tflite ({e})")
+
+
+def _check_tflite_inputs(directory, where, inputs, kind, length):
+    """One text (input: text), or the three int32 [1, L] id inputs."""
+    if kind == "text":
+        if not (
+            set(inputs) <= {"text", "text_b"}
+            and "text" in inputs
+            and all(t == _STRING for t, _ in inputs.values())
+        ):
             _refuse(
                 directory,
-                "task",
-                f"{where}:{name} has outputs {sorted(outputs)}; a {meta['task']} artifact's "
-                f"{file} needs {sorted(expected)} (task {meta['task']!r})",
+                "input",
+                f"{where} takes {sorted(inputs)}, not text (input: text)",
             )
-        for output, shape in expected.items():
-            dtype, actual = outputs[output]
-            if dtype != _FLOAT32:
-                _refuse(directory, "task", f"{where}:{name} output {output} is not float32")
-            if shape is None:
-                if int(np.prod(actual or [1])) != 1:
-                    _refuse(
-                        directory,
-                        "task",
-                        f"{where}:{name} output {output} has shape {actual}, not one score "
-                        f"(task {meta['task']!r})",
-                    )
-                continue
-            if len(actual) != len(shape) or actual[:-1] != shape[:-1]:
+        return
+    if sorted(inputs) != sorted(INPUT_NAMES):
+        _refuse(
+            directory,
+            "input",
+            f"{where} takes {sorted(inputs)}, not the ids {list(INPUT_NAMES)} (input: {kind})",
+        )
+    for input_name, (dtype, shape) in inputs.items():
+        if dtype != _INT32 or len(shape) != 2 or shape[0] != 1:
+            _refuse(directory, "input", f"{where} {input_name} is not int32 [1, L]")
+        if shape[1] != length:
+            _refuse(
+                directory,
+                "sequence_lengths",
+                f"{where} takes {shape[1]} tokens, metadata.json says {length} "
+                "(sequence_length)",
+            )
+
+
+def _check_tflite_outputs(directory, where, outputs, meta, info, length):
+    """The outputs the task needs, float32, shaped for the task, one class
+    per label."""
+    task, labels = meta["task"], meta.get("labels")
+    expected = _expected_outputs(task, info, len(labels or []), length)
+    if set(expected) - set(outputs):
+        _refuse(
+            directory,
+            "task",
+            f"{where} has outputs {sorted(outputs)}; a {task} artifact's file needs "
+            f"{sorted(expected)} (task {task!r})",
+        )
+    for output, shape in expected.items():
+        dtype, actual = outputs[output]
+        if dtype != _FLOAT32:
+            _refuse(directory, "task", f"{where} output {output} is not float32")
+        if shape is None:
+            if int(np.prod(actual or [1])) != 1:
                 _refuse(
                     directory,
                     "task",
-                    f"{where}:{name} output {output} has shape {actual}; a {meta['task']} "
-                    f"model's is {shape} (task {meta['task']!r}, sequence_length {length})",
+                    f"{where} output {output} has shape {actual}, not one score (task {task!r})",
                 )
-            if labels is not None and actual[-1] != len(labels):
-                _refuse(
-                    directory,
-                    "labels",
-                    f"{len(labels)} label names for {where}:{name}'s {actual[-1]} classes",
-                )
-        rows = sig["token_rows"]
-        if rows is not None and rows != meta["vocabulary_size"]:
+            continue
+        if len(actual) != len(shape) or actual[:-1] != shape[:-1]:
             _refuse(
                 directory,
-                "vocabulary_size",
-                f"{where}'s token embedding has {rows:,} rows but vocab.txt and metadata.json "
-                f"have {meta['vocabulary_size']:,} word pieces: the model was trained with "
-                "another vocabulary",
+                "task",
+                f"{where} output {output} has shape {actual}; a {task} model's is {shape} "
+                f"(task {task!r}, sequence_length {length})",
             )
-    _check_record(directory, meta, facts["record"], where)
-    for asset, expected in (
-        (VOCABULARY_FILE, (directory / mf.VOCABULARY).read_text(encoding="utf-8")),
-        (LABELS_FILE, "\n".join(labels or []) + "\n"),
-    ):
-        if file in meta["files"] and asset in facts["associated"]:
-            if facts["associated"][asset].splitlines() != expected.splitlines():
-                field = "vocabulary_sha256" if asset == VOCABULARY_FILE else "labels"
-                _refuse(
-                    directory,
-                    field,
-                    f"the {asset} inside {file} (what MediaPipe reads) differs from the "
-                    f"artifact's {'vocab.txt' if asset == VOCABULARY_FILE else 'labels'}",
-                )
-    # Last: the most specific disagreements above name their field first.
-    if info.get("size") is not None and info["size"] != path.stat().st_size:
+        if labels is not None and actual[-1] != len(labels):
+            _refuse(
+                directory,
+                "labels",
+                f"{len(labels)} label names for {where}'s {actual[-1]} classes",
+            )
+
+
+def _check_token_rows(directory, file, rows, meta):
+    if rows is not None and rows != meta["vocabulary_size"]:
+        _refuse(
+            directory,
+            "vocabulary_size",
+            f"{file}'s token embedding has {rows:,} rows but vocab.txt and metadata.json have "
+            f"{meta['vocabulary_size']:,} word pieces: the model was trained with another "
+            "vocabulary",
+        )
+
+
+def _check_associated_files(directory, file, associated, meta):
+    """The vocab.txt and labels.txt a MediaPipe file carries (what MediaPipe
+    tokenizes with and names its answers by) against the artifact's."""
+    expected = {
+        VOCABULARY_FILE: (
+            "vocabulary_sha256",
+            (directory / mf.VOCABULARY).read_text("utf-8"),
+        ),
+        LABELS_FILE: ("labels", "\n".join(meta.get("labels") or []) + "\n"),
+    }
+    for asset, (field, text) in expected.items():
+        if asset not in associated:
+            continue
+        carried = associated[asset]
+        if carried is None or carried.splitlines() != text.splitlines():
+            _refuse(
+                directory,
+                field,
+                f"the {asset} inside {file} (what MediaPipe reads) differs from the "
+                f"artifact's {'vocab.txt' if asset == VOCABULARY_FILE else 'labels'}",
+            )
+
+
+def _check_size_and_operators(directory, file, info, facts):
+    size = (directory / file).stat().st_size
+    if info.get("size") is not None and info["size"] != size:
         _refuse(
             directory,
             "files",
-            f"{file} is {path.stat().st_size:,} bytes, metadata.json says {info['size']:,}",
+            f"{file} is {size:,} bytes, metadata.json says {info['size']:,}",
         )
     if info.get("op_counts") is not None and info["op_counts"] != facts["op_counts"]:
         _refuse(
@@ -446,6 +512,22 @@ def check_saved_model_artifact(directory, meta):
     """Refuse a (TPU) SavedModel version whose metadata.json does not describe
     its graph, assets and variables (see the module doc)."""
     directory = pathlib.Path(directory)
+    signatures = _graph_signatures(directory, meta)
+    primary = meta.get("sequence_lengths", [None])[0]
+    for name, info in meta["signatures"].items():
+        sig = signatures[name]
+        _check_signature_inputs(directory, name, sig, info)
+        _check_padding(directory, name, sig, info, primary)
+        if info.get("role", "predict") == "predict":
+            _check_task_outputs(directory, name, sig, meta)
+    _check_assets(directory, meta)
+    record, shapes = _read_variables_intact(directory)
+    _check_record(directory, meta, record, "the SavedModel's variables")
+    _check_embedding_table(directory, meta, shapes)
+
+
+def _graph_signatures(directory, meta):
+    """saved_model.pb's signatures, which must be the ones metadata.json lists."""
     try:
         signatures = saved_model_signatures(directory)
     except (OSError, ValueError) as e:
@@ -461,76 +543,89 @@ def check_saved_model_artifact(directory, meta):
             f"saved_model.pb has {sorted(signatures)}, metadata.json lists "
             f"{sorted(meta['signatures'])}",
         )
-    labels = meta.get("labels")
-    primary = meta.get("sequence_lengths", [None])[0]
-    task = meta["task"]
-    for name, info in meta["signatures"].items():
-        sig = signatures[name]
-        kind = info.get("input")
-        dtypes = {dtype for dtype, _ in sig["inputs"].values()}
-        if kind in ("text", "text_pair") and dtypes != {_TF_STRING}:
-            _refuse(directory, "signatures", f"{name} does not take text (input: {kind})")
-        if kind == "ids" and (
-            sorted(sig["inputs"]) != sorted(INPUT_NAMES) or dtypes != {_TF_INT32}
-        ):
-            _refuse(directory, "signatures", f"{name} does not take int32 ids (input: ids)")
-        for output in info.get("outputs") or []:
-            if output not in sig["outputs"]:
-                _refuse(directory, "signatures", f"{name} has no output {output!r}")
-        fixed = info.get("sequence_length")
-        for output, (_dtype, shape) in sig["outputs"].items():
-            if output in ("token_ids", "segment_ids", "padding_mask") and len(shape) == 2:
-                if shape[1] != -1 and fixed is not None and shape[1] != fixed:
-                    _refuse(
-                        directory,
-                        "sequence_lengths",
-                        f"{name} pads to {shape[1]} tokens, metadata.json says {fixed} "
-                        "(sequence_length)",
-                    )
-                if (
-                    shape[1] != -1
-                    and primary is not None
-                    and kind == "text"
-                    and (shape[1] != primary)
-                ):
-                    _refuse(
-                        directory,
-                        "sequence_lengths",
-                        f"{name} pads to {shape[1]} tokens, metadata.json's sequence_lengths "
-                        f"say {primary} (sequence_length)",
-                    )
-        if info.get("role", "predict") != "predict":
+    return signatures
+
+
+def _check_signature_inputs(directory, name, sig, info):
+    kind = info.get("input")
+    dtypes = {dtype for dtype, _ in sig["inputs"].values()}
+    if kind in ("text", "text_pair") and dtypes != {_TF_STRING}:
+        _refuse(directory, "signatures", f"{name} does not take text (input: {kind})")
+    if kind == "ids" and (
+        sorted(sig["inputs"]) != sorted(INPUT_NAMES) or dtypes != {_TF_INT32}
+    ):
+        _refuse(directory, "signatures", f"{name} does not take int32 ids (input: ids)")
+    for output in info.get("outputs") or []:
+        if output not in sig["outputs"]:
+            _refuse(directory, "signatures", f"{name} has no output {output!r}")
+
+
+def _check_padding(directory, name, sig, info, primary):
+    """The length a text signature pads to (its id outputs' static width)
+    against the signature's recorded length and the artifact's primary one."""
+    fixed = info.get("sequence_length")
+    for output, (_dtype, shape) in sig["outputs"].items():
+        if output not in ("token_ids", "segment_ids", "padding_mask") or len(shape) != 2:
             continue
-        wanted = {
-            "classify": ("logits",),
-            "tag": ("logits",),
-            "qa": ("start_logits", "end_logits"),
-            "regress": ("score",),
-        }[task]
-        missing = [o for o in wanted if o not in sig["outputs"]]
-        if missing:
+        width = shape[1]
+        if width == -1:
+            continue
+        if fixed is not None and width != fixed:
             _refuse(
                 directory,
-                "task",
-                f"{name} has outputs {sorted(sig['outputs'])}; a {task} model's include "
-                f"{list(wanted)} (task {task!r})",
+                "sequence_lengths",
+                f"{name} pads to {width} tokens, metadata.json says {fixed} (sequence_length)",
             )
-        if task in ("classify", "tag"):
-            dtype, shape = sig["outputs"]["logits"]
-            rank = 2 if task == "classify" else 3
-            if len(shape) != rank:
-                _refuse(
-                    directory,
-                    "task",
-                    f"{name}'s logits have shape {shape}; a {task} model's have rank {rank} "
-                    f"(task {task!r})",
-                )
-            if labels is not None and shape[-1] != len(labels):
-                _refuse(
-                    directory,
-                    "labels",
-                    f"{len(labels)} label names for {name}'s {shape[-1]} classes",
-                )
+        if primary is not None and info.get("input") == "text" and width != primary:
+            _refuse(
+                directory,
+                "sequence_lengths",
+                f"{name} pads to {width} tokens, metadata.json's sequence_lengths say "
+                f"{primary} (sequence_length)",
+            )
+
+
+_TASK_OUTPUTS = {
+    "classify": ("logits",),
+    "tag": ("logits",),
+    "qa": ("start_logits", "end_logits"),
+    "regress": ("score",),
+}
+
+
+def _check_task_outputs(directory, name, sig, meta):
+    """A predicting signature has its task's outputs, with one class per label."""
+    task, labels = meta["task"], meta.get("labels")
+    wanted = _TASK_OUTPUTS[task]
+    if any(o not in sig["outputs"] for o in wanted):
+        _refuse(
+            directory,
+            "task",
+            f"{name} has outputs {sorted(sig['outputs'])}; a {task} model's include "
+            f"{list(wanted)} (task {task!r})",
+        )
+    if task not in ("classify", "tag"):
+        return
+    _dtype, shape = sig["outputs"]["logits"]
+    rank = 2 if task == "classify" else 3
+    if len(shape) != rank:
+        _refuse(
+            directory,
+            "task",
+            f"{name}'s logits have shape {shape}; a {task} model's have rank {rank} "
+            f"(task {task!r})",
+        )
+    if labels is not None and shape[-1] != len(labels):
+        _refuse(
+            directory,
+            "labels",
+            f"{len(labels)} label names for {name}'s {shape[-1]} classes",
+        )
+
+
+def _check_assets(directory, meta):
+    """assets/ (the files the graph reads: its vocabulary and label names)
+    against metadata.json and vocab.txt."""
     assets = directory / "assets"
     if meta.get("assets") is not None:
         present = sorted(p.name for p in assets.iterdir()) if assets.is_dir() else []
@@ -542,10 +637,8 @@ def check_saved_model_artifact(directory, meta):
             )
     if (assets / mf.VOCABULARY).is_file():
         graph_vocabulary = (assets / mf.VOCABULARY).read_text(encoding="utf-8").splitlines()
-        if (
-            graph_vocabulary
-            != (directory / mf.VOCABULARY).read_text(encoding="utf-8").splitlines()
-        ):
+        own = (directory / mf.VOCABULARY).read_text(encoding="utf-8").splitlines()
+        if graph_vocabulary != own:
             _refuse(
                 directory,
                 "vocabulary_sha256",
@@ -554,15 +647,18 @@ def check_saved_model_artifact(directory, meta):
             )
     if (assets / LABELS_FILE).is_file():
         graph_labels = (assets / LABELS_FILE).read_text(encoding="utf-8").splitlines()
-        if graph_labels != (labels or []):
+        if graph_labels != (meta.get("labels") or []):
             _refuse(
                 directory,
                 "labels",
                 f"assets/labels.txt (the label names the graph answers with) holds "
-                f"{graph_labels[:8]}, metadata.json {labels}",
+                f"{graph_labels[:8]}, metadata.json {meta.get('labels')}",
             )
+
+
+def _read_variables_intact(directory):
     try:
-        record, shapes = read_variables(directory)
+        return read_variables(directory)
     except (tf.errors.OpError, ValueError, IndexError, OSError, RecursionError) as e:
         first = str(getattr(e, "message", e)).strip().splitlines()[0][:300]
         _refuse(
@@ -571,20 +667,25 @@ def check_saved_model_artifact(directory, meta):
             f"the SavedModel's variables cannot be read back intact ({type(e).__name__}: "
             f"{first})",
         )
-    _check_record(directory, meta, record, "the SavedModel's variables")
+
+
+def _check_embedding_table(directory, meta, shapes):
+    """Some variable of the embedding's width has `vocabulary_size` rows (a
+    weak check, for artifacts without the embedded record)."""
     config = (meta.get("source_model") or {}).get("encoder_config") or {}
     width = config.get("embedding_dim") or config.get("hidden_dim")
-    if isinstance(width, int):
-        tables = [list(s) for s in shapes.values() if len(s) == 2 and s[1] == width]
-        if tables and [meta["vocabulary_size"], width] not in tables:
-            rows = sorted({t[0] for t in tables})
-            _refuse(
-                directory,
-                "vocabulary_size",
-                f"no embedding among the SavedModel's variables has {meta['vocabulary_size']:,} "
-                f"rows (tables of width {width} have {rows} rows): the model was trained with "
-                "another vocabulary",
-            )
+    if not isinstance(width, int):
+        return
+    tables = [list(s) for s in shapes.values() if len(s) == 2 and s[1] == width]
+    if tables and [meta["vocabulary_size"], width] not in tables:
+        rows = sorted({t[0] for t in tables})
+        _refuse(
+            directory,
+            "vocabulary_size",
+            f"no embedding among the SavedModel's variables has {meta['vocabulary_size']:,} "
+            f"rows (tables of width {width} have {rows} rows): the model was trained with "
+            "another vocabulary",
+        )
 
 
 def check_artifact(directory, meta):
