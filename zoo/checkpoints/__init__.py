@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pathlib
 
+from zoo.checkpoints import hub
 from zoo.checkpoints.errors import CheckpointMismatchError
 from zoo.checkpoints.garden import (
     config_from_garden,
@@ -40,7 +41,9 @@ SUPPORTED = (
 
 
 def detect_format(path) -> str:
-    """'zoo', 'hf', 'tf1' or 'garden'; FileNotFoundError naming what was expected."""
+    """'zoo', 'hf', 'tf1' or 'garden'; FileNotFoundError naming what was expected.
+    A Hub name (`hf://OWNER/NAME[@REVISION]`) is fetched first (`hub.fetch`)."""
+    path, _ = hub.resolve(path)
     path = pathlib.Path(path)
     if not path.exists() and not pathlib.Path(f"{path}.index").exists():
         raise FileNotFoundError(f"{path}: no such file or directory. Expected {SUPPORTED}.")
@@ -130,8 +133,10 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
 
     `lowercase=None` takes the vocabulary's casing from the checkpoint
     (`tokenizer_config.json` for HF, the zoo manifest) and defaults to the
-    uncased BERT convention (True) where nothing says otherwise.
+    uncased BERT convention (True) where nothing says otherwise. `path` may
+    be a Hub name, `hf://OWNER/NAME[@REVISION]` (`zoo.checkpoints.hub`).
     """
+    path, _ = hub.resolve(path)
 
     fmt = detect_format(path)
     if fmt == "zoo":

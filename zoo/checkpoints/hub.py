@@ -1,0 +1,180 @@
+"""Checkpoints named on the Hugging Face Hub: `hf://OWNER/NAME[@REVISION]`.
+
+    local = fetch("hf://sentence-transformers/all-MiniLM-L6-v2")
+    local.path       # a snapshot folder in the Hub cache, read like any HF folder
+    local.source     # "hf://sentence-transformers/all-MiniLM-L6-v2@<40-hex commit>"
+
+Every place that reads a checkpoint takes such a name (`zoo.load_checkpoint`,
+the `from_checkpoint` of the text models, `zoo convert SRC`, `--model`,
+`--teacher`); `fetch` downloads through `huggingface_hub`, so its cache and
+settings work as users expect: `HF_HOME` / `HF_HUB_CACHE` (where files go),
+`HF_TOKEN` (gated and private repositories), `HF_HUB_OFFLINE=1` (the cache
+only, no request), `HF_ENDPOINT` (a mirror). Only the files a BERT-family
+checkpoint needs are fetched (`FILES`: config, safetensors weights,
+vocabulary, tokenizer settings, the sentence-transformers pooling config),
+with huggingface_hub's progress bars. The commit the name resolved to is
+what commands record (`source`), so a run can be traced to exact weights.
+
+`pytorch_model.bin` is never read: it is a pickle, and unpickling a file
+from the network runs whatever code it carries. A repository that has only
+that file is refused with the reason and what to do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import re
+
+import huggingface_hub
+from huggingface_hub import constants as hub_constants
+from huggingface_hub import errors as hub_errors
+
+PREFIX = "hf://"
+# What a BERT, DistilBERT or ALBERT checkpoint needs, and no more: not the
+# other frameworks' weights (pytorch_model.bin, tf_model.h5, onnx/), not
+# READMEs or training logs.
+FILES = [
+    "config.json",
+    "model.safetensors",
+    "model-*.safetensors",
+    "model.safetensors.index.json",
+    "vocab.txt",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "spiece.model",
+    "modules.json",
+    "sentence_bert_config.json",
+    "1_Pooling/config.json",
+]
+_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+_REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+
+
+class HubError(ValueError):
+    """A Hub name that cannot be fetched; the message says why and what to do."""
+
+
+@dataclasses.dataclass(frozen=True)
+class HubCheckpoint:
+    name: str  # as given: hf://OWNER/NAME[@REVISION]
+    repo_id: str
+    revision: str  # as asked ("main" when none)
+    sha: str  # the commit it resolved to
+    path: pathlib.Path  # the local snapshot folder
+
+    @property
+    def source(self) -> str:
+        return f"{PREFIX}{self.repo_id}@{self.sha}"
+
+    def provenance(self) -> dict:
+        """What a model directory records about where its weights came from."""
+        return {
+            "source": self.source,
+            "source_format": "hf",
+            "hub_repo": self.repo_id,
+            "hub_revision": self.revision,
+            "hub_commit": self.sha,
+            "hub_endpoint": hub_constants.ENDPOINT,
+        }
+
+
+def is_hub_name(value) -> bool:
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+def parse(name):
+    """`(repo_id, revision)` of `hf://OWNER/NAME[@REVISION]`."""
+    rest = name[len(PREFIX) :]
+    repo_id, _, revision = rest.partition("@")
+    if not _REPO.fullmatch(repo_id) or (revision and not _REVISION.fullmatch(revision)):
+        raise HubError(
+            f"{name!r}: not a Hub name; write hf://OWNER/NAME or hf://OWNER/NAME@REVISION "
+            "(a branch, tag or commit), e.g. hf://sentence-transformers/all-MiniLM-L6-v2."
+        )
+    return repo_id, revision or "main"
+
+
+def fetch(name) -> HubCheckpoint:
+    """Download (or find in the cache) the checkpoint files of `name`."""
+    repo_id, revision = parse(name)
+    endpoint = hub_constants.ENDPOINT
+    offline = hub_constants.HF_HUB_OFFLINE
+    try:
+        path = pathlib.Path(
+            huggingface_hub.snapshot_download(
+                repo_id, revision=revision, allow_patterns=FILES
+            )
+        )
+    except hub_errors.GatedRepoError:
+        raise HubError(
+            f"{name}: a gated repository; accept its conditions on the Hub with your account, "
+            "then give a token: set HF_TOKEN (or run `hf auth login`)."
+        ) from None
+    except hub_errors.RevisionNotFoundError:
+        raise HubError(
+            f"{name}: {repo_id} has no revision {revision!r} (a branch, tag or commit)."
+        ) from None
+    except hub_errors.RepositoryNotFoundError:
+        token = "set" if huggingface_hub.get_token() else "not set"
+        raise HubError(
+            f"{name}: no repository {repo_id} at {endpoint} (or a private one your token cannot "
+            f"read; HF_TOKEN is {token}). Check the name."
+        ) from None
+    except hub_errors.LocalEntryNotFoundError:
+        if offline:
+            raise HubError(
+                f"{name}: HF_HUB_OFFLINE is set and the cache ({_cache()}) holds no copy of "
+                f"{repo_id}@{revision}; run once with the network, or unset HF_HUB_OFFLINE."
+            ) from None
+        raise HubError(
+            f"{name}: cannot reach {endpoint} and the cache ({_cache()}) holds no copy. "
+            "Check the network (or HF_ENDPOINT); with a cached copy, HF_HUB_OFFLINE=1 uses it "
+            "without asking the Hub."
+        ) from None
+    except hub_errors.HfHubHTTPError as e:
+        status = getattr(getattr(e, "response", None), "status_code", None)
+        if status in (401, 403):
+            raise HubError(
+                f"{name}: the Hub refused access (HTTP {status}); set HF_TOKEN to a token that "
+                "can read it."
+            ) from None
+        raise HubError(
+            f"{name}: the Hub answered HTTP {status} ({str(e)[:200]})."
+        ) from None
+    if not any(path.glob("*.safetensors")):
+        raise HubError(_no_safetensors(name, repo_id, revision, offline))
+    return HubCheckpoint(name, repo_id, revision, path.name, path)
+
+
+def _no_safetensors(name, repo_id, revision, offline):
+    files = []
+    if not offline:
+        try:
+            files = huggingface_hub.list_repo_files(repo_id, revision=revision)
+        except (hub_errors.HfHubHTTPError, OSError):
+            files = []
+    if "pytorch_model.bin" in files:
+        return (
+            f"{name}: the repository has pytorch_model.bin but no model.safetensors. bert-zoo "
+            "does not read .bin files: they are pickles, and loading one runs any code it "
+            "carries. Pick a revision with model.safetensors, or convert it on a machine you "
+            "trust (transformers: model.save_pretrained(dir, safe_serialization=True)) and "
+            "give that folder."
+        )
+    return f"{name}: no model.safetensors in {repo_id}@{revision}; not a checkpoint this zoo reads."
+
+
+def _cache():
+    return os.environ.get("HF_HUB_CACHE") or hub_constants.HF_HUB_CACHE
+
+
+def resolve(path):
+    """`(local path, provenance or None)`: a Hub name fetched, anything else
+    as it is."""
+    if is_hub_name(path):
+        checkpoint = fetch(path)
+        return checkpoint.path, checkpoint.provenance()
+    return path, None
