@@ -1,8 +1,9 @@
-"""Text task models (`zoo.TextClassifier`, `TextTagger`, `TextQuestionAnswerer`)
-and `zoo.TextPreprocessor`, on a tiny randomly initialised encoder over a
-hand-written vocabulary: text in equals ids in, the forms `fit` takes,
-safe-mode `.keras` round trips in a fresh process, exporters and
-`zoo predict` taking the models as they are, clear errors."""
+"""Text task models (`zoo.TextClassifier`, `TextTagger`, `TextQuestionAnswerer`,
+one module each under zoo/tasks/) and `zoo.TextPreprocessor`, on a tiny
+randomly initialised encoder over a hand-written vocabulary: text in equals
+ids in, the forms `fit` takes, safe-mode `.keras` round trips in a fresh
+process (and files that name the module the classes came from before),
+exporters and `zoo predict` taking the models as they are, clear errors."""
 
 import json
 import re
@@ -215,6 +216,37 @@ model.fit([str(t) for t in texts], ["sport"] * len(texts), epochs=1, verbose=0)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "DIFF 0.0" in run.stdout, run.stdout
     assert "Skipping variable loading" not in run.stderr
+
+
+def test_keras_files_saved_from_the_old_module_load(tmp_path):
+    """Until issue #37 the three text models lived in zoo/tasks/text_models.py,
+    and a .keras file records the module its class was saved from. Keras
+    finds a class by its registered name ("zoo>TextClassifier", ...), so a
+    file that names the old module must load, in safe mode, as the same class
+    with the same weights."""
+    preprocessor = zoo.TextPreprocessor(_tokenizer(), LENGTH)
+    models = [
+        _classifier(max_windows=2),
+        zoo.TextTagger(_encoder(), preprocessor=preprocessor, labels=["O", "B-ORG"]),
+        zoo.TextQuestionAnswerer(_encoder(), preprocessor=preprocessor),
+    ]
+    for model in models:
+        saved = tmp_path / f"{type(model).__name__}.keras"
+        model.save(saved)
+        old = tmp_path / f"old-{saved.name}"
+        with zipfile.ZipFile(saved) as src, zipfile.ZipFile(old, "w") as dst:
+            for item in src.infolist():
+                data = src.read(item)
+                if item.filename == "config.json":
+                    config = json.loads(data)
+                    assert config["registered_name"] == f"zoo>{type(model).__name__}"
+                    config["module"] = "zoo.tasks.text_models"  # gone since the split
+                    data = json.dumps(config).encode()
+                dst.writestr(item, data)
+        loaded = keras.saving.load_model(old, safe_mode=True)
+        assert type(loaded) is type(model)
+        for a, b in zip(loaded.get_weights(), model.get_weights(), strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_model_directory_export_and_zoo_predict_take_the_text_model(tmp_path, capsys):
