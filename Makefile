@@ -57,14 +57,14 @@ $(STAMP): pyproject.toml scripts/install_assets.sh
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
 	$(PY) -m pip install --quiet -e .
 	bash scripts/install_assets.sh $(PY) $(ASSETS)
-	$(PY) -m pip check || echo "pip check reported conflicts (see BUILD_NOTES.md)"
+	$(PY) scripts/pip_check.py
 	touch $@
 
 # The test-only packages (reference implementations, lint): `make demo` does
 # without them, which keeps a fresh clone's demo setup short.
 $(TEST_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,garden,docs]'
-	$(PY) -m pip check || echo "pip check reported conflicts (see BUILD_NOTES.md)"
+	$(PY) scripts/pip_check.py
 	touch $@
 
 LINTED := zoo export tests bench scripts android_demo/tools
