@@ -30,7 +30,7 @@ from zoo.cli import (
     prune,
     similarity,
 )
-from zoo.cli.runs import CliError, help_examples
+from zoo.cli.runs import CliError, HelpFormatter, help_examples
 from zoo.models import NotATaskModelError
 
 # Where every writing command may write (zoo.cli.runs; docs/outputs.md).
@@ -69,7 +69,7 @@ def build_parser():
         prog="zoo",
         description="BERT-family models in Keras 3: real checkpoints, training, "
         "distillation and validated export for phones and TF Serving.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         epilog=help_examples(
             """
             zoo presets

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 from zoo.checkpoints import (
@@ -15,6 +14,7 @@ from zoo.checkpoints import (
 from zoo.cli.runs import (
     OUT_RULES,
     REPLACE_HELP,
+    HelpFormatter,
     check_out_apart,
     check_replace_output,
     help_examples,
@@ -61,7 +61,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "convert",
         help="turn a checkpoint (HF, google-research TF1, Model Garden, zoo) into a model directory",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         description="Read an HF BertModel, DistilBertModel or AlbertModel directory "
         "(config.json + model.safetensors; sentence-transformers layout too), a "
         "google-research BERT "
@@ -91,7 +91,7 @@ def register(subparsers):
         "--to",
         choices=("zoo", "hf", "tf1"),
         default="zoo",
-        help="output format (default zoo); hf writes a student as DistilBertModel",
+        help="output format (default: %(default)s); hf writes a student as DistilBertModel",
     )
     case = p.add_mutually_exclusive_group()
     case.add_argument(

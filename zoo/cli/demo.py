@@ -9,6 +9,7 @@ import pathlib
 from zoo.cli.runs import (
     OUT_RULES,
     CliError,
+    HelpFormatter,
     check_out_apart,
     help_examples,
     output_path,
@@ -65,7 +66,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "demo",
         help="the main job: fine-tune, distil, export and measure the real default",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         description="On the real all-MiniLM-L6-v2 checkpoint and BBC News (installed by "
         "`make setup`): convert it, fine-tune it as the teacher, distil a 2-layer, half-width student "
         "(teacher layers 0,3), prune its vocabulary to the word pieces BBC's training "
@@ -89,7 +90,7 @@ def register(subparsers):
         "--out",
         type=output_path,
         default=pathlib.Path("runs/demo"),
-        help="output directory (default runs/demo): "
+        help="output directory (default: %(default)s): "
         + OUT_RULES
         + "; one not empty is refused unless zoo demo made it",
     )

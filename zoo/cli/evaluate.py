@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 
 from zoo.checkpoints import load_model_dir
-from zoo.cli.runs import DATA_HELP, CliError, help_examples
+from zoo.cli.runs import CliError, HelpFormatter, add_data, help_examples
 from zoo.models import task_of
 from zoo.train import data as task_data
 from zoo.train.finetune import evaluate_model, evaluation_config
@@ -43,7 +42,7 @@ def register(subparsers):
         "evaluate",
         help="accuracy / macro-F1, entity F1, EM/F1 or Pearson/Spearman/MSE of a fine-tuned "
         "model",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         description="Evaluate a fine-tuned zoo model directory on the test split (or "
         "--split) of --data, split as `zoo finetune` splits it: its own split, else "
         "de-duplicated and split by index (i%5==0 test, i%10==1 validation).",
@@ -56,8 +55,13 @@ def register(subparsers):
         ),
     )
     p.add_argument("--model", type=pathlib.Path, required=True)
-    p.add_argument("--data", required=True, help=DATA_HELP)
-    p.add_argument("--split", default="test", choices=("train", "validation", "test"))
+    add_data(p)
+    p.add_argument(
+        "--split",
+        default="test",
+        choices=("train", "validation", "test"),
+        help="the split of --data to score",
+    )
     p.add_argument(
         "--sequence-length",
         type=int,

@@ -3,13 +3,12 @@ directory, a `.tflite` artifact or a SavedModel (`zoo.predict`)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
 import time
 
-from zoo.cli.runs import CliError, help_examples
+from zoo.cli.runs import CliError, HelpFormatter, help_examples
 from zoo.predict import PredictError, open_predictor
 from zoo.text.readers import delimited_rows, json_lines, open_text, utf8_error
 
@@ -183,7 +182,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "predict",
         help="labels, entities, answers or scores for new text, from any model format",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         description="Run a fine-tuned model on new text: a zoo model directory, a .tflite "
         "artifact directory (LiteRT) or a text-in SavedModel (BASE/NAME or BASE/NAME/VERSION). "
         "Classifiers print labels with probabilities, taggers entities with character "
@@ -243,14 +242,12 @@ def register(subparsers):
         help="classifiers: windows per long text, logits averaged (default: as "
         "fine-tuned for a model directory, 1 for an artifact)",
     )
-    p.add_argument(
-        "--batch-size", type=int, default=32, help="inputs per step (default 32)"
-    )
+    p.add_argument("--batch-size", type=int, default=32, help="inputs per step")
     p.add_argument(
         "--threads",
         type=int,
         default=1,
-        help=".tflite: LiteRT threads (default 1, as on a phone)",
+        help=".tflite: LiteRT threads (default: %(default)s, as on a phone)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
-
-from zoo.cli.runs import help_examples
+from zoo.cli.runs import HelpFormatter, help_examples
 from zoo.configs import PRESETS
 
 
@@ -24,7 +22,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "presets",
         help="list encoder presets with parameter counts",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         epilog=help_examples("zoo presets"),
     )
     p.set_defaults(func=run)

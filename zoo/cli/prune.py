@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 
 from zoo.cli.runs import (
-    DATA_HELP,
     OUT_RULES,
     REPLACE_HELP,
+    HelpFormatter,
+    add_data,
     check_out_apart,
     check_replace_output,
     data_path,
@@ -55,7 +55,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "prune",
         help="keep only the word pieces a fine-tuned model's data needs (smaller embedding)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         description="Prune the vocabulary of a fine-tuned zoo model directory to the word "
         "pieces its training data uses, plus the special tokens and every single character "
         "(and its ## form), so new words still split into pieces. The token embedding's rows "
@@ -75,7 +75,7 @@ def register(subparsers):
     p.add_argument(
         "--model", type=pathlib.Path, required=True, help="a fine-tuned zoo model directory"
     )
-    p.add_argument("--data", required=True, help=DATA_HELP)
+    add_data(p)
     p.add_argument(
         "--out",
         type=output_path,

@@ -1,8 +1,10 @@
 """Run bookkeeping shared by the commands: args.json (arguments, versions,
 git revision), the rules for --out that every writing command follows, what
 a training command does with an existing --out (resume, refuse, start
-over), the user-facing error type, and the --data help every data-reading
-command shares.
+over), the user-facing error type, and what the commands' parsers share:
+the --help layout (`HelpFormatter`: every default shown) and the flags of
+more than one command (--data, a run's --out and --force, the training
+schedule, how a training run runs).
 
 The rules for --out (docs/outputs.md; each is checked before anything is
 written or loaded):
@@ -30,7 +32,9 @@ import sys
 import textwrap
 import time
 
+from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.text.readers import DATA_FORMS
+from zoo.train import distribute
 from zoo.utils.atomic import (
     OUTPUT_MARKER,
     ForeignDirectoryError,
@@ -54,7 +58,7 @@ BATCH_HELP = (
 ACCUMULATION_HELP = (
     "average the gradients of N steps into one update: N x --batch-size "
     "examples per update (e.g. --batch-size 32 --gradient-accumulation 8 "
-    "trains at BERT's 256 on a small machine); default 1"
+    "trains at BERT's 256 on a small machine)"
 )
 
 
@@ -375,6 +379,123 @@ def add_verbose(parser):
     parser.add_argument(
         "--verbose", type=int, default=None, choices=(0, 1, 2), help=VERBOSE_HELP
     )
+
+
+def add_data(parser):
+    """--data as every command that reads task data takes it (`DATA_HELP`)."""
+    parser.add_argument("--data", required=True, help=DATA_HELP)
+
+
+def add_run_output(parser):
+    """--out and --force of a training command (pretrain, finetune, distill):
+    a run directory that a re-run resumes (`training_output`)."""
+    parser.add_argument("--out", type=output_path, required=True, help=RUN_OUT_HELP)
+    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
+
+
+def add_schedule(
+    parser,
+    *,
+    epochs=3,
+    batch_size=16,
+    sequence_length=DEFAULT_SEQUENCE_LENGTH,
+    learning_rate=5e-5,
+    warmup_fraction=0.1,
+    weight_decay=0.01,
+):
+    """The training numbers of finetune and distill, with one meaning in
+    both: epochs, global batch, accumulation, sequence length and the AdamW
+    schedule (`zoo.train.optimization.make_adamw`). zoo pretrain takes its
+    own: their defaults come from the --recipe."""
+    parser.add_argument("--epochs", type=int, default=epochs, help="passes over the data")
+    parser.add_argument("--batch-size", type=int, default=batch_size, help=BATCH_HELP)
+    add_gradient_accumulation(parser)
+    parser.add_argument(
+        "--sequence-length",
+        type=int,
+        default=sequence_length,
+        help="word pieces per example, [CLS] and [SEP] included",
+    )
+    parser.add_argument(
+        "--learning-rate",
+        type=float,
+        default=learning_rate,
+        help="peak AdamW rate, reached after the warmup, then decayed linearly to 0",
+    )
+    parser.add_argument(
+        "--warmup-fraction",
+        type=float,
+        default=warmup_fraction,
+        help="share of the updates warming the rate up from 0",
+    )
+    parser.add_argument(
+        "--weight-decay",
+        type=float,
+        default=weight_decay,
+        help="AdamW's decoupled weight decay (not on LayerNorm weights and biases)",
+    )
+
+
+def add_gradient_accumulation(parser):
+    parser.add_argument(
+        "--gradient-accumulation", type=int, default=1, metavar="N", help=ACCUMULATION_HELP
+    )
+
+
+def add_run_control(parser):
+    """--steps-per-epoch, --seed, --strategy, --tpu and --verbose: how every
+    training command runs, whatever it trains."""
+    parser.add_argument(
+        "--steps-per-epoch",
+        type=int,
+        default=None,
+        help="cap each epoch at its first N batches (default: a whole pass)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of initialisation, data order and dropout: the same seed and "
+        "arguments train the same weights",
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=distribute.STRATEGIES,
+        default="none",
+        help=distribute.STRATEGY_HELP,
+    )
+    parser.add_argument("--tpu", default=None, help=distribute.TPU_HELP)
+    add_verbose(parser)
+
+
+def shows_default(action):
+    """Whether `--help` states `action`'s default: an option that takes a
+    value and whose default is a value. None and False mean "not given"
+    (the help says what happens then); a flag's own default (store_true,
+    store_false, store_const) is only the flag's absence: `--cased`'s True
+    is not the default of `lowercase`, which `--lowercase` sets to None."""
+    return (
+        action.nargs != 0
+        and action.default is not None
+        and action.default is not False
+        and action.default is not argparse.SUPPRESS
+    )
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The layout of every command's `--help`: descriptions as written (their
+    line breaks and tables kept, as `RawDescriptionHelpFormatter`), and each
+    option's default (`shows_default`) after its help, from the parser, so
+    that the text cannot drift from the code. A help that says the default
+    itself places `%(default)s`. Not `ArgumentDefaultsHelpFormatter`: it
+    would add "(default: None)" and "(default: False)" to most options, and
+    "(default: True)" to --cased."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if shows_default(action) and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text
 
 
 def keras_verbosity(value):

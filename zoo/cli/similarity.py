@@ -4,14 +4,13 @@ flags of `zoo predict`."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
 
 from zoo.checkpoints import load_checkpoint
 from zoo.cli.predict import read_inputs
-from zoo.cli.runs import CliError, help_examples
+from zoo.cli.runs import CliError, HelpFormatter, help_examples
 from zoo.models.sentence_embedding import cosine, embed_texts
 from zoo.text.tokenizer import check_text
 
@@ -121,7 +120,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "similarity",
         help="cosine similarity of sentence embeddings (mean pooling) from any checkpoint",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         description="Embed texts with a checkpoint's encoder (any format `zoo convert` reads, "
         "or a zoo model directory: its encoder) as sentence-transformers models are used: the "
         "mean of the token vectors over real tokens, L2-normalised. Prints the cosine of each "
@@ -168,9 +167,7 @@ def register(subparsers):
         "--sequence-length",
         type=int,
         default=128,
-        help="tokens per text (longer texts are truncated; default 128)",
+        help="tokens per text (longer texts are truncated)",
     )
-    p.add_argument(
-        "--batch-size", type=int, default=32, help="inputs per step (default 32)"
-    )
+    p.add_argument("--batch-size", type=int, default=32, help="inputs per step")
     p.set_defaults(func=run)
