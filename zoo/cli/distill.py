@@ -14,26 +14,22 @@ import json
 import pathlib
 
 from zoo.cli.runs import (
-    ACCUMULATION_HELP,
-    BATCH_HELP,
-    DATA_HELP,
-    FORCE_HELP,
-    RUN_OUT_HELP,
     CliError,
-    add_verbose,
+    HelpFormatter,
+    add_data,
+    add_run_control,
+    add_run_output,
+    add_schedule,
     check_out_apart,
     data_path,
     help_examples,
     keras_verbosity,
-    output_path,
     report_finished,
     start_run,
     training_output,
 )
-from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.distill.pipeline import (
     MODES,
-    STRATEGIES,
     DistillConfig,
     check_distill_inputs,
     distill,
@@ -105,33 +101,39 @@ def run(args):
     return 0
 
 
+DESCRIPTION = (
+    "Build a student from the teacher's embeddings and an evenly spread "
+    "subset of its layers (DistilBERT's 0,2,4,7,9,11 for 12 -> 6; 0,2,4 for 6 -> 3), "
+    "then train it with soft targets at temperature T (times T²), the hard loss and "
+    "a hidden-state cosine term (DistilBERT's weights 5/2/1 by default). "
+    "--mode task reads --data as `zoo finetune` does for the teacher's task (trains "
+    "on its train split, validates on validation, scores teacher and student on "
+    "test); --mode general distils a masked-LM teacher on raw text (files, or "
+    "austen / wordnet). "
+    "Writes OUT/model (a zoo model directory), OUT/metrics.json, OUT/history.json, "
+    "OUT/args.json. A killed run resumes at its last finished epoch when re-run with "
+    "the same arguments (a finished one prints its metrics; other arguments are "
+    "refused)."
+)
+EXAMPLES = help_examples(
+    """
+    zoo distill --teacher runs/bbc/model --data bbc --student-layers 3 \\
+        --layer-map 0,2,4 --out runs/distil3
+    zoo distill --teacher runs/bbc/model --data bbc --student-layers 2 \\
+        --strategy mirrored --mixed-precision mixed_bfloat16 --out runs/distil2
+    zoo distill --teacher runs/mlm/model --data austen --mode general \\
+        --student-layers 3 --out runs/general3
+    """
+)
+
+
 def register(subparsers):
     p = subparsers.add_parser(
         "distill",
         help="distil a teacher model directory into a shallower student",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Build a student from the teacher's embeddings and an evenly spread "
-        "subset of its layers (DistilBERT's 0,2,4,7,9,11 for 12 -> 6; 0,2,4 for 6 -> 3), "
-        "then train it with soft targets at temperature T (times T²), the hard loss and "
-        "a hidden-state cosine term (DistilBERT's weights 5/2/1 by default). "
-        "--mode task reads --data as `zoo finetune` does for the teacher's task (trains "
-        "on its train split, validates on validation, scores teacher and student on "
-        "test); --mode general distils a masked-LM teacher on raw text (files, or "
-        "austen / wordnet). "
-        "Writes OUT/model (a zoo model directory), OUT/metrics.json, OUT/history.json, "
-        "OUT/args.json. A killed run resumes at its last finished epoch when re-run with "
-        "the same arguments (a finished one prints its metrics; other arguments are "
-        "refused).",
-        epilog=help_examples(
-            """
-            zoo distill --teacher runs/bbc/model --data bbc --student-layers 3 \\
-                --layer-map 0,2,4 --out runs/distil3
-            zoo distill --teacher runs/bbc/model --data bbc --student-layers 2 \\
-                --strategy mirrored --mixed-precision mixed_bfloat16 --out runs/distil2
-            zoo distill --teacher runs/mlm/model --data austen --mode general \\
-                --student-layers 3 --out runs/general3
-            """
-        ),
+        formatter_class=HelpFormatter,
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
     )
     p.add_argument(
         "--teacher",
@@ -139,8 +141,54 @@ def register(subparsers):
         required=True,
         help="teacher zoo model directory (zoo finetune / zoo pretrain output)",
     )
-    p.add_argument("--data", required=True, help=DATA_HELP)
-    p.add_argument("--student-layers", type=int, required=True)
+    add_data(p)
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="task",
+        help="task: the teacher's fine-tuned task on --data; general: a masked-LM "
+        "teacher on raw text",
+    )
+    _add_student(p)
+    add_run_output(p)
+    add_schedule(p)
+    p.add_argument(
+        "--max-predictions",
+        type=int,
+        default=20,
+        help="masked positions per sequence (--mode general)",
+    )
+    _add_loss_weights(p)
+    p.add_argument(
+        "--mixed-precision",
+        choices=("mixed_float16", "mixed_bfloat16"),
+        help="compute policy of the student for this run (the teacher's encoder "
+        "stays float32); OUT/model is saved computing in float32",
+    )
+    p.add_argument(
+        "--cache-teacher",
+        action="store_true",
+        help="run the teacher once over the training data and keep the outputs "
+        "the losses read (memory: N x L x H floats for the cosine term), instead "
+        "of once per epoch",
+    )
+    p.add_argument(
+        "--run-eagerly",
+        action="store_true",
+        help="no tf.function (debugging; faster for tiny models)",
+    )
+    p.add_argument(
+        "--no-evaluate",
+        action="store_true",
+        help="skip the test-split metrics of teacher and student",
+    )
+    add_run_control(p)
+    p.set_defaults(func=run)
+
+
+def _add_student(p):
+    """The student's shape: depth, the teacher layers it starts from, width, style."""
+    p.add_argument("--student-layers", type=int, required=True, help="the student's depth")
     p.add_argument(
         "--layer-map",
         type=_layer_map,
@@ -162,31 +210,35 @@ def register(subparsers):
         default="distilbert",
         help="distilbert drops segment embeddings and the pooler",
     )
-    p.add_argument("--mode", choices=MODES, default="task")
+
+
+def _add_loss_weights(p):
+    """The distillation loss: `zoo.distill.distiller.Distiller`'s terms."""
     p.add_argument(
-        "--strategy", choices=STRATEGIES, default="none", help=multiworker.STRATEGY_HELP
+        "--temperature",
+        type=float,
+        default=2.0,
+        help="softmax temperature T of the soft targets (their loss is scaled by T²)",
     )
-    p.add_argument("--tpu", default=None, help=multiworker.TPU_HELP)
-    p.add_argument("--out", type=output_path, required=True, help=RUN_OUT_HELP)
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=16, help=BATCH_HELP)
     p.add_argument(
-        "--gradient-accumulation", type=int, default=1, metavar="N", help=ACCUMULATION_HELP
+        "--soft-weight",
+        type=float,
+        default=5.0,
+        help="weight of the soft-target KL divergence from the teacher",
     )
-    p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
     p.add_argument(
-        "--max-predictions",
-        type=int,
-        default=20,
-        help="masked positions per sequence (--mode general)",
+        "--hard-weight",
+        type=float,
+        default=2.0,
+        help="weight of the student's own cross-entropy on the labels (--mode general: "
+        "the masked word pieces)",
     )
-    p.add_argument("--learning-rate", type=float, default=5e-5)
-    p.add_argument("--warmup-fraction", type=float, default=0.1)
-    p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--temperature", type=float, default=2.0)
-    p.add_argument("--soft-weight", type=float, default=5.0)
-    p.add_argument("--hard-weight", type=float, default=2.0)
-    p.add_argument("--cosine-weight", type=float, default=1.0)
+    p.add_argument(
+        "--cosine-weight",
+        type=float,
+        default=1.0,
+        help="weight of 1 - cosine between the last hidden states (same width only)",
+    )
     p.add_argument(
         "--hidden-weight",
         type=float,
@@ -199,31 +251,3 @@ def register(subparsers):
         default=0.0,
         help="attention-distribution KL over the layer map",
     )
-    p.add_argument(
-        "--mixed-precision",
-        choices=("mixed_float16", "mixed_bfloat16"),
-        help="compute policy of the student for this run (the teacher's encoder "
-        "stays float32); OUT/model is saved computing in float32",
-    )
-    p.add_argument("--steps-per-epoch", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--cache-teacher",
-        action="store_true",
-        help="run the teacher once over the training data and keep the outputs "
-        "the losses read (memory: N x L x H floats for the cosine term), instead "
-        "of once per epoch",
-    )
-    p.add_argument(
-        "--run-eagerly",
-        action="store_true",
-        help="no tf.function (debugging; faster for tiny models)",
-    )
-    p.add_argument(
-        "--no-evaluate",
-        action="store_true",
-        help="skip the test-split metrics of teacher and student",
-    )
-    add_verbose(p)
-    p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    p.set_defaults(func=run)

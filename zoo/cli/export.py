@@ -36,8 +36,9 @@ from export.validate import (
 )
 from zoo.checkpoints.model_dir import load_model_dir, read_model_dir_meta
 from zoo.cli.runs import (
-    DATA_HELP,
     OUT_RULES,
+    HelpFormatter,
+    add_data,
     check_out_apart,
     check_replace_output,
     data_path,
@@ -67,57 +68,85 @@ def _lengths(value):
     return lengths
 
 
+EXPORT_DESCRIPTION = textwrap.dedent(
+    f"""\
+    Export a zoo model directory and prove the artifact in the runtime that will
+    serve it: the .tflite in LiteRT's interpreter, the SavedModel through the TF1
+    session loader (TF Serving's restore path) in a fresh process. Every validation
+    text goes through the artifact and the Keras model; a miss of the per-mode
+    thresholds fails the export (exit 1) and publishes nothing, unless
+    --allow-degraded.
+
+    --data with its own split (bbc, a folder with train/ and test/ entries):
+    validation on the test split (validation/ or dev/ when there is no test),
+    int8/int4 calibration on the first {CALIBRATION_TEXTS} texts of the train split.
+    A single file or folder: the last {CALIBRATION_TEXTS} texts calibrate and the rest
+    validate, or all texts do both when fewer than 200 would be left to validate.
+    The command prints which split or texts it uses for each.
+
+    --format saved_model  text-in SavedModel at OUT/NAME/VERSION/ (+ models.config,
+                          batching_parameters.txt, README.md with the server command)
+    --format tflite       OUT/model.tflite (+ vocab.txt, metadata.json, manifest.json,
+                          validation.json); one [1, L] signature per length
+    --format tpu          ids-in SavedModel at fixed [batch, L] buckets, XLA-compiled
+
+    saved_model/tpu add to a TF Serving base (docs/outputs.md): OUT/models.config
+    gets NAME's entry and keeps every other entry verbatim; an entry NAME with
+    another base_path, or versions under OUT/NAME that zoo did not write, are
+    refused unless --force; a models.config it cannot read is refused.
+    batching_parameters.txt and README.md are written only when absent or
+    written by zoo (a file of yours is kept: ours goes to
+    batching_parameters.zoo.txt / README.zoo.md).
+    """
+)
+EXPORT_EXAMPLES = help_examples(
+    """
+    zoo export --model runs/bbc_teacher --format tflite --quantize dynamic_int8 \\
+        --sequence-lengths 64,128,256 --data bbc --out exports/bbc_dyn
+    # data/reviews/ holds train/ and test/ (class folders or .csv): int8
+    # calibrates on train, validation runs the test split
+    zoo export --model runs/reviews/model --format tflite --quantize int8 \\
+        --data data/reviews/ --out exports/reviews_int8 --allow-degraded
+    zoo export --model runs/bbc_teacher --format saved_model --data bbc \\
+        --out serving --name bbc
+    zoo export --model runs/bbc_teacher --format tpu --sequence-lengths 128,256 \\
+        --batch-size 8 --bfloat16 --data bbc --out serving_tpu
+    """
+)
+VALIDATE_DESCRIPTION = textwrap.dedent(
+    """\
+    Verify ARTIFACT_DIR's manifest, load it in its runtime and run --data's texts
+    through it: the test split (validation/ or dev/ when there is no test) of data
+    with its own split (bbc, a folder with train/ and test/ entries), the texts
+    `zoo export` validated on; every text of a single file or folder. The
+    reference is --model, else the source model directory recorded
+    in metadata.json if it still holds the same model.keras; without one, only the
+    artifact's own figures (accuracy when --data has labels) are reported. The
+    report is printed (a table, or JSON with --json) and saved as
+    ARTIFACT_DIR/validation-TIMESTAMP.json (outside the manifest).
+    """
+)
+VALIDATE_EXAMPLES = help_examples(
+    """
+    zoo validate exports/bbc_dyn --data bbc
+    zoo validate serving/bbc/1 --data data/holdout.csv --model runs/bbc_teacher --json
+    """
+)
+
+
 def register(subparsers):
     """Add `export` and `validate` to the `zoo` command's subparsers."""
+    _register_export(subparsers)
+    _register_validate(subparsers)
+
+
+def _register_export(subparsers):
     p = subparsers.add_parser(
         "export",
         help="export a zoo model as a validated SavedModel (TF Serving / TPU) or .tflite",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=textwrap.dedent(
-            f"""\
-            Export a zoo model directory and prove the artifact in the runtime that will
-            serve it: the .tflite in LiteRT's interpreter, the SavedModel through the TF1
-            session loader (TF Serving's restore path) in a fresh process. Every validation
-            text goes through the artifact and the Keras model; a miss of the per-mode
-            thresholds fails the export (exit 1) and publishes nothing, unless
-            --allow-degraded.
-
-            --data with its own split (bbc, a folder with train/ and test/ entries):
-            validation on the test split (validation/ or dev/ when there is no test),
-            int8/int4 calibration on the first {CALIBRATION_TEXTS} texts of the train split.
-            A single file or folder: the last {CALIBRATION_TEXTS} texts calibrate and the rest
-            validate, or all texts do both when fewer than 200 would be left to validate.
-            The command prints which split or texts it uses for each.
-
-            --format saved_model  text-in SavedModel at OUT/NAME/VERSION/ (+ models.config,
-                                  batching_parameters.txt, README.md with the server command)
-            --format tflite       OUT/model.tflite (+ vocab.txt, metadata.json, manifest.json,
-                                  validation.json); one [1, L] signature per length
-            --format tpu          ids-in SavedModel at fixed [batch, L] buckets, XLA-compiled
-
-            saved_model/tpu add to a TF Serving base (docs/outputs.md): OUT/models.config
-            gets NAME's entry and keeps every other entry verbatim; an entry NAME with
-            another base_path, or versions under OUT/NAME that zoo did not write, are
-            refused unless --force; a models.config it cannot read is refused.
-            batching_parameters.txt and README.md are written only when absent or
-            written by zoo (a file of yours is kept: ours goes to
-            batching_parameters.zoo.txt / README.zoo.md).
-            """
-        ),
-        epilog=help_examples(
-            """
-            zoo export --model runs/bbc_teacher --format tflite --quantize dynamic_int8 \\
-                --sequence-lengths 64,128,256 --data bbc --out exports/bbc_dyn
-            # data/reviews/ holds train/ and test/ (class folders or .csv): int8
-            # calibrates on train, validation runs the test split
-            zoo export --model runs/reviews/model --format tflite --quantize int8 \\
-                --data data/reviews/ --out exports/reviews_int8 --allow-degraded
-            zoo export --model runs/bbc_teacher --format saved_model --data bbc \\
-                --out serving --name bbc
-            zoo export --model runs/bbc_teacher --format tpu --sequence-lengths 128,256 \\
-                --batch-size 8 --bfloat16 --data bbc --out serving_tpu
-            """
-        ),
+        formatter_class=HelpFormatter,
+        description=EXPORT_DESCRIPTION,
+        epilog=EXPORT_EXAMPLES,
     )
     p.add_argument("--model", type=pathlib.Path, required=True, help="zoo model directory")
     p.add_argument(
@@ -130,7 +159,7 @@ def register(subparsers):
         "--quantize",
         choices=QUANTIZATION_MODES,
         default="float32",
-        help="tflite only: float32 (default); float16 weights; dynamic_int8 (int8 weights); "
+        help="tflite only: float32; float16 weights; dynamic_int8 (int8 weights); "
         "int8 (int8 weights and activations in the dense layers, for NPUs/DSPs; "
         "calibrated on --data's calibration texts, see above); int4 (int4 dense weights, int8 "
         "embedding: the smallest and fastest file; calibrated likewise)",
@@ -143,7 +172,7 @@ def register(subparsers):
         help="tflite: one signature per length (first = primary); saved_model: one length; "
         "tpu: the buckets (defaults: 128; 128; 128,256,512)",
     )
-    p.add_argument("--data", required=True, help=DATA_HELP)
+    add_data(p)
     p.add_argument(
         "--out",
         type=output_path,
@@ -151,12 +180,7 @@ def register(subparsers):
         help="tflite: the artifact directory; saved_model/tpu: TF Serving's base "
         f"directory, added to (see above). {OUT_RULES}",
     )
-    p.add_argument(
-        "--name", help="saved_model/tpu: model name (default: the model directory's)"
-    )
-    p.add_argument("--version", type=int, help="saved_model/tpu: version (default: next)")
-    p.add_argument("--batch-size", type=int, default=8, help="tpu: fixed batch (default 8)")
-    p.add_argument("--bfloat16", action="store_true", help="tpu: compute in bfloat16")
+    _add_serving_options(p)
     p.add_argument(
         "--text-in",
         action="store_true",
@@ -177,32 +201,27 @@ def register(subparsers):
     )
     p.set_defaults(func=run_export)
 
+
+def _add_serving_options(p):
+    """The TF Serving entry (saved_model, tpu) and the TPU's fixed shapes."""
+    p.add_argument(
+        "--name", help="saved_model/tpu: model name (default: the model directory's)"
+    )
+    p.add_argument("--version", type=int, help="saved_model/tpu: version (default: next)")
+    p.add_argument("--batch-size", type=int, default=8, help="tpu: fixed batch")
+    p.add_argument("--bfloat16", action="store_true", help="tpu: compute in bfloat16")
+
+
+def _register_validate(subparsers):
     p = subparsers.add_parser(
         "validate",
         help="re-check an exported artifact in its runtime against its Keras model",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=textwrap.dedent(
-            """\
-            Verify ARTIFACT_DIR's manifest, load it in its runtime and run --data's texts
-            through it: the test split (validation/ or dev/ when there is no test) of data
-            with its own split (bbc, a folder with train/ and test/ entries), the texts
-            `zoo export` validated on; every text of a single file or folder. The
-            reference is --model, else the source model directory recorded
-            in metadata.json if it still holds the same model.keras; without one, only the
-            artifact's own figures (accuracy when --data has labels) are reported. The
-            report is printed (a table, or JSON with --json) and saved as
-            ARTIFACT_DIR/validation-TIMESTAMP.json (outside the manifest).
-            """
-        ),
-        epilog=help_examples(
-            """
-            zoo validate exports/bbc_dyn --data bbc
-            zoo validate serving/bbc/1 --data data/holdout.csv --model runs/bbc_teacher --json
-            """
-        ),
+        formatter_class=HelpFormatter,
+        description=VALIDATE_DESCRIPTION,
+        epilog=VALIDATE_EXAMPLES,
     )
     p.add_argument("artifact", type=pathlib.Path, metavar="ARTIFACT_DIR")
-    p.add_argument("--data", required=True, help=DATA_HELP)
+    add_data(p)
     p.add_argument("--model", type=pathlib.Path, help="zoo model directory to compare with")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument(

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 
 from zoo.cli.runs import (
-    ACCUMULATION_HELP,
-    BATCH_HELP,
-    DATA_HELP,
-    FORCE_HELP,
-    RUN_OUT_HELP,
-    add_verbose,
+    HelpFormatter,
+    add_data,
+    add_run_control,
+    add_run_output,
+    add_schedule,
     check_out_apart,
     data_path,
     help_examples,
     keras_verbosity,
-    output_path,
     report_finished,
     start_run,
     training_output,
 )
-from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.train import distribute
 from zoo.train.finetune import FinetuneConfig, check_inputs, finetune
 
@@ -83,41 +79,52 @@ def run(args):
     return 0
 
 
+DESCRIPTION = (
+    "Fine-tune a checkpoint (any format `zoo convert` reads) with "
+    "AdamW, linear warmup and decay, weight decay off for LayerNorm and biases, "
+    "early stopping on validation loss (regress: on validation Spearman, and MSE loss "
+    "with Pearson/Spearman/MSE reported). Writes OUT/model (the best model, a zoo "
+    "model directory), OUT/metrics.json (test split), OUT/history.json. A killed "
+    "run resumes at its last finished epoch when re-run with the same arguments (a "
+    "finished one prints its metrics; other arguments are refused).\n\n"
+    "--data: trains on its train split, picks the best epoch on validation, reports "
+    "the test split. Data without its own split is de-duplicated and split by index "
+    "(i%5==0 test, i%10==1 validation, the rest train); with train and test but no "
+    "validation, every 10th train example becomes validation."
+)
+EXAMPLES = help_examples(
+    """
+    zoo finetune --model models/minilm --data bbc --task classify --out runs/bbc
+    # long texts: train on up to 4 windows each, predict by their mean
+    # (BBC News: 97.2-97.7% test accuracy, 10-25 min on 2 cores)
+    zoo finetune --model models/minilm --data bbc --task classify --pooling mean \\
+        --max-windows 4 --epochs 2 --out runs/bbc_windows
+    zoo finetune --model models/bert_base --data ner/ --task tag --out runs/ner
+    zoo finetune --model models/bert_base --data squad.json --task qa \\
+        --sequence-length 384 --out runs/squad
+    # sentence-pair similarity (rows text, text_b, score): MSE loss, test
+    # Pearson/Spearman; wordnet-sts is a generated WordNet STS-style set
+    zoo finetune --model models/minilm --data wordnet-sts --task regress \\
+        --pooling mean --sequence-length 64 --out runs/sts
+    """
+)
+
+
 def register(subparsers):
     p = subparsers.add_parser(
         "finetune",
         help="fine-tune for classification, tagging, span QA or regression (similarity)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Fine-tune a checkpoint (any format `zoo convert` reads) with "
-        "AdamW, linear warmup and decay, weight decay off for LayerNorm and biases, "
-        "early stopping on validation loss (regress: on validation Spearman, and MSE loss "
-        "with Pearson/Spearman/MSE reported). Writes OUT/model (the best model, a zoo "
-        "model directory), OUT/metrics.json (test split), OUT/history.json. A killed "
-        "run resumes at its last finished epoch when re-run with the same arguments (a "
-        "finished one prints its metrics; other arguments are refused).\n\n"
-        "--data: trains on its train split, picks the best epoch on validation, reports "
-        "the test split. Data without its own split is de-duplicated and split by index "
-        "(i%5==0 test, i%10==1 validation, the rest train); with train and test but no "
-        "validation, every 10th train example becomes validation.",
-        epilog=help_examples(
-            """
-            zoo finetune --model models/minilm --data bbc --task classify --out runs/bbc
-            # long texts: train on up to 4 windows each, predict by their mean
-            # (BBC News: 97.2-97.7% test accuracy, 10-25 min on 2 cores)
-            zoo finetune --model models/minilm --data bbc --task classify --pooling mean \\
-                --max-windows 4 --epochs 2 --out runs/bbc_windows
-            zoo finetune --model models/bert_base --data ner/ --task tag --out runs/ner
-            zoo finetune --model models/bert_base --data squad.json --task qa \\
-                --sequence-length 384 --out runs/squad
-            # sentence-pair similarity (rows text, text_b, score): MSE loss, test
-            # Pearson/Spearman; wordnet-sts is a generated WordNet STS-style set
-            zoo finetune --model models/minilm --data wordnet-sts --task regress \\
-                --pooling mean --sequence-length 64 --out runs/sts
-            """
-        ),
+        formatter_class=HelpFormatter,
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
     )
-    p.add_argument("--model", type=pathlib.Path, required=True)
-    p.add_argument("--data", required=True, help=DATA_HELP)
+    p.add_argument(
+        "--model",
+        type=pathlib.Path,
+        required=True,
+        help="the checkpoint: any format `zoo convert` reads, or a zoo model directory",
+    )
+    add_data(p)
     p.add_argument(
         "--task",
         choices=("classify", "tag", "qa", "regress"),
@@ -125,22 +132,14 @@ def register(subparsers):
         help="classify (label), tag (NER-style), qa (SQuAD spans), regress (a float "
         "score per text or pair, e.g. STS similarity: MSE loss, Pearson/Spearman)",
     )
-    p.add_argument("--out", type=output_path, required=True, help=RUN_OUT_HELP)
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=16, help=BATCH_HELP)
-    p.add_argument(
-        "--gradient-accumulation", type=int, default=1, metavar="N", help=ACCUMULATION_HELP
-    )
-    p.add_argument("--sequence-length", type=int, default=DEFAULT_SEQUENCE_LENGTH)
-    p.add_argument("--learning-rate", type=float, default=5e-5)
-    p.add_argument("--warmup-fraction", type=float, default=0.1)
-    p.add_argument("--weight-decay", type=float, default=0.01)
+    add_run_output(p)
+    add_schedule(p)
     p.add_argument(
         "--patience",
         type=int,
         default=2,
         help="stop after this many epochs without a better validation loss "
-        "(regress: validation Spearman) (counted across a resume; default 2)",
+        "(regress: validation Spearman), counted across a resume",
     )
     p.add_argument(
         "--mixed-precision",
@@ -148,6 +147,13 @@ def register(subparsers):
         help="compute policy for this run (float32 weights); OUT/model is "
         "saved computing in float32, ready for export",
     )
+    _add_task_options(p)
+    add_run_control(p)
+    p.set_defaults(func=run)
+
+
+def _add_task_options(p):
+    """What a task reads beyond the schedule: pooling, windows, QA spans."""
     p.add_argument(
         "--pooling",
         choices=("auto", "pooled", "cls", "mean"),
@@ -169,18 +175,11 @@ def register(subparsers):
         help="classify: cut a text longer than the sequence into up to N windows "
         "(stepping --doc-stride pieces), train on each window with the "
         "text's label and predict by averaging the windows' logits; 1 "
-        "truncates (default). Exported artifacts classify one window.",
+        "truncates. Exported artifacts classify one window.",
     )
-    p.add_argument("--max-answer-length", type=int, default=30)
-    p.add_argument("--steps-per-epoch", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument(
-        "--strategy",
-        choices=distribute.STRATEGIES,
-        default="none",
-        help=distribute.STRATEGY_HELP,
+        "--max-answer-length",
+        type=int,
+        default=30,
+        help="qa: the longest answer predicted, in word pieces",
     )
-    p.add_argument("--tpu", default=None, help=distribute.TPU_HELP)
-    add_verbose(p)
-    p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    p.set_defaults(func=run)

@@ -3,20 +3,18 @@ SOP or SBO; token, whole-word or span masking; the BERT or RoBERTa recipe)."""
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 from zoo.cli.runs import (
-    ACCUMULATION_HELP,
     BATCH_HELP,
-    FORCE_HELP,
-    RUN_OUT_HELP,
-    add_verbose,
+    HelpFormatter,
+    add_gradient_accumulation,
+    add_run_control,
+    add_run_output,
     check_out_apart,
     data_path,
     help_examples,
     keras_verbosity,
-    output_path,
     report_finished,
     start_run,
     training_output,
@@ -115,42 +113,47 @@ def run(args):
     return 0
 
 
+DESCRIPTION = (
+    "Build BERT pre-training examples from raw text inside tf.data "
+    "(sentence pairs, 50% next / 50% random, 15% masking re-drawn each epoch) and "
+    "train zoo.Pretrainer with model.fit. --data is a text file, folder or glob "
+    "(blank lines separate documents; streamed in groups of files, never held whole), "
+    "or `austen`, `wordnet` or `austen+wordnet` for the installed real corpora. "
+    "--strategy runs the same command on several devices, workers or a TPU; "
+    "--batch-size is the global batch. Re-running the same command resumes after a kill "
+    "(a finished run prints its metrics; other arguments are refused).\n\n" + RECIPE_HELP
+)
+EXAMPLES = help_examples(
+    """
+    # the CI test's budget: 300 steps, MLM and NSP well above chance
+    zoo pretrain --config bert_tiny --data austen+wordnet --out runs/pretrain \\
+        --epochs 3 --steps-per-epoch 100 --sequence-length 64 \\
+        --max-predictions 10 --learning-rate 1e-3
+    zoo pretrain --config models/minilm --data 'shards/*.txt' --out runs/continued \\
+        --no-nsp --batch-size 32 --gradient-accumulation 8
+    # ALBERT's sentence order; SpanBERT's spans and boundary objective
+    zoo pretrain --config bert_tiny --data austen+wordnet --out runs/sop \\
+        --objective mlm+sop --sequence-length 64 --learning-rate 1e-3
+    zoo pretrain --config bert_tiny --data austen+wordnet --out runs/span \\
+        --objective mlm+sbo --sequence-length 64 --learning-rate 1e-3
+    # RoBERTa: no NSP, full sentences across documents, batch 128, 6e-4
+    zoo pretrain --config bert_tiny --data austen+wordnet --out runs/roberta \\
+        --recipe roberta --sequence-length 64
+    # two workers (one command per worker, each with its TF_CONFIG; README)
+    zoo pretrain --config bert_base --data /shared/shards --out /shared/run \\
+        --strategy multiworker --batch-size 256
+    """
+)
+
+
 def register(subparsers):
     p = subparsers.add_parser(
         "pretrain",
         help="BERT-family pre-training from raw text: MLM + NSP/SOP/SBO, BERT or RoBERTa "
         "recipe (random init or continued)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Build BERT pre-training examples from raw text inside tf.data "
-        "(sentence pairs, 50% next / 50% random, 15% masking re-drawn each epoch) and "
-        "train zoo.Pretrainer with model.fit. --data is a text file, folder or glob "
-        "(blank lines separate documents; streamed in groups of files, never held whole), "
-        "or `austen`, `wordnet` or `austen+wordnet` for the installed real corpora. "
-        "--strategy runs the same command on several devices, workers or a TPU; "
-        "--batch-size is the global batch. Re-running the same command resumes after a kill "
-        "(a finished run prints its metrics; other arguments are refused).\n\n"
-        + RECIPE_HELP,
-        epilog=help_examples(
-            """
-            # the CI test's budget: 300 steps, MLM and NSP well above chance
-            zoo pretrain --config bert_tiny --data austen+wordnet --out runs/pretrain \\
-                --epochs 3 --steps-per-epoch 100 --sequence-length 64 \\
-                --max-predictions 10 --learning-rate 1e-3
-            zoo pretrain --config models/minilm --data 'shards/*.txt' --out runs/continued \\
-                --no-nsp --batch-size 32 --gradient-accumulation 8
-            # ALBERT's sentence order; SpanBERT's spans and boundary objective
-            zoo pretrain --config bert_tiny --data austen+wordnet --out runs/sop \\
-                --objective mlm+sop --sequence-length 64 --learning-rate 1e-3
-            zoo pretrain --config bert_tiny --data austen+wordnet --out runs/span \\
-                --objective mlm+sbo --sequence-length 64 --learning-rate 1e-3
-            # RoBERTa: no NSP, full sentences across documents, batch 128, 6e-4
-            zoo pretrain --config bert_tiny --data austen+wordnet --out runs/roberta \\
-                --recipe roberta --sequence-length 64
-            # two workers (one command per worker, each with its TF_CONFIG; README)
-            zoo pretrain --config bert_base --data /shared/shards --out /shared/run \\
-                --strategy multiworker --batch-size 256
-            """
-        ),
+        formatter_class=HelpFormatter,
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
     )
     p.add_argument(
         "--config",
@@ -162,13 +165,22 @@ def register(subparsers):
         required=True,
         help="text file, folder or glob (quote it), or austen / wordnet / austen+wordnet",
     )
-    p.add_argument("--out", type=output_path, required=True, help=RUN_OUT_HELP)
+    add_run_output(p)
     p.add_argument(
         "--recipe",
         choices=list(RECIPES),
         default="bert",
         help="defaults for the flags below (table above); flags you give win",
     )
+    _add_objective(p)
+    _add_recipe_numbers(p)
+    add_run_control(p)
+    p.set_defaults(func=run)
+
+
+def _add_objective(p):
+    """What is trained on what: heads, masking, packing (and the two older
+    switches that map onto them)."""
     p.add_argument(
         "--objective",
         default=None,
@@ -194,23 +206,43 @@ def register(subparsers):
         "sentences across documents, [SEP] between them (roberta default; the "
         "installed corpora only)",
     )
-    p.add_argument("--epochs", type=int, default=None, help="default 3")
+    p.add_argument(
+        "--no-nsp",
+        action="store_true",
+        help="MLM only (DistilBERT recipe); same as --objective mlm",
+    )
+    p.add_argument(
+        "--whole-word",
+        action="store_true",
+        help="whole-word masking; same as --masking whole-word",
+    )
+
+
+def _add_recipe_numbers(p):
+    """The numbers whose defaults come from --recipe (None: the recipe's)."""
+    p.add_argument(
+        "--epochs", type=int, default=None, help="passes over the corpus (default: 3)"
+    )
     p.add_argument(
         "--batch-size",
         type=int,
         default=None,
-        help=BATCH_HELP + "; default 32 (roberta recipe: 128)",
+        help=BATCH_HELP + " (default: 32; roberta recipe: 128)",
     )
-    p.add_argument(
-        "--gradient-accumulation", type=int, default=1, metavar="N", help=ACCUMULATION_HELP
-    )
+    add_gradient_accumulation(p)
     p.add_argument(
         "--sequence-length",
         type=int,
         default=None,
-        help=f"default {DEFAULT_SEQUENCE_LENGTH}",
+        help="word pieces per example, [CLS] and [SEP] included (default: "
+        f"{DEFAULT_SEQUENCE_LENGTH})",
     )
-    p.add_argument("--max-predictions", type=int, default=None, help="default 20")
+    p.add_argument(
+        "--max-predictions",
+        type=int,
+        default=None,
+        help="masked positions per sequence, at most (default: 20)",
+    )
     p.add_argument(
         "--learning-rate",
         type=float,
@@ -231,25 +263,3 @@ def register(subparsers):
         default=None,
         help="Adam's beta_2 (default 0.999; roberta recipe 0.98)",
     )
-    p.add_argument("--steps-per-epoch", type=int, default=None)
-    p.add_argument(
-        "--no-nsp",
-        action="store_true",
-        help="MLM only (DistilBERT recipe); same as --objective mlm",
-    )
-    p.add_argument(
-        "--whole-word",
-        action="store_true",
-        help="whole-word masking; same as --masking whole-word",
-    )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--strategy",
-        choices=distribute.STRATEGIES,
-        default="none",
-        help=distribute.STRATEGY_HELP,
-    )
-    p.add_argument("--tpu", default=None, help=distribute.TPU_HELP)
-    add_verbose(p)
-    p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    p.set_defaults(func=run)
