@@ -55,7 +55,7 @@ $(MPVENV)/.zoo-mediapipe-stamp:
 $(STAMP): pyproject.toml scripts/install_assets.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e '.[austen]'
 	bash scripts/install_assets.sh $(PY) $(ASSETS)
 	$(PY) scripts/pip_check.py
 	touch $@

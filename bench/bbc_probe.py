@@ -34,7 +34,7 @@ import keras
 import numpy as np
 
 from zoo.checkpoints import load_checkpoint
-from zoo.text.corpora import bbc_news_split, minilm_checkpoint_dir
+from zoo.datasets.corpora import bbc_news_split, minilm_checkpoint_dir
 from zoo.text.features import average_windows, text_windows
 from zoo.utils.atomic import atomic_file
 

@@ -61,9 +61,9 @@ from ai_edge_litert import interpreter as litert
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from zoo.checkpoints import load_checkpoint
+from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.distill import Distiller, make_student
 from zoo.models import BertEncoder, Classifier
-from zoo.text.corpora import minilm_checkpoint_dir
 from zoo.text.readers import calibration_and_validation, read_data
 from zoo.train.optimization import make_adamw
 from zoo.utils.latency import StepTimes, interleaved_latency_ms

@@ -24,9 +24,9 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.checkpoints import load_checkpoint
+from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.layers import dropout, projection
 from zoo.models import Classifier
-from zoo.text.corpora import minilm_checkpoint_dir
 from zoo.train.optimization import make_adamw
 from zoo.utils.latency import StepTimes
 

@@ -4,7 +4,7 @@ cosine of frozen mean-pooled all-MiniLM-L6-v2 embeddings.
     .venv/bin/python bench/wordnet_sts.py [--model DIR] [--sequence-length 64]
         [--finetuned runs/sts/metrics.json] [--out runs/wordnet_sts_baseline.json]
 
-On the test split of `zoo.text.wordnet_sts` (the split `--data wordnet-sts`
+On the test split of `zoo.datasets.wordnet_sts` (the split `--data wordnet-sts`
 reads) each pair's two definitions are embedded separately (mean pooling
 over real tokens, L2-normalised: `zoo.models.sentence_embedding`) and scored
 by their cosine. Pearson and Spearman are unchanged by any increasing linear
@@ -26,8 +26,8 @@ import time
 import numpy as np
 
 from zoo.checkpoints import load_checkpoint
+from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.models.sentence_embedding import pair_cosines
-from zoo.text.corpora import minilm_checkpoint_dir
 from zoo.text.readers import wordnet_sts_examples
 from zoo.train.metrics import regression_scores
 from zoo.utils.atomic import atomic_file

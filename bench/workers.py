@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from zoo.text.corpora import minilm_checkpoint_dir
+from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.train.pretrain import corpus_documents
 
 

@@ -7,7 +7,7 @@
 # Usage:  bash scripts/install_assets.sh [PYTHON] [ASSETS_DIR]
 #   PYTHON      interpreter of the project's venv (default .venv/bin/python)
 #   ASSETS_DIR  where Debian packages are unpacked (default .assets); the
-#               readers in zoo/text/corpora.py look there, or in $ZOO_ASSETS.
+#               readers in zoo/datasets/corpora.py look there, or in $ZOO_ASSETS.
 #
 # Idempotent: an asset already present is left alone. Nothing here is
 # committed; the texts and weights belong to their authors.

@@ -14,7 +14,7 @@ import argparse
 import json
 import time
 
-from zoo.text.corpora import minilm_checkpoint_dir
+from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.text.masking import truncated_geometric_mean
 from zoo.text.pretraining import masking_statistics, pretraining_dataset
 from zoo.text.tokenizer import WordPieceTokenizer

@@ -24,7 +24,7 @@ import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
 # isort: on
 import keras
 
-from zoo.text.corpora import minilm_checkpoint_dir
+from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.text.pretraining import pretraining_dataset
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.train.pretrain import PretrainConfig, _accuracy, corpus_documents, pretrain

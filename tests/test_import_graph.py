@@ -1,6 +1,7 @@
 """scripts/import_graph.py: the project's own imports pass, and the check
 fails on each kind of violation planted in a copy of a small tree."""
 
+import importlib.util
 import pathlib
 import subprocess
 import sys
@@ -66,3 +67,27 @@ def test_each_violation_is_reported(tmp_path):
     assert "export.tflite -> export.saved_model: forbidden" in out
     assert "zoo.distill.run:4 imports numpy (core dependency) inside a function" in out
     assert "zoo.elsewhere: belongs to no room" in out
+
+
+def test_the_tokenizers_do_not_import_the_datasets():
+    """zoo.datasets (the repository's corpora) sits beside zoo.text on floor
+    0 and zoo.text's readers name it (`--data bbc`, `wordnet-sts`); the
+    tokenizers must not reach it, directly or through another module: a
+    tokenizer is what a saved model and an export load."""
+    spec = importlib.util.spec_from_file_location("import_graph", SCRIPT)
+    graph = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(graph)
+    modules, imports = graph.scan()
+    edges = {}
+    for i in imports:
+        if i.target in modules:
+            edges.setdefault(i.source, set()).add(i.target)
+    for start in ("zoo.text.tokenizer", "zoo.text.sentencepiece_tokenizer"):
+        seen, todo = set(), [start]
+        while todo:
+            module = todo.pop()
+            if module not in seen:
+                seen.add(module)
+                todo.extend(edges.get(module, ()))
+        assert not {m for m in seen if graph.room_of(m) == "zoo.datasets"}, start
+        assert "zoo.text.readers" not in seen, start

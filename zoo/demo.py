@@ -45,6 +45,7 @@ from export.validate import format_report, keras_outputs
 from zoo.checkpoints import load_checkpoint, save_model_dir
 from zoo.checkpoints.model_dir import load_model_dir, read_model_dir_meta
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
+from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.distill.pipeline import DistillConfig, distill
 from zoo.distill.prune import prune_model_dir
 from zoo.distill.student_init import default_layer_map
@@ -53,7 +54,6 @@ from zoo.models.sentence_embedding import (
     SIMILARITY_SENTENCES,
     embed_texts,
 )
-from zoo.text.corpora import minilm_checkpoint_dir
 from zoo.text.readers import calibration_and_validation, read_data
 from zoo.text.tokenizer import tokenize_texts
 from zoo.train.curves import StepCurve

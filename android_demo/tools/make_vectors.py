@@ -208,7 +208,7 @@ def random_texts(rng, count):
 
 def real_texts(rng):
     """(source, text) pairs: BBC articles whole, Austen sentences, WordNet glosses."""
-    from zoo.text import corpora
+    from zoo.datasets import corpora
 
     bbc = [t for t, _ in corpora.bbc_news()]
     austen = corpora.austen_sentences()
@@ -300,7 +300,7 @@ def _softmax_fields(logits):
 
 def e2e_texts(rng):
     """BBC test-split texts: whole articles (truncated at 128) and headlines (fit in 64)."""
-    from zoo.text import corpora
+    from zoo.datasets import corpora
 
     test = corpora.bbc_news_split()["test"]
     picked = rng.sample(range(len(test)), E2E_TEXTS)
@@ -317,7 +317,7 @@ def write_e2e(out, tok, rng):
 
     import zoo
     from export import export_tflite, load_interpreter
-    from zoo.text import corpora
+    from zoo.datasets import corpora
 
     started = time.time()
     encoder, _ = zoo.load_checkpoint(corpora.minilm_checkpoint_dir())
@@ -400,7 +400,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     started = time.time()
 
-    from zoo.text import corpora
+    from zoo.datasets import corpora
 
     vocab_path = corpora.minilm_checkpoint_dir() / "vocab.txt"
     fp = fingerprint(vocab_path)

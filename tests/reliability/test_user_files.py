@@ -711,11 +711,11 @@ def test_demo(tmp_path):
     (fake / "model.safetensors").write_bytes(b"not weights")
 
     def checkpoint(mp):
+        import zoo.datasets.corpora
         import zoo.demo
-        import zoo.text.corpora
 
         mp.setattr(zoo.demo, "minilm_checkpoint_dir", lambda: fake)
-        mp.setattr(zoo.text.corpora, "minilm_checkpoint_dir", lambda: fake)
+        mp.setattr(zoo.datasets.corpora, "minilm_checkpoint_dir", lambda: fake)
 
     base = ["demo", "--fast", "--android-assets", "none"]
     cases = []

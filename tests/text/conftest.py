@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from zoo.text import corpora
+from zoo.datasets import corpora
 
 # A tiny hand-written vocabulary for unit tests that need no assets.
 TINY_VOCAB = [

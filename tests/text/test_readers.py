@@ -15,7 +15,6 @@ from zoo.text.readers import (
     read_data,
     read_squad,
 )
-from zoo.text.splits import deduplicate, split_examples
 from zoo.train import metrics
 
 
@@ -126,16 +125,6 @@ def test_squad_v1_and_v2(tmp_path):
                 ],
             )
         )
-
-
-def test_dedup_and_fixed_split():
-    items = [f"t{i % 37}" for i in range(50)]
-    unique = deduplicate(items)
-    assert unique == [f"t{i}" for i in range(37)]
-    split = split_examples(list(range(100)))
-    assert len(split["test"]) == 20 and len(split["validation"]) == 10
-    assert len(split["train"]) == 70
-    assert split["test"][:3] == [0, 5, 10] and split["validation"][:2] == [1, 11]
 
 
 def test_explicit_split_files(tmp_path):

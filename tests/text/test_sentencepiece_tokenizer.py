@@ -15,7 +15,7 @@ from zoo.text.sentencepiece_tokenizer import SentencePieceTokenizer
 
 @pytest.fixture(scope="module")
 def austen():
-    from zoo.text.corpora import austen_sentences
+    from zoo.datasets.corpora import austen_sentences
 
     return asset_or_fail(austen_sentences, "Jane Austen's novels (janeaustenr)")
 

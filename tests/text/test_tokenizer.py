@@ -19,7 +19,7 @@ import tensorflow as tf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zoo.text import corpora
+from zoo.datasets import corpora
 from zoo.text.tokenizer import WordPieceTokenizer
 
 from .conftest import TINY_VOCAB, make_reference, require_asset

@@ -149,7 +149,7 @@ def test_albert_learns_sentence_order_where_the_order_has_a_cue(tmp_path):
 
     import zoo
     from zoo.checkpoints import save_hf
-    from zoo.text.corpora import minilm_checkpoint_dir
+    from zoo.datasets.corpora import minilm_checkpoint_dir
     from zoo.text.tokenizer import WordPieceTokenizer
     from zoo.train.pretrain import PretrainConfig, pretrain
 

@@ -13,7 +13,7 @@ from scipy import stats
 from tests.conftest import asset_or_fail
 from tests.export.conftest import TINY, VOCABULARY, sentences
 from zoo.cli import main
-from zoo.text import wordnet_sts
+from zoo.datasets import wordnet_sts
 from zoo.text.readers import ScoredText, read_regression, read_task_examples
 from zoo.train import metrics
 

@@ -1,8 +1,10 @@
-"""Text side of the zoo: tokenizer, packer, normalization and dataset readers.
+"""Text side of the zoo: tokenizers, packer, normalization, masking,
+pre-training pairs, readers of every `--data` form and features.
 
     from zoo.text.tokenizer import WordPieceTokenizer     # BertTokenizerFast's ids, in TF ops
-    from zoo.text.corpora import bbc_news_split, minilm_checkpoint_dir
+    from zoo.text.readers import read_task_examples
 
-Submodules are imported directly (nothing is re-exported here), so reading
-a corpus does not import TensorFlow.
+The repository's own corpora and the data sets built from them are in
+`zoo.datasets`. Submodules are imported directly (nothing is re-exported
+here).
 """

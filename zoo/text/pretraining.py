@@ -45,7 +45,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
-from zoo.text import corpora
+from zoo.datasets import corpora
 from zoo.text.masking import continuation_table, mask_spans, mask_tokens
 
 TEXT_SUFFIXES = (".txt", ".text", ".md")

@@ -8,7 +8,7 @@
 - span QA: SQuAD v1.1 / v2.0 JSON;
 - regression (STS-style similarity): a CSV / TSV / JSONL file with columns
   `text`, optional `text_b`, `score` (a number), or `wordnet-sts` (the
-  generated WordNet set of `zoo.text.wordnet_sts`, with its own split);
+  generated WordNet set of `zoo.datasets.wordnet_sts`, with its own split);
 - a folder holding `train`, `validation` (or `dev`) and `test` entries (at
   least `train` and one other), each a file or folder in one of these forms:
   an explicit split.
@@ -27,8 +27,8 @@ import json
 import pathlib
 import sys
 
-from zoo.text import wordnet_sts
-from zoo.text.corpora import bbc_news_split, decode_text
+from zoo.datasets import wordnet_sts
+from zoo.datasets.corpora import bbc_news_split, decode_text
 
 CLASSIFICATION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json")
 BBC = "bbc"
@@ -718,7 +718,7 @@ def read_task_examples(spec, task="classify", *, labelled=True):
             splits,
             None,
             "WordNet noun-definition pairs scored 5 x Wu-Palmer similarity, synsets split "
-            "i%5==0 test, i%10==1 validation (zoo.text.wordnet_sts, seed 0)",
+            "i%5==0 test, i%10==1 validation (zoo.datasets.wordnet_sts, seed 0)",
         )
     if str(spec) == BBC:
         if task != "classify":

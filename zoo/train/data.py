@@ -9,10 +9,10 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.configs import INPUT_NAMES
+from zoo.datasets.splits import deduplicate, split_examples
 from zoo.models.task import TASKS
 from zoo.text import features as feats
 from zoo.text.readers import read_task_examples
-from zoo.text.splits import deduplicate, split_examples
 
 
 @dataclasses.dataclass
@@ -31,7 +31,7 @@ def load_task_data(path, task):
     (the project's fixed BBC News split), a folder with `train` /
     `validation` (or `dev`) / `test` entries, or one file/folder in the
     task's format, which is de-duplicated and split by the fixed rule of
-    `zoo.text.splits`.
+    `zoo.datasets.splits`.
     """
     if task not in TASKS:
         raise ValueError(f"--task {task!r}: expected one of {', '.join(TASKS)}.")

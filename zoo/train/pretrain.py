@@ -34,9 +34,9 @@ from zoo.checkpoints.errors import CheckpointMismatchError
 from zoo.checkpoints.hf import find_hf_dir, load_hf_weights
 from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_weights
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH, PRESETS
+from zoo.datasets.corpora import austen_documents, minilm_checkpoint_dir, wordnet_glosses
 from zoo.models import MaskedLM, Pretrainer
 from zoo.models.bert_encoder import build_encoder
-from zoo.text.corpora import austen_documents, minilm_checkpoint_dir, wordnet_glosses
 from zoo.text.pretraining import (
     PretrainingObjective,
     TextShards,

@@ -38,7 +38,7 @@ import json
 import pathlib
 import random
 
-from zoo.text.corpora import wordnet_dir
+from zoo.datasets.corpora import wordnet_dir
 from zoo.utils.atomic import atomic_file
 
 SPLIT_SIZES = {"train": 2000, "validation": 300, "test": 500}

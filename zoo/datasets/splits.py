@@ -8,7 +8,7 @@ at index `i` goes to:
 - `i % 10 == 1` -> validation (10%)
 - otherwise     -> train (70%)
 
-This is the rule `zoo.text.corpora.bbc_news_split` uses, so a class-sorted
+This is the rule `zoo.datasets.corpora.bbc_news_split` uses, so a class-sorted
 corpus spreads every class evenly over the three parts.
 """
 

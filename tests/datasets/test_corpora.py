@@ -12,9 +12,8 @@ import sys
 
 import pytest
 
-from zoo.text import corpora
-
-from .conftest import require_asset
+from tests.text.conftest import require_asset
+from zoo.datasets import corpora
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -191,6 +190,26 @@ def test_missing_debian_assets_name_asset_and_command(monkeypatch, tmp_path):
         match=r"WordNet \(Debian wordnet-base\) is not installed \(looked for .*nowhere and .*\).*make setup",
     ):
         corpora.wordnet_dir()
+
+
+def test_rdata_is_imported_only_to_read_the_austen_novels():
+    # rdata (the `austen` extra) imports pandas and xarray: nothing that
+    # `import zoo`, the CLI or the readers load may import it at module level.
+    script = (
+        "import sys, zoo, zoo.cli, zoo.text.readers, zoo.train.pretrain, "
+        "zoo.datasets.corpora, zoo.datasets.wordnet_sts; print('rdata' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split()[-1] == "False"
+
+
+def test_missing_rdata_names_the_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "rdata", None)  # `import rdata` raises ImportError
+    with pytest.raises(ModuleNotFoundError, match=r"needs the `rdata` package.*\[austen\]"):
+        corpora._read_lazy_load_db(tmp_path)
 
 
 def test_assets_dir_follows_env(monkeypatch, tmp_path):

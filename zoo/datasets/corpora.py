@@ -5,7 +5,7 @@ None of this text is committed: `make setup` (or
 reader here raises a `FileNotFoundError` naming that command when its asset
 is missing. Shared DATA.md lists the sources, their hashes and licences.
 
-    >>> from zoo.text import corpora
+    >>> from zoo.datasets import corpora
     >>> pairs = corpora.bbc_news()                  # 2,225 (text, label)
     >>> split = corpora.bbc_news_split()            # de-duplicated, fixed split
     >>> len(split["train"]), len(split["validation"]), len(split["test"])
@@ -31,10 +31,8 @@ import struct
 import warnings
 import zlib
 
-import rdata
-
-from zoo.text.splits import deduplicate as _deduplicate
-from zoo.text.splits import split_examples
+from zoo.datasets.splits import deduplicate as _deduplicate
+from zoo.datasets.splits import split_examples
 
 INSTALL_HINT = (
     "run `make setup` (or `bash scripts/install_assets.sh`) from the repository root"
@@ -253,7 +251,7 @@ def austen_data_dir():
     return path
 
 
-def _parse_r(data):
+def _parse_r(rdata, data):
     with warnings.catch_warnings():
         # rdata warns that a bare serialization stream has no file header.
         warnings.simplefilter("ignore", UserWarning)
@@ -269,7 +267,19 @@ def _read_lazy_load_db(data_dir):
     one-byte method tag, then the compressed serialization of one object.
     The `rdata` package parses serialization streams but not this container.
     """
-    index = _parse_r((data_dir / "Rdata.rdx").read_bytes())
+    try:
+        # Optional (the `austen` extra; `make setup` installs it): only the
+        # Austen novels need it, and it imports pandas and xarray (~0.8 s),
+        # which every other reader of this module would pay for.
+        import rdata
+    except ImportError:
+        raise ModuleNotFoundError(
+            "Reading Jane Austen's novels (R's lazy-load database) needs the `rdata` "
+            "package, which is not installed: run `make setup`, or "
+            "`pip install 'bert-zoo[austen]'` (from the repository root: "
+            "`pip install -e '.[austen]'`)."
+        ) from None
+    index = _parse_r(rdata, (data_dir / "Rdata.rdx").read_bytes())
     compressed = int(index["compressed"][0])
     blob = (data_dir / "Rdata.rdb").read_bytes()
     objects = {}
@@ -290,7 +300,7 @@ def _read_lazy_load_db(data_dir):
             raise ValueError(
                 f"Corrupt R database {data_dir}: object {name} has {len(body)} bytes, expected {size}."
             )
-        objects[str(name)] = _parse_r(body)
+        objects[str(name)] = _parse_r(rdata, body)
     return objects
 
 
