@@ -320,18 +320,10 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
     runs = []
     by_signature = {}  # (file, signature) -> run
     tokenized = {}  # (length, count): host ids, shared by the files
-    # Sources before the files derived from them.
-    files = sorted(
-        meta["files"].items(), key=lambda item: bool(item[1].get("derived_from"))
-    )
-    for file, info in files:
-        if not file.endswith(".tflite"):
-            continue
-        if info.get("input") == "text" and split_pairs(texts)[1] is not None:
-            continue  # the text-in file takes single texts only
+    for file, info in _files_to_run(meta, texts):
         source = same_graph_as_source(artifact_dir, meta, file)
         source_run = None if source is None else by_signature.get(source)
-        interpreters = [load_interpreter(artifact_dir, file, meta=meta)]
+        interpreters = _Interpreters(artifact_dir, file, meta)
         for position, signature in enumerate(info["signatures"]):
             length = info["sequence_lengths"][position]
             subset = texts if position == 0 else texts[:SECONDARY_TEXTS]
@@ -339,71 +331,124 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
             if key not in tokenized:
                 tokenized[key] = tokenize_texts(tokenizer, subset, length)
             ids = tokenized[key]
-            feeds = _feeds(info, ids, subset)
-            kind = info.get("input", "ids")
-
-            def runner(interpreter, signature=signature, length=length, kind=kind):
-                return CheckedSignature(
-                    interpreter, signature, length, kind, meta["input_contract"]
-                )
-
-            def grow(count, interpreters=interpreters, file=file, runner=runner):
-                """`count` runners, loading interpreters of this file as needed."""
-                while len(interpreters) < count:
-                    interpreters.append(load_interpreter(artifact_dir, file, meta=meta))
-                return [runner(x) for x in interpreters[:count]]
-
-            results = [None] * len(feeds)
-            seconds = []
-            # The latency calls run with nothing else in this process running.
-            first = runner(interpreters[0])
-            for i in range(min(len(feeds), 3 + LATENCY_RUNS)):
-                first.check(feeds[i])
-                t0 = time.perf_counter()
-                results[i] = invoke(first, feeds[i])
-                seconds.append(time.perf_counter() - t0)
+            # A derived file's primary signature sees the ids its source saw:
+            # a sample may then stand for every text.
             derived = source_run is not None and position == 0 and source_run["ids"] is ids
-            stop = min(len(feeds), DERIVED_SAMPLE_TEXTS) if derived else len(feeds)
-            used = min(workers, stop - len(seconds))
-            if used > 0:
-                _run_parallel(grow(used), feeds, results, stop)
-            same_as, note = None, None
-            if info.get("derived_from") and position == 0 and not derived:
-                note = (
-                    f"not the graph of its source {info['derived_from']} (operators, "
-                    "tensors and weights compared): every text ran"
-                )
-            if derived and _same_outputs(results, source_run["outputs"], stop):
-                same_as = f"{source[0]}:{source[1]}"
-                for i in range(stop, len(feeds)):
-                    results[i] = {
-                        k: source_run["outputs"][k][i : i + 1] for k in results[0]
-                    }
-            elif stop < len(feeds):  # not the same: every text, as for any file
-                note = (
-                    f"outputs differ from {source[0]}:{source[1]} on the first {stop} "
-                    "texts: every text ran"
-                )
-                _run_parallel(grow(min(workers, len(feeds) - stop)), feeds, results)
-                stop = len(feeds)
-            outputs = {k: np.concatenate([r[k] for r in results]) for k in results[0]}
-            run = {
-                "file": file,
-                "signature": signature,
-                "sequence_length": length,
-                "input": info.get("input", "ids"),
-                "ids": ids,
-                "outputs": outputs,
-                # Steady state: the first calls allocate and pack weights.
-                "latency": _latency(seconds[3 : 3 + LATENCY_RUNS]),
-                "workers": max(1, used),
-                "texts_run": stop,
-                "same_as": same_as,
-                "note": note,
-            }
+            run = _run_signature(
+                interpreters,
+                file,
+                info,
+                position,
+                ids,
+                _feeds(info, ids, subset),
+                workers,
+                (source, source_run) if derived else None,
+            )
             by_signature[(file, signature)] = run
             runs.append(run)
     return runs
+
+
+# The steps of `run_tflite`, in its order.
+
+
+def _files_to_run(meta, texts):
+    """(file, info) of every .tflite that takes `texts`, sources before the
+    files derived from them. The text-in file takes single texts only."""
+    files = sorted(
+        meta["files"].items(), key=lambda item: bool(item[1].get("derived_from"))
+    )
+    pairs = split_pairs(texts)[1] is not None
+    return [
+        (file, info)
+        for file, info in files
+        if file.endswith(".tflite") and not (info.get("input") == "text" and pairs)
+    ]
+
+
+class _Interpreters:
+    """The 1-thread interpreters of one .tflite file, the first loaded at
+    once and more as needed (each holds its own copy of the weights)."""
+
+    def __init__(self, artifact_dir, file, meta):
+        self.artifact_dir, self.file, self.meta = artifact_dir, file, meta
+        self.loaded = [load_interpreter(artifact_dir, file, meta=meta)]
+
+    def runners(self, count, signature, length, kind):
+        """`count` checked runners of `signature`, one per interpreter."""
+        while len(self.loaded) < count:
+            self.loaded.append(
+                load_interpreter(self.artifact_dir, self.file, meta=self.meta)
+            )
+        return [
+            CheckedSignature(x, signature, length, kind, self.meta["input_contract"])
+            for x in self.loaded[:count]
+        ]
+
+
+def _run_signature(interpreters, file, info, position, ids, feeds, workers, derived):
+    """One signature's run over `feeds`: the latency calls alone, then the
+    rest on up to `workers` interpreters. `derived`: (source, source_run)
+    when a sample may stand for every text (see `run_tflite`)."""
+    signature = info["signatures"][position]
+    length = info["sequence_lengths"][position]
+    kind = info.get("input", "ids")
+
+    def runners(count):
+        return interpreters.runners(count, signature, length, kind)
+
+    results = [None] * len(feeds)
+    # The latency calls run with nothing else in this process running.
+    seconds = _latency_calls(runners(1)[0], feeds, results)
+    stop = min(len(feeds), DERIVED_SAMPLE_TEXTS) if derived else len(feeds)
+    used = min(workers, stop - len(seconds))
+    if used > 0:
+        _run_parallel(runners(used), feeds, results, stop)
+    same_as, note = None, None
+    if info.get("derived_from") and position == 0 and not derived:
+        note = (
+            f"not the graph of its source {info['derived_from']} (operators, "
+            "tensors and weights compared): every text ran"
+        )
+    if derived and _same_outputs(results, derived[1]["outputs"], stop):
+        source, source_run = derived
+        same_as = f"{source[0]}:{source[1]}"
+        for i in range(stop, len(feeds)):
+            results[i] = {k: source_run["outputs"][k][i : i + 1] for k in results[0]}
+    elif stop < len(feeds):  # not the same: every text, as for any file
+        source = derived[0]
+        note = (
+            f"outputs differ from {source[0]}:{source[1]} on the first {stop} "
+            "texts: every text ran"
+        )
+        _run_parallel(runners(min(workers, len(feeds) - stop)), feeds, results)
+        stop = len(feeds)
+    return {
+        "file": file,
+        "signature": signature,
+        "sequence_length": length,
+        "input": info.get("input", "ids"),
+        "ids": ids,
+        "outputs": {k: np.concatenate([r[k] for r in results]) for k in results[0]},
+        # Steady state: the first calls allocate and pack weights.
+        "latency": _latency(seconds[3 : 3 + LATENCY_RUNS]),
+        "workers": max(1, used),
+        "texts_run": stop,
+        "same_as": same_as,
+        "note": note,
+    }
+
+
+def _latency_calls(runner, feeds, results):
+    """Fill `results[i]` for the first `3 + LATENCY_RUNS` feeds, one call at
+    a time on `runner`; returns each call's seconds."""
+    seconds = []
+    for i in range(min(len(feeds), 3 + LATENCY_RUNS)):
+        runner.check(feeds[i])
+        t0 = time.perf_counter()
+        results[i] = invoke(runner, feeds[i])
+        seconds.append(time.perf_counter() - t0)
+    return seconds
 
 
 def run_tf1(artifact_dir, requests, texts_by_name, inputs, timeout=900):

@@ -334,6 +334,42 @@ def export_saved_model(
     """
     task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
+    sequence_length = _checked_sequence_length(model, name, sequence_length)
+    base_dir = pathlib.Path(base_dir)
+    model_dir = base_dir / name
+    version = next_version(model_dir) if version is None else int(version)
+    if version < 1:
+        raise ValueError(f"version must be a positive integer; received {version}.")
+    meta = mf.base_metadata(
+        model, tokenizer, kind="saved_model", source=mf.source_info(model, source_dir)
+    )
+    # A conflict in the TF Serving base is refused before the version is built.
+    check_serving_base(base_dir, name, version, overwrite=overwrite)
+    with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
+        signatures = _write_text_saved_model(model, tokenizer, sequence_length, meta, tmp)
+        meta.update(
+            name=name,
+            version=version,
+            sequence_lengths=[int(sequence_length)],
+            signatures=signatures,
+            latency_signature="serving_default",
+            validation_profile="saved_model",
+            assets=sorted(p.name for p in (tmp / "assets").iterdir()),
+        )
+        mf.write_json(tmp / mf.METADATA, meta)
+        validate_new_artifact(
+            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
+        )
+    write_serving_files(base_dir, name, overwrite=overwrite)
+    return model_dir / str(version)
+
+
+# The steps of `export_saved_model`, in its order.
+
+
+def _checked_sequence_length(model, name, sequence_length):
+    """`sequence_length` (default: the model's own), checked, once `name` is
+    a valid model name."""
     if sequence_length is None:
         sequence_length = mf.default_sequence_length(model)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", str(name)):
@@ -351,58 +387,39 @@ def export_saved_model(
             f"sequence_length={sequence_length} exceeds the encoder's max_sequence_length "
             f"({encoder.max_sequence_length})."
         )
-    base_dir = pathlib.Path(base_dir)
-    model_dir = base_dir / name
-    version = next_version(model_dir) if version is None else int(version)
-    if version < 1:
-        raise ValueError(f"version must be a positive integer; received {version}.")
+    return sequence_length
+
+
+def _write_text_saved_model(model, tokenizer, sequence_length, meta, tmp):
+    """The text-in SavedModel (its record among its variables) and vocab.txt
+    into `tmp`; returns its signatures, each with the outputs it has."""
+    # Scratch space inside the temporary version directory: a killed
+    # export leaves one stale directory, which the next export removes.
+    assets = tmp / ".work"
+    assets.mkdir()
+    vocab_path = mf.write_vocabulary(assets, tokenizer.vocabulary)
     labels = mf.label_names(model)
-    meta = mf.base_metadata(
-        model, tokenizer, kind="saved_model", source=mf.source_info(model, source_dir)
+    labels_path = None
+    if labels is not None:
+        labels_path = assets / LABELS_FILE
+        labels_path.write_text("\n".join(labels) + "\n", encoding="utf-8")
+    archive, signatures = build_text_archive(
+        model, tokenizer, sequence_length, vocab_path, labels_path
     )
-    # A conflict in the TF Serving base is refused before the version is built.
-    check_serving_base(base_dir, name, version, overwrite=overwrite)
-    with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
-        # Scratch space inside the temporary version directory: a killed
-        # export leaves one stale directory, which the next export removes.
-        assets = tmp / ".work"
-        assets.mkdir()
-        vocab_path = mf.write_vocabulary(assets, tokenizer.vocabulary)
-        labels_path = None
-        if labels is not None:
-            labels_path = assets / LABELS_FILE
-            labels_path.write_text("\n".join(labels) + "\n", encoding="utf-8")
-        archive, signatures = build_text_archive(
-            model, tokenizer, sequence_length, vocab_path, labels_path
-        )
-        # What the SavedModel says it is, among its own variables: loaders
-        # check metadata.json against it (export/consistency.py).
-        record = json.dumps(artifact_record(meta), sort_keys=True)
-        archive.add_variable_collection(
-            RECORD_COLLECTION,
-            [tf.Variable(record, trainable=False, name=RECORD_COLLECTION)],
-        )
-        archive.write_out(str(tmp), verbose=False)
-        shutil.rmtree(assets)  # write_out copied the assets into tmp/assets
-        mf.write_vocabulary(tmp, tokenizer.vocabulary)
-        for signature, outputs in signature_outputs(tmp).items():
-            if signature in signatures:
-                signatures[signature]["outputs"] = outputs
-        meta.update(
-            name=name,
-            version=version,
-            sequence_lengths=[int(sequence_length)],
-            signatures=signatures,
-            latency_signature="serving_default",
-            validation_profile="saved_model",
-            assets=sorted(p.name for p in (tmp / "assets").iterdir()),
-        )
-        mf.write_json(tmp / mf.METADATA, meta)
-        validate_new_artifact(
-            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
-        )
-    write_serving_files(base_dir, name, overwrite=overwrite)
-    return model_dir / str(version)
+    # What the SavedModel says it is, among its own variables: loaders
+    # check metadata.json against it (export/consistency.py).
+    record = json.dumps(artifact_record(meta), sort_keys=True)
+    archive.add_variable_collection(
+        RECORD_COLLECTION,
+        [tf.Variable(record, trainable=False, name=RECORD_COLLECTION)],
+    )
+    archive.write_out(str(tmp), verbose=False)
+    shutil.rmtree(assets)  # write_out copied the assets into tmp/assets
+    mf.write_vocabulary(tmp, tokenizer.vocabulary)
+    for signature, outputs in signature_outputs(tmp).items():
+        if signature in signatures:
+            signatures[signature]["outputs"] = outputs
+    return signatures
 
 
 # --- TPU ---------------------------------------------------------------------------------

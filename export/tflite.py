@@ -486,116 +486,24 @@ def export_tflite(
     Returns: `out_dir` as a `pathlib.Path`.
     """
 
-    task = task_of(model)
+    task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
-    if sequence_lengths is None:
-        sequence_lengths = (mf.default_sequence_length(model),)
-    if quantize not in QUANTIZATION_MODES:
-        raise ValueError(
-            f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."
-        )
-    lengths = mf.check_sequence_lengths(sequence_lengths, model)
+    lengths = _sequence_lengths(model, quantize, sequence_lengths)
+    texts = _calibration_texts(quantize, representative_texts)
     representative = None
-    if quantize in CALIBRATED_MODES:
-        texts = [] if representative_texts is None else list(representative_texts)
-        if len(texts) < MIN_REPRESENTATIVE_TEXTS or not all(
-            isinstance(t, (str, tuple, list)) for t in texts
-        ):
-            raise ValueError(
-                f"quantize={quantize!r} calibrates activation ranges on real text: pass at least "
-                f"{MIN_REPRESENTATIVE_TEXTS} str (or (text, text_b) pairs) in representative_texts "
-                f"(received {len(texts)}). "
-                "Too few or synthetic texts give ranges that clip real inputs."
-            )
+    if texts is not None:
         representative = representative_dataset(tokenizer, texts, lengths)
     out_dir = pathlib.Path(out_dir)
-    meta = mf.base_metadata(
-        model, tokenizer, kind="tflite", source=mf.source_info(model, source_dir)
-    )
-    meta.update(
-        quantization=quantize,
-        sequence_lengths=lengths,
-        validation_profile=quantize,
-        inputs={n: "int32 [1, L]" for n in INPUT_NAMES},
-        outputs=_output_names(task),
-        representative_texts=None if representative is None else len(representative_texts),
-    )
+    meta = _metadata(model, tokenizer, source_dir, quantize, lengths, texts)
     with atomic_directory(out_dir, overwrite=overwrite) as tmp:
         # Scratch space inside the temporary artifact directory: a killed
         # export leaves one stale directory, which the next export removes.
         work = tmp / ".work"
-        write_phone_saved_model(model, lengths, work / "phone")
-        signatures = [signature_name(n) for n in lengths]
-        if quantize == "int4":
-            content = quantize_int4(
-                convert(work / "phone", signatures, "float32"),
-                calibration_feeds(tokenizer, texts, lengths),
-            )
-        else:
-            content = convert(work / "phone", signatures, quantize, representative)
-        # What the file says it is, inside the file: loaders check
-        # metadata.json against it (export/consistency.py).
-        record = artifact_record(meta)
-        content = embed_tflite_record(content, record)
-        files = {
-            MODEL_FILE: (
-                content,
-                _file_info(content, signatures, lengths, "ids", "LiteRT built-in ops only"),
-            )
-        }
-        if task == "classify" and tokenizer.lowercase:
-            # The same weights, cut to the primary length's subgraph: the file
-            # MediaPipe Tasks' TextClassifier runs as it is (export/mediapipe.py).
-            labels = mf.label_names(model)
-            mp = mediapipe.mediapipe_classifier(
-                content,
-                signatures[0],
-                tokenizer.vocabulary,
-                labels,
-                lowercase=tokenizer.lowercase,
-            )
-            info = _file_info(
-                mp,
-                signatures[:1],
-                lengths[:1],
-                "ids",
-                "LiteRT built-in ops only; MediaPipe Tasks TextClassifier",
-            )
-            info["outputs"] = [mediapipe.OUTPUT]
-            info["associated_files"] = [mediapipe.VOCABULARY_FILE, mediapipe.LABELS_FILE]
-            # The validator compares its graph with this source's and runs it
-            # on a sample of the texts (export/runtime.py, run_tflite).
-            info["derived_from"] = {"file": MODEL_FILE, "signature": signatures[0]}
-            files[mediapipe.FILE] = (mp, info)
-        else:
-            meta["mediapipe"] = mediapipe_skipped(task, tokenizer.lowercase)
-        if text_in:
-            write_text_saved_model(model, tokenizer, lengths[0], work / "text")
-            # Full-int8 calibration would need string inputs; the text-in
-            # file takes int8 weights instead (recorded as its mode).
-            text_mode = "dynamic_int8" if quantize in CALIBRATED_MODES else quantize
-            text_signature = [signature_name(lengths[0], text=True)]
-            text_content = embed_tflite_record(
-                convert(work / "text", text_signature, text_mode, allow_custom_ops=True),
-                record,
-            )
-            info = _file_info(
-                text_content, text_signature, lengths[:1], "text", TEXT_OP_RESOLVER
-            )
-            info["quantization"] = text_mode
-            info["tokenizer"] = (
-                "FastBertTokenizer(lower_case_nfd_strip_accents="
-                f"{bool(tokenizer.lowercase)}); differs from the project tokenizer on some "
-                "Unicode input (see export/tflite.py)"
-            )
-            files[TEXT_MODEL_FILE] = (text_content, info)
+        files = _tflite_files(
+            model, tokenizer, meta, quantize, representative, texts, text_in, work
+        )
         shutil.rmtree(work, ignore_errors=True)
-        for file, (data, _) in files.items():
-            with atomic_file(tmp / file) as f:
-                f.write(data)
-        meta["files"] = {file: info for file, (_, info) in files.items()}
-        mf.write_vocabulary(tmp, tokenizer.vocabulary)
-        mf.write_json(tmp / mf.METADATA, meta)
+        _write_artifact(tmp, files, meta, tokenizer)
         validate_new_artifact(
             tmp,
             model,
@@ -606,6 +514,159 @@ def export_tflite(
             workers=validation_workers,
         )
     return out_dir
+
+
+# The steps of `export_tflite`, in its order.
+
+
+def _sequence_lengths(model, quantize, sequence_lengths):
+    """The checked lengths (default: the model's own), once `quantize` is a mode."""
+    if sequence_lengths is None:
+        sequence_lengths = (mf.default_sequence_length(model),)
+    if quantize not in QUANTIZATION_MODES:
+        raise ValueError(
+            f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."
+        )
+    return mf.check_sequence_lengths(sequence_lengths, model)
+
+
+def _calibration_texts(quantize, representative_texts):
+    """The texts that calibrate a full-integer mode (a list), or None for a
+    mode that needs none; too few, or not texts, is an error."""
+    if quantize not in CALIBRATED_MODES:
+        return None
+    texts = [] if representative_texts is None else list(representative_texts)
+    if len(texts) < MIN_REPRESENTATIVE_TEXTS or not all(
+        isinstance(t, (str, tuple, list)) for t in texts
+    ):
+        raise ValueError(
+            f"quantize={quantize!r} calibrates activation ranges on real text: pass at least "
+            f"{MIN_REPRESENTATIVE_TEXTS} str (or (text, text_b) pairs) in representative_texts "
+            f"(received {len(texts)}). "
+            "Too few or synthetic texts give ranges that clip real inputs."
+        )
+    return texts
+
+
+def _metadata(model, tokenizer, source_dir, quantize, lengths, calibration_texts):
+    """metadata.json, but for the files (added once they are written)."""
+    meta = mf.base_metadata(
+        model, tokenizer, kind="tflite", source=mf.source_info(model, source_dir)
+    )
+    meta.update(
+        quantization=quantize,
+        sequence_lengths=lengths,
+        validation_profile=quantize,
+        inputs={n: "int32 [1, L]" for n in INPUT_NAMES},
+        outputs=_output_names(task_of(model)),
+        representative_texts=None if calibration_texts is None else len(calibration_texts),
+    )
+    return meta
+
+
+def _tflite_files(model, tokenizer, meta, quantize, representative, texts, text_in, work):
+    """{file name: (content, file info)}: model.tflite, mediapipe.tflite for
+    a lower-casing classifier (else `meta` records why not), and with
+    `text_in` model_text.tflite; `work` is their scratch directory."""
+    task, lengths = task_of(model), meta["sequence_lengths"]
+    content, signatures = _ids_model(
+        model, tokenizer, lengths, quantize, representative, texts, work / "phone"
+    )
+    # What the file says it is, inside the file: loaders check
+    # metadata.json against it (export/consistency.py).
+    record = artifact_record(meta)
+    content = embed_tflite_record(content, record)
+    files = {
+        MODEL_FILE: (
+            content,
+            _file_info(content, signatures, lengths, "ids", "LiteRT built-in ops only"),
+        )
+    }
+    if task == "classify" and tokenizer.lowercase:
+        files[mediapipe.FILE] = _mediapipe_file(
+            model, tokenizer, content, signatures, lengths
+        )
+    else:
+        meta["mediapipe"] = mediapipe_skipped(task, tokenizer.lowercase)
+    if text_in:
+        files[TEXT_MODEL_FILE] = _text_in_file(
+            model, tokenizer, lengths[0], quantize, record, work / "text"
+        )
+    return files
+
+
+def _ids_model(model, tokenizer, lengths, quantize, representative, texts, work):
+    """(model.tflite's content, its signatures): the ids-in phone graph, one
+    signature per length, converted in `quantize` mode."""
+    write_phone_saved_model(model, lengths, work)
+    signatures = [signature_name(n) for n in lengths]
+    if quantize == "int4":
+        content = quantize_int4(
+            convert(work, signatures, "float32"),
+            calibration_feeds(tokenizer, texts, lengths),
+        )
+    else:
+        content = convert(work, signatures, quantize, representative)
+    return content, signatures
+
+
+def _mediapipe_file(model, tokenizer, content, signatures, lengths):
+    """(content, file info) of mediapipe.tflite: the same weights, cut to the
+    primary length's subgraph, the file MediaPipe Tasks' TextClassifier runs
+    as it is (export/mediapipe.py)."""
+    labels = mf.label_names(model)
+    mp = mediapipe.mediapipe_classifier(
+        content,
+        signatures[0],
+        tokenizer.vocabulary,
+        labels,
+        lowercase=tokenizer.lowercase,
+    )
+    info = _file_info(
+        mp,
+        signatures[:1],
+        lengths[:1],
+        "ids",
+        "LiteRT built-in ops only; MediaPipe Tasks TextClassifier",
+    )
+    info["outputs"] = [mediapipe.OUTPUT]
+    info["associated_files"] = [mediapipe.VOCABULARY_FILE, mediapipe.LABELS_FILE]
+    # The validator compares its graph with this source's and runs it
+    # on a sample of the texts (export/runtime.py, run_tflite).
+    info["derived_from"] = {"file": MODEL_FILE, "signature": signatures[0]}
+    return mp, info
+
+
+def _text_in_file(model, tokenizer, length, quantize, record, work):
+    """(content, file info) of model_text.tflite: the tokenizer inside, at
+    the primary length."""
+    write_text_saved_model(model, tokenizer, length, work)
+    # Full-int8 calibration would need string inputs; the text-in
+    # file takes int8 weights instead (recorded as its mode).
+    text_mode = "dynamic_int8" if quantize in CALIBRATED_MODES else quantize
+    text_signature = [signature_name(length, text=True)]
+    text_content = embed_tflite_record(
+        convert(work, text_signature, text_mode, allow_custom_ops=True),
+        record,
+    )
+    info = _file_info(text_content, text_signature, [length], "text", TEXT_OP_RESOLVER)
+    info["quantization"] = text_mode
+    info["tokenizer"] = (
+        "FastBertTokenizer(lower_case_nfd_strip_accents="
+        f"{bool(tokenizer.lowercase)}); differs from the project tokenizer on some "
+        "Unicode input (see export/tflite.py)"
+    )
+    return text_content, info
+
+
+def _write_artifact(tmp, files, meta, tokenizer):
+    """The files, vocab.txt and metadata.json (listing the files) into `tmp`."""
+    for file, (data, _) in files.items():
+        with atomic_file(tmp / file) as f:
+            f.write(data)
+    meta["files"] = {file: info for file, (_, info) in files.items()}
+    mf.write_vocabulary(tmp, tokenizer.vocabulary)
+    mf.write_json(tmp / mf.METADATA, meta)
 
 
 def mediapipe_skipped(task, lowercase):

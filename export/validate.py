@@ -25,6 +25,7 @@ every validation text; the other lengths get the first `SECONDARY_TEXTS`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import pathlib
@@ -474,11 +475,41 @@ def validate_artifact(
     """
     artifact_dir = pathlib.Path(artifact_dir)
     texts = _check_texts(texts, "validate_artifact")
+    _check_labels(labels, texts)
+    meta = open_artifact(artifact_dir)
+    tokenizer = _artifact_tokenizer(artifact_dir, meta, tokenizer)
+    reference = _reference(artifact_dir, meta, reference_model)
+    started = time.time()
+    ran = _run_in_runtime(artifact_dir, meta, texts, tokenizer, workers)
+    results = [_run_result(artifact_dir, meta, run, labels, reference) for run in ran.runs]
+    report = _report(
+        artifact_dir, meta, texts, labels, ran, reference, results, allow_degraded, started
+    )
+    if report["failures"] and not allow_degraded:
+        raise ExportValidationError(
+            f"{artifact_dir} failed validation ({report['validation_profile']} thresholds):\n  "
+            + "\n  ".join(report["failures"])
+            + "\n\n"
+            + format_report(report)
+            + "\nFix the export (or accept it with allow_degraded=True / --allow-degraded).",
+            report,
+        )
+    return report
+
+
+# The steps of `validate_artifact`, in its order.
+
+
+def _check_labels(labels, texts):
     if labels is not None and len(labels) != len(texts):
         raise ValueError(
             f"validate_artifact: {len(labels)} labels for {len(texts)} texts; pass one per text."
         )
-    meta = open_artifact(artifact_dir)
+
+
+def _artifact_tokenizer(artifact_dir, meta, tokenizer):
+    """`tokenizer`, or the artifact's own (vocab.txt, metadata's lower-casing);
+    either way it must hold the vocabulary the artifact was exported with."""
     if tokenizer is None:
         tokenizer = WordPieceTokenizer(
             str(artifact_dir / mf.VOCABULARY), lowercase=meta["lowercase"]
@@ -488,14 +519,34 @@ def validate_artifact(
             f"{artifact_dir}: the tokenizer's vocabulary is not the one the artifact was exported "
             "with (sha256 differs from metadata.json); pass the model's own tokenizer."
         )
-    reference_source = "given"
+    return tokenizer
+
+
+def _reference(artifact_dir, meta, reference_model):
+    """The Keras model to compare with: the given one, else the source model
+    metadata.json names if it is unchanged, else none (`model` None)."""
+    if reference_model is not None:
+        return _ReferenceOutputs(reference_model, "given")
+    reference_model = _load_reference_from_metadata(artifact_dir, meta)
     if reference_model is None:
-        reference_model = _load_reference_from_metadata(artifact_dir, meta)
-        reference_source = "metadata source_model" if reference_model is not None else None
-    task = meta["task"]
-    t0 = time.time()
-    signatures_seen = None
-    interpreters = None
+        return _ReferenceOutputs(None, None)
+    return _ReferenceOutputs(reference_model, "metadata source_model")
+
+
+@dataclasses.dataclass
+class _RuntimeRuns:
+    """The artifact's runs in its runtime (`export.runtime`), and how it ran."""
+
+    runs: list
+    runtime: str  # the runtime, as the report names it
+    seconds: float  # the time the runs took
+    interpreters: int | None = None  # .tflite: LiteRT interpreters that validated
+    signatures_seen: list | None = None  # SavedModel: the loaded MetaGraphDef's
+
+
+def _run_in_runtime(artifact_dir, meta, texts, tokenizer, workers):
+    """Every signature of the artifact on `texts`, in the runtime that will serve it."""
+    started = time.time()
     if meta["kind"] == "tflite":
         runs = run_tflite(artifact_dir, meta, texts, tokenizer, workers=workers)
         interpreters = max(run["workers"] for run in runs)
@@ -503,92 +554,133 @@ def validate_artifact(
             f"LiteRT Interpreter (ai_edge_litert), num_threads=1; validated on {interpreters} "
             "interpreters (latency on the first alone)"
         )
+        return _RuntimeRuns(runs, runtime, time.time() - started, interpreters=interpreters)
+    runtime = (
+        "tf.compat.v1.saved_model.loader in a fresh process (TF Serving's restore path)"
+    )
+    runs, signatures_seen = run_saved_model(artifact_dir, meta, texts, tokenizer)
+    return _RuntimeRuns(
+        runs, runtime, time.time() - started, signatures_seen=signatures_seen
+    )
+
+
+class _ReferenceOutputs:
+    """The Keras reference's outputs for a run's ids, computed once per
+    (length, number of texts, input kind): the files and signatures that
+    share them share one computation. `model` None: no reference; `source`
+    says where it came from, `seconds` how long its outputs took."""
+
+    def __init__(self, model, source):
+        self.model = model
+        self.source = source
+        self.seconds = 0.0
+        self._cache = {}
+
+    def __call__(self, run):
+        key = (run["sequence_length"], len(run["ids"]["token_ids"]), run["input"])
+        if key not in self._cache:
+            t1 = time.time()
+            self._cache[key] = keras_outputs(self.model, run["ids"])
+            self.seconds += time.time() - t1
+        return self._cache[key]
+
+
+def _run_result(artifact_dir, meta, run, labels, reference):
+    """One (file, signature) row of the report: what ran, its predictions,
+    and its metrics against the reference (or the artifact's own)."""
+    task = meta["task"]
+    result = {
+        "file": run["file"],
+        "signature": run["signature"],
+        "sequence_length": run["sequence_length"],
+        "input": run["input"],
+        "latency": run["latency"],
+    }
+    if run.get("same_as"):
+        # A derived file checked on a sample (export/runtime.py).
+        result["texts_run"] = run["texts_run"]
+        result["same_as"] = run["same_as"]
+    if run.get("note"):
+        result["note"] = run["note"]
+    outputs = run["outputs"]
+    scores = outputs.get("logits", outputs.get("probabilities"))
+    _check_class_count(artifact_dir, meta, run, scores)
+    if task == "classify" and scores is not None:
+        # Per-text predicted class indices: lets a caller compare two
+        # artifacts (e.g. a student with its teacher) on the same texts.
+        result["predictions"] = scores.argmax(-1).astype(int).tolist()
+    run_labels = None if labels is None else labels[: len(run["ids"]["token_ids"])]
+    if run["input"] in ("text", "text_pair") and "token_ids" in outputs:
+        # The artifact tokenized in-graph: how often its ids are the host's.
+        same = (outputs["token_ids"] == run["ids"]["token_ids"]).all(1)
+        result["token_ids_match"] = float(same.mean())
+    if run.get("role") == "tokenize":
+        result["metrics"] = {"token_ids_match": result.pop("token_ids_match")}
+    elif reference.model is not None:
+        result["metrics"] = _compared_metrics(meta, run, result, run_labels, reference(run))
     else:
-        runtime = (
-            "tf.compat.v1.saved_model.loader in a fresh process (TF Serving's restore path)"
+        result["metrics"] = artifact_only_metrics(
+            task, outputs, run_labels, meta.get("labels")
         )
-        runs, signatures_seen = run_saved_model(artifact_dir, meta, texts, tokenizer)
-    runtime_seconds = time.time() - t0
-    reference_seconds = 0.0
-    cache = {}
-    results = []
-    for run in runs:
-        result = {
-            "file": run["file"],
-            "signature": run["signature"],
-            "sequence_length": run["sequence_length"],
-            "input": run["input"],
-            "latency": run["latency"],
-        }
-        if run.get("same_as"):
-            # A derived file checked on a sample (export/runtime.py).
-            result["texts_run"] = run["texts_run"]
-            result["same_as"] = run["same_as"]
-        if run.get("note"):
-            result["note"] = run["note"]
-        outputs = run["outputs"]
-        scores = outputs.get("logits", outputs.get("probabilities"))
-        if (
-            task in ("classify", "tag")
-            and scores is not None
-            and scores.shape[-1] != len(meta["labels"])
-        ):
-            raise mf.MetadataError(
-                f"{artifact_dir / mf.METADATA}: `labels` names {len(meta['labels'])} classes "
-                f"but {run['file']}:{run['signature']} outputs {scores.shape[-1]}; "
-                "re-export the artifact."
-            )
-        if task == "classify" and scores is not None:
-            # Per-text predicted class indices: lets a caller compare two
-            # artifacts (e.g. a student with its teacher) on the same texts.
-            result["predictions"] = scores.argmax(-1).astype(int).tolist()
-        run_labels = None if labels is None else labels[: len(run["ids"]["token_ids"])]
-        if run["input"] in ("text", "text_pair") and "token_ids" in outputs:
-            # The artifact tokenized in-graph: how often its ids are the host's.
-            same = (outputs["token_ids"] == run["ids"]["token_ids"]).all(1)
-            result["token_ids_match"] = float(same.mean())
-        if run.get("role") == "tokenize":
-            result["metrics"] = {"token_ids_match": result.pop("token_ids_match")}
-        elif reference_model is not None:
-            key = (run["sequence_length"], len(run["ids"]["token_ids"]), run["input"])
-            if key not in cache:
-                t1 = time.time()
-                cache[key] = keras_outputs(reference_model, run["ids"])
-                reference_seconds += time.time() - t1
-            reference = cache[key]
-            keep = np.ones(len(run["ids"]["token_ids"]), bool)
-            if run["file"].endswith(".tflite") and "token_ids_match" in result:
-                # The text-in .tflite tokenizes with FastBertTokenizer, which
-                # differs from the project tokenizer on some inputs (see
-                # export/tflite.py): numbers compare where the ids agree.
-                keep = (outputs["token_ids"] == run["ids"]["token_ids"]).all(1)
-            sub = lambda d, keep=keep: {k: v[keep] for k, v in d.items()}  # noqa: E731
-            metrics = compare(
-                task,
-                sub(outputs),
-                sub(reference),
-                sub(run["ids"]),
-                labels=None
-                if run_labels is None
-                else [x for x, k in zip(run_labels, keep) if k],
-                label_names=meta.get("labels"),
-                sep_id=meta["special_tokens"]["sep"],
-            )
-            if "token_ids_match" in result:
-                metrics["token_ids_match"] = result.pop("token_ids_match")
-            if "label" in run.get("strings", {}) and task == "classify":
-                names = meta["labels"]
-                expected = [names[i] for i in reference["logits"].argmax(-1)]
-                metrics["label_string_agreement"] = float(
-                    np.mean([x == y for x, y in zip(run["strings"]["label"], expected)])
-                )
-            result["metrics"] = metrics
-        else:
-            result["metrics"] = artifact_only_metrics(
-                task, outputs, run_labels, meta.get("labels")
-            )
-        results.append(result)
-    profile = meta["validation_profile"]
+    return result
+
+
+def _check_class_count(artifact_dir, meta, run, scores):
+    """A classifier's or tagger's scores are one per label metadata.json names."""
+    if (
+        meta["task"] in ("classify", "tag")
+        and scores is not None
+        and scores.shape[-1] != len(meta["labels"])
+    ):
+        raise mf.MetadataError(
+            f"{artifact_dir / mf.METADATA}: `labels` names {len(meta['labels'])} classes "
+            f"but {run['file']}:{run['signature']} outputs {scores.shape[-1]}; "
+            "re-export the artifact."
+        )
+
+
+def _compared_metrics(meta, run, result, run_labels, reference):
+    """`compare`'s metrics of a run against the reference outputs; the
+    run's `token_ids_match` moves from `result` into them."""
+    task = meta["task"]
+    outputs = run["outputs"]
+    keep = np.ones(len(run["ids"]["token_ids"]), bool)
+    if run["file"].endswith(".tflite") and "token_ids_match" in result:
+        # The text-in .tflite tokenizes with FastBertTokenizer, which
+        # differs from the project tokenizer on some inputs (see
+        # export/tflite.py): numbers compare where the ids agree.
+        keep = (outputs["token_ids"] == run["ids"]["token_ids"]).all(1)
+    sub = lambda d, keep=keep: {k: v[keep] for k, v in d.items()}  # noqa: E731
+    metrics = compare(
+        task,
+        sub(outputs),
+        sub(reference),
+        sub(run["ids"]),
+        labels=None if run_labels is None else [x for x, k in zip(run_labels, keep) if k],
+        label_names=meta.get("labels"),
+        sep_id=meta["special_tokens"]["sep"],
+    )
+    if "token_ids_match" in result:
+        metrics["token_ids_match"] = result.pop("token_ids_match")
+    if "label" in run.get("strings", {}) and task == "classify":
+        names = meta["labels"]
+        expected = [names[i] for i in reference["logits"].argmax(-1)]
+        metrics["label_string_agreement"] = float(
+            np.mean([x == y for x, y in zip(run["strings"]["label"], expected)])
+        )
+    return metrics
+
+
+def _report(
+    artifact_dir, meta, texts, labels, ran, reference, results, allow_degraded, started
+):
+    """The report (see `format_report`), its failures decided: the
+    thresholds (with a reference), the artifact's claims, and, for a
+    SavedModel, the signatures its MetaGraphDef must hold. `degraded` is
+    decided before the signature check, which fails even when degraded
+    artifacts are allowed."""
+    task, profile = meta["task"], meta["validation_profile"]
+    reference_model = reference.model
     failures = (
         check_thresholds(profile, results, task) if reference_model is not None else []
     )
@@ -599,9 +691,9 @@ def validate_artifact(
         "task": task,
         "quantization": meta.get("quantization"),
         "validation_profile": profile,
-        "runtime": runtime,
-        "validation_interpreters": interpreters,
-        "reference": reference_source,
+        "runtime": ran.runtime,
+        "validation_interpreters": ran.interpreters,
+        "reference": reference.source,
         "num_texts": len(texts),
         "thresholds": thresholds(profile, task),
         "file_sizes": _file_sizes(artifact_dir, meta),
@@ -610,16 +702,16 @@ def validate_artifact(
         "failures": failures,
         "passed": not failures,
         "degraded": bool(failures) and allow_degraded,
-        "seconds": round(time.time() - t0, 1),
+        "seconds": round(time.time() - started, 1),
         # Where they went: the artifact in its runtime, the Keras reference.
-        "seconds_runtime": round(runtime_seconds, 1),
-        "seconds_reference": round(reference_seconds, 1),
+        "seconds_runtime": round(ran.seconds, 1),
+        "seconds_reference": round(reference.seconds, 1),
     }
     if meta.get("mediapipe"):
         report["mediapipe"] = meta["mediapipe"]
-    if signatures_seen is not None:
-        report["signature_defs"] = signatures_seen
-        missing = sorted(set(meta["signatures"]) - set(signatures_seen))
+    if ran.signatures_seen is not None:
+        report["signature_defs"] = ran.signatures_seen
+        missing = sorted(set(meta["signatures"]) - set(ran.signatures_seen))
         if missing:
             failures.append(f"signatures missing from the loaded MetaGraphDef: {missing}")
             report["passed"] = False
@@ -627,15 +719,6 @@ def validate_artifact(
         report["note"] = (
             "no reference model: artifact-only figures (pass the Keras model, or keep the "
             "source model directory named in metadata.json, to compare)"
-        )
-    if failures and not allow_degraded:
-        raise ExportValidationError(
-            f"{artifact_dir} failed validation ({profile} thresholds):\n  "
-            + "\n  ".join(failures)
-            + "\n\n"
-            + format_report(report)
-            + "\nFix the export (or accept it with allow_degraded=True / --allow-degraded).",
-            report,
         )
     return report
 
