@@ -248,86 +248,15 @@ def open_predictor(
         if value is not None and (isinstance(value, bool) or int(value) < 1):
             raise PredictError(f"{name} must be a positive integer; received {value}.")
     if kind == "model":
-        model, tokenizer, meta = load_model_dir(path)
-        longest = model.encoder.max_sequence_length
-        if sequence_length is not None and not 3 <= sequence_length <= longest:
-            raise PredictError(
-                f"--sequence-length {sequence_length}: this model takes 3 to "
-                f"{longest} tokens."
-            )
-        config = evaluation_config(meta, sequence_length, max_windows)
-        task = task_of(model)
-
-        lock = threading.Lock()
-
-        def run_ids(inputs):
-            # Keras builds and caches its predict function on first use: one
-            # call at a time, so threads sharing this Predictor are safe.
-            with lock:
-                return model.predict(inputs, batch_size=batch_size, verbose=0)
-
-        return Predictor(
-            "model",
-            path,
-            task,
-            meta.get("labels") or getattr(model, "labels", None),
-            tokenizer,
-            config.sequence_length,
-            run_ids,
-            config.max_windows,
-            config.doc_stride,
-            config.max_answer_length,
-        )
+        return _model_dir_predictor(path, sequence_length, max_windows, batch_size)
     # The manifest, the metadata and their agreement with the model files,
     # before anything runs (export/consistency.py).
     meta = open_artifact(path)
     tokenizer = WordPieceTokenizer(str(path / mf.VOCABULARY), lowercase=meta["lowercase"])
     if kind == "tflite":
-        info = meta["files"].get("model.tflite")
-        if info is None:
-            raise PredictError(
-                f"--model {path}: metadata.json describes no model.tflite "
-                f"({sorted(meta['files'])}); give the artifact directory `zoo export` wrote."
-            )
-        lengths = [int(n) for n in info["sequence_lengths"]]
-        if sequence_length is not None and sequence_length not in lengths:
-            raise PredictError(
-                f"--sequence-length {sequence_length}: {path}/model.tflite has "
-                f"signatures for {lengths} tokens."
-            )
-        name = info["signatures"][lengths.index(sequence_length or lengths[0])]
-        signature = load_signature(path, name, num_threads=num_threads, meta=meta)
-        length = signature.sequence_length
-
-        def run_ids(inputs):
-            rows = [
-                signature(**{k: v[i : i + 1] for k, v in inputs.items()})
-                for i in range(len(inputs["token_ids"]))
-            ]
-            return {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
+        length, run_ids = _tflite_runner(path, meta, sequence_length, num_threads)
     else:
-        loaded, _ = load_saved_model(path, meta=meta)
-        serve = loaded.signatures["serve_ids"]
-        length = int(meta["sequence_lengths"][0])
-        if sequence_length not in (None, length):
-            raise PredictError(
-                f"--sequence-length {sequence_length}: this SavedModel was "
-                f"exported for {length} tokens."
-            )
-
-        def run_ids(inputs):
-            n = len(inputs["token_ids"])
-            parts = [
-                serve(
-                    **{
-                        k: tf.constant(v[i : i + batch_size], tf.int32)
-                        for k, v in inputs.items()
-                    }
-                )
-                for i in range(0, n, batch_size)
-            ]
-            return {k: np.concatenate([p[k].numpy() for p in parts]) for k in parts[0]}
-
+        length, run_ids = _saved_model_runner(path, meta, sequence_length, batch_size)
     return Predictor(
         kind,
         path,
@@ -338,3 +267,96 @@ def open_predictor(
         run_ids,
         max_windows or 1,
     )
+
+
+# The ways `open_predictor` runs ids, one per format.
+
+
+def _model_dir_predictor(path, sequence_length, max_windows, batch_size):
+    """A zoo model directory's `Predictor`: Keras's predict, with the
+    length, windows and QA settings it was fine-tuned with unless given."""
+    model, tokenizer, meta = load_model_dir(path)
+    longest = model.encoder.max_sequence_length
+    if sequence_length is not None and not 3 <= sequence_length <= longest:
+        raise PredictError(
+            f"--sequence-length {sequence_length}: this model takes 3 to {longest} tokens."
+        )
+    config = evaluation_config(meta, sequence_length, max_windows)
+    task = task_of(model)
+
+    lock = threading.Lock()
+
+    def run_ids(inputs):
+        # Keras builds and caches its predict function on first use: one
+        # call at a time, so threads sharing this Predictor are safe.
+        with lock:
+            return model.predict(inputs, batch_size=batch_size, verbose=0)
+
+    return Predictor(
+        "model",
+        path,
+        task,
+        meta.get("labels") or getattr(model, "labels", None),
+        tokenizer,
+        config.sequence_length,
+        run_ids,
+        config.max_windows,
+        config.doc_stride,
+        config.max_answer_length,
+    )
+
+
+def _tflite_runner(path, meta, sequence_length, num_threads):
+    """(length, run_ids) of model.tflite's signature for `sequence_length`
+    (default: its primary one), one text per call as on a phone."""
+    info = meta["files"].get("model.tflite")
+    if info is None:
+        raise PredictError(
+            f"--model {path}: metadata.json describes no model.tflite "
+            f"({sorted(meta['files'])}); give the artifact directory `zoo export` wrote."
+        )
+    lengths = [int(n) for n in info["sequence_lengths"]]
+    if sequence_length is not None and sequence_length not in lengths:
+        raise PredictError(
+            f"--sequence-length {sequence_length}: {path}/model.tflite has "
+            f"signatures for {lengths} tokens."
+        )
+    name = info["signatures"][lengths.index(sequence_length or lengths[0])]
+    signature = load_signature(path, name, num_threads=num_threads, meta=meta)
+
+    def run_ids(inputs):
+        rows = [
+            signature(**{k: v[i : i + 1] for k, v in inputs.items()})
+            for i in range(len(inputs["token_ids"]))
+        ]
+        return {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
+
+    return signature.sequence_length, run_ids
+
+
+def _saved_model_runner(path, meta, sequence_length, batch_size):
+    """(length, run_ids) of a text-in SavedModel's `serve_ids` signature,
+    `batch_size` inputs per call."""
+    loaded, _ = load_saved_model(path, meta=meta)
+    serve = loaded.signatures["serve_ids"]
+    length = int(meta["sequence_lengths"][0])
+    if sequence_length not in (None, length):
+        raise PredictError(
+            f"--sequence-length {sequence_length}: this SavedModel was "
+            f"exported for {length} tokens."
+        )
+
+    def run_ids(inputs):
+        n = len(inputs["token_ids"])
+        parts = [
+            serve(
+                **{
+                    k: tf.constant(v[i : i + batch_size], tf.int32)
+                    for k, v in inputs.items()
+                }
+            )
+            for i in range(0, n, batch_size)
+        ]
+        return {k: np.concatenate([p[k].numpy() for p in parts]) for k in parts[0]}
+
+    return length, run_ids
