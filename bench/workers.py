@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import pathlib
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,16 +28,7 @@ import tempfile
 
 from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.train.pretrain import corpus_documents
-
-
-def _ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
+from zoo.utils.local_cluster import free_ports, tf_configs
 
 
 def _shards(root):
@@ -110,19 +100,13 @@ def _run(kind, data, out, steps, workers):
     if workers == 1:
         subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
     else:
-        cluster = {"worker": [f"127.0.0.1:{p}" for p in _ports(workers)]}
         procs = [
             subprocess.Popen(
                 cmd + ["--strategy", "multiworker"],
                 stdout=subprocess.DEVNULL,
-                env=dict(
-                    env,
-                    TF_CONFIG=json.dumps(
-                        {"cluster": cluster, "task": {"type": "worker", "index": i}}
-                    ),
-                ),
+                env=dict(env, TF_CONFIG=tf_config),
             )
-            for i in range(workers)
+            for tf_config in tf_configs(free_ports(workers))
         ]
         if any(p.wait() for p in procs):
             raise SystemExit(f"{kind} with {workers} workers failed")

@@ -1,10 +1,9 @@
-"""Processes for the multi-worker tests: free ports on 127.0.0.1, one
-TF_CONFIG per worker, starting and waiting with a hang guard."""
+"""Processes for the multi-worker tests: free ports on 127.0.0.1 and one
+TF_CONFIG per worker (zoo.utils.local_cluster, shared with bench/workers.py),
+starting and waiting with a hang guard."""
 
-import json
 import os
 import signal
-import socket
 import subprocess
 import time
 
@@ -12,24 +11,6 @@ import numpy as np
 import pytest
 
 TIMEOUT = 300  # seconds, per group of processes (a hang guard)
-
-
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
-def tf_configs(ports):
-    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    return [
-        json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})
-        for i in range(len(ports))
-    ]
 
 
 def env(tf_config=None):

@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 
 import zoo
-from tests.cluster import env, free_ports, max_diff, start, tail, tf_configs, wait
+from tests.cluster import env, max_diff, start, tail, wait
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer
+from zoo.utils.local_cluster import free_ports, tf_configs
 
 WORDS = (
     "goal match team win cup rain storm cloud wind sun vote law party "

@@ -111,21 +111,14 @@ class SentencePieceTokenizer(WordPieceTokenizer):
         self.lowercase = bool(lowercase)
         self.strip_accents = strip_accents
         self.max_chars_per_word = None
-        self.cls_token, self.sep_token, self.pad_token = cls_token, sep_token, pad_token
-        self.unk_token, self.mask_token = unk_token, mask_token
-        for name in ("cls_token", "sep_token", "pad_token", "unk_token", "mask_token"):
-            token = getattr(self, name)
-            if token not in self._token_to_id:
-                raise ValueError(
-                    f"Cannot find special token {token!r} (`{name}`) among the "
-                    f"SentencePiece model's {size} pieces. Use the checkpoint's own "
-                    f"spiece.model, or pass `{name}=` with the model's spelling of it."
-                )
-        self.cls_id = self._token_to_id[cls_token]
-        self.sep_id = self._token_to_id[sep_token]
-        self.pad_id = self._token_to_id[pad_token]
-        self.unk_id = self._token_to_id[unk_token]
-        self.mask_id = self._token_to_id[mask_token]
+        self._set_special_tokens(
+            dict(
+                cls=cls_token, sep=sep_token, pad=pad_token, unk=unk_token, mask=mask_token
+            ),
+            f"among the SentencePiece model's {size} pieces",
+            "Use the checkpoint's own spiece.model, or pass `{argument}=` with the model's "
+            "spelling of it.",
+        )
         self._tokenize_graph = tf.function(
             self._tokenize,
             input_signature=[tf.TensorSpec([None], tf.string)],

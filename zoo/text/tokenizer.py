@@ -225,21 +225,14 @@ class WordPieceTokenizer(keras.layers.Layer):
         self.lowercase = bool(lowercase)
         self.strip_accents = strip_accents
         self.max_chars_per_word = max_chars_per_word
-        self.cls_token, self.sep_token, self.pad_token = cls_token, sep_token, pad_token
-        self.unk_token, self.mask_token = unk_token, mask_token
-        for name in ("cls_token", "sep_token", "pad_token", "unk_token", "mask_token"):
-            token = getattr(self, name)
-            if token not in self._token_to_id:
-                raise ValueError(
-                    f"Cannot find special token {token!r} (`{name}`) in the vocabulary ({source}). "
-                    f"Use a BERT vocabulary that contains it, or pass `{name}=` with the "
-                    "vocabulary's own spelling of that token."
-                )
-        self.cls_id = self._token_to_id[cls_token]
-        self.sep_id = self._token_to_id[sep_token]
-        self.pad_id = self._token_to_id[pad_token]
-        self.unk_id = self._token_to_id[unk_token]
-        self.mask_id = self._token_to_id[mask_token]
+        self._set_special_tokens(
+            dict(
+                cls=cls_token, sep=sep_token, pad=pad_token, unk=unk_token, mask=mask_token
+            ),
+            f"in the vocabulary ({source})",
+            "Use a BERT vocabulary that contains it, or pass `{argument}=` with the "
+            "vocabulary's own spelling of that token.",
+        )
         self._wordpiece = tft.FastWordpieceTokenizer(
             vocab=tokens,
             suffix_indicator="##",
@@ -260,6 +253,24 @@ class WordPieceTokenizer(keras.layers.Layer):
             autograph=False,
         )
         self.built = True
+
+    def _set_special_tokens(self, tokens, where, remedy):
+        """Set `<name>_token` and `<name>_id` for each special token (`tokens`:
+        name -> spelling, names cls, sep, pad, unk, mask), looked up in
+        `self._token_to_id`. A spelling that is not a token is a ValueError
+        naming it, its argument, where it was looked for (`where`) and what
+        to do (`remedy`, in which `{argument}` is the argument's name). The
+        packer writes these ids into every sequence, so each must be a token
+        of this vocabulary. Both tokenizers check their specials here."""
+        for name, token in tokens.items():
+            argument = f"{name}_token"
+            if token not in self._token_to_id:
+                raise ValueError(
+                    f"Cannot find special token {token!r} (`{argument}`) {where}. "
+                    + remedy.format(argument=argument)
+                )
+            setattr(self, argument, token)
+            setattr(self, f"{name}_id", self._token_to_id[token])
 
     # --- vocabulary ---------------------------------------------------------
 
