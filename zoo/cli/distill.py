@@ -21,6 +21,7 @@ from zoo.cli.runs import (
     add_run_output,
     add_schedule,
     check_out_apart,
+    checkpoint_path,
     data_path,
     help_examples,
     keras_verbosity,
@@ -137,7 +138,7 @@ def register(subparsers):
     )
     p.add_argument(
         "--teacher",
-        type=pathlib.Path,
+        type=checkpoint_path,
         required=True,
         help="teacher zoo model directory (zoo finetune / zoo pretrain output)",
     )

@@ -12,6 +12,7 @@ from zoo.cli.runs import (
     add_run_output,
     add_schedule,
     check_out_apart,
+    checkpoint_path,
     data_path,
     help_examples,
     keras_verbosity,
@@ -120,7 +121,7 @@ def register(subparsers):
     )
     p.add_argument(
         "--model",
-        type=pathlib.Path,
+        type=checkpoint_path,
         required=True,
         help="the checkpoint: any format `zoo convert` reads, or a zoo model directory",
     )

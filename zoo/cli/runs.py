@@ -75,14 +75,20 @@ def _plain(value):
 
 
 def run_info(args):
-    """What args.json records: command, arguments, versions, git revision, time."""
-    return {
+    """What args.json records: command, arguments, versions, git revision,
+    time, and for arguments given as Hub names the commit each resolved to
+    (`resolved`)."""
+    info = {
         "command": sys.argv[0:2],
         "arguments": plain_arguments(args),
         "versions": versions(),
         "git_revision": git_revision(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    resolved = hub_sources(args)
+    if resolved:
+        info["resolved"] = resolved
+    return info
 
 
 def write_run_info(out_dir, args):
@@ -140,6 +146,39 @@ def output_path(value):
     return pathlib.Path(value)
 
 
+HUB_PREFIX = "hf://"
+
+
+def checkpoint_path(value):
+    """The argparse type of a checkpoint (--model, --teacher, --config, SRC):
+    a path, or a Hub name `hf://OWNER/NAME[@REVISION]` kept as written (a
+    Path would fold its double slash). The library fetches Hub names."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"received {value!r}, an empty path; give a checkpoint directory or a Hub name "
+            "(hf://OWNER/NAME)."
+        )
+    return value if value.startswith(HUB_PREFIX) else pathlib.Path(value)
+
+
+def hub_sources(args):
+    """`{argument: "hf://OWNER/NAME@COMMIT"}` for every argument given as a
+    Hub name, fetched (or found in the Hub cache) now: what args.json
+    records, so a run names the exact weights it read."""
+    names = {
+        k: v
+        for k, v in vars(args).items()
+        if isinstance(v, str) and v.startswith(HUB_PREFIX)
+    }
+    if not names:
+        return {}
+    # Lazy: the checkpoints package imports TensorFlow, which `zoo --help`
+    # and the commands without a Hub name need not load.
+    from zoo.checkpoints import hub
+
+    return {k: hub.fetch(v).source for k, v in names.items()}
+
+
 def _resolved(path):
     """`path` absolute, with every symbolic link in it followed."""
     return pathlib.Path(os.path.abspath(pathlib.Path(path))).resolve()
@@ -174,7 +213,7 @@ def check_out_apart(out, inputs):
     input before reading it)."""
     where = _resolved(out)
     for flag, path in inputs:
-        if path is None:
+        if path is None or str(path).startswith(HUB_PREFIX):  # a Hub name: not a path here
             continue
         source = _resolved(path)
         if where == source:
