@@ -6,7 +6,7 @@ query, key, value and output 128x384x384, feed-forward 128x384x1536 and
 128x1536x384), chained as the layers chain them, with nothing else. It
 answers whether the gap between the project's Keras forward pass and ONNX
 Runtime's at batch 1 is in the graph around the products or in the products'
-kernels (BUILD_NOTES, "`make bench` and speed"). Needs the `bench` extra.
+kernels (the answer: BUILD_NOTES.md, "Known limits"). Needs the `bench` extra.
 
     python bench/gemm.py [--rounds 20]
 """

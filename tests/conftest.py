@@ -1,4 +1,4 @@
-"""Shared fixtures. Real third-party assets (DATA.md) come from `make setup`;
+"""Shared fixtures. Real third-party assets (docs/data.md) come from `make setup`;
 a test that needs one FAILS in CI when it is missing and skips elsewhere,
 with the command that installs it."""
 

@@ -30,9 +30,9 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 # by default only on CPUs it deems new enough (AVX-512 and later); on an
 # AVX2-only CPU it falls back to its Eigen kernels. With oneDNN on, a MiniLM
 # fine-tuning step (batch 16 x 128) takes 0.70x the time and a forward pass
-# 0.80x on such a machine (BUILD_NOTES, "`make bench` and speed"). TensorFlow reads the
-# variable when it loads, so this must precede its import; set
-# TF_ENABLE_ONEDNN_OPTS=0 to compare.
+# 0.80x on such a machine (BUILD_NOTES.md, "Training and distribution").
+# TensorFlow reads the variable when it loads, so this must precede its
+# import; set TF_ENABLE_ONEDNN_OPTS=0 to compare.
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
 from zoo.checkpoints import load_checkpoint  # noqa: E402

@@ -241,7 +241,8 @@ _ALBERT_VOCAB = 30000
 PRESETS: dict[str, EncoderConfig] = {
     # Tiny width for tests and CPU demos (Turc et al.'s BERT-Tiny shape).
     "bert_tiny": EncoderConfig(_BERT_VOCAB, 2, 2, 128, 512),
-    # sentence-transformers/all-MiniLM-L6-v2: the real checkpoint of DATA.md.
+    # sentence-transformers/all-MiniLM-L6-v2: the real checkpoint `make setup`
+    # installs (docs/data.md).
     "minilm_l6_h384": EncoderConfig(_BERT_VOCAB, 6, 12, 384, 1536),
     # DistilBERT (Sanh et al. 2019): 6 of BERT-Base's layers, no segments/pooler.
     "distil_bert_base": EncoderConfig(

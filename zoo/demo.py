@@ -1,4 +1,4 @@
-"""`zoo demo`: the main job end to end on the real default (DATA.md).
+"""`zoo demo`: the main job end to end on the real default (docs/data.md).
 
     1 convert   the real all-MiniLM-L6-v2 checkpoint -> OUT/minilm
     2 teacher   fine-tune it on BBC News             -> OUT/teacher
@@ -98,16 +98,16 @@ class DemoConfig:
     distill_epochs: int = 3
     distill_learning_rate: float = 2e-4
     # The first student is the phone model: pruned, every .tflite mode. Two
-    # layers keep 99.5% of the teacher's accuracy on BBC (BUILD_NOTES) at a
-    # third of its compute.
+    # layers keep over 99% of the teacher's accuracy on BBC (BUILD_NOTES.md,
+    # "Performance figures") at a third of its compute.
     students: tuple = (2,)
     # The students keep the 768 strongest of each copied layer's 1536
     # feed-forward units (None keeps them all): the phone files are 4.4-5.4x
     # faster than the teacher instead of 3.8-4.1x. Two epochs at 1e-4 were
     # not enough for it (0.9390, 97.6% of a 0.9624 teacher); three, with the
     # teacher's outputs cached, at 1e-4 / 2e-4 gave 0.9531 / 0.9554 on test
-    # and 0.9765 / 0.9812 on validation, where 2e-4 was chosen (BUILD_NOTES,
-    # "Phone models").
+    # and 0.9765 / 0.9812 on validation, where 2e-4 was chosen (the phone
+    # file: BUILD_NOTES.md, "Phone and MediaPipe").
     student_intermediate_dim: int | None = 768
     # Run the teacher once over the training articles instead of once per
     # epoch (`zoo distill --cache-teacher`).

@@ -85,7 +85,8 @@ def test_garden_leaves_keras_3_in_charge(garden_networks):
     assert "TF_USE_LEGACY_KERAS" not in os.environ
     assert "tensorflow_model_optimization" not in sys.modules, (
         "something imported tensorflow-model-optimization, which switches tf.keras "
-        "to tf_keras for the whole process (DESIGN.md); it must not be imported here"
+        'to tf_keras for the whole process (BUILD_NOTES.md, "Dependencies and why"); '
+        "it must not be imported here"
     )
     assert tf.keras.__version__ == keras.__version__
     assert keras.__version__.startswith("3.")

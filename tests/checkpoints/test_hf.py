@@ -82,7 +82,8 @@ def test_sequence_and_pooled_output_match_transformers(
 
 
 def test_published_similarity_figures(minilm):
-    """DATA.md: mean-pooled, normalised cosine 0.719 and -0.054."""
+    """The model card's published figures (docs/data.md): mean-pooled,
+    normalised cosine 0.719 and -0.054."""
     from zoo.models.bert_encoder import padding_mean
 
     encoder, tokenizer = minilm

@@ -1,4 +1,4 @@
-"""Readers of the real assets: counts from DATA.md, fixed order and split,
+"""Readers of the real assets: the counts docs/data.md states, fixed order and split,
 clear errors when an asset is missing, and the install script."""
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def test_austen_documents():
     paragraphs = [p for book in books for p in book]
     assert not any(p.startswith("CHAPTER") or "_" in p for p in paragraphs)
     words = sum(len(p.split()) for p in paragraphs)
-    assert 700_000 < words < 730_000  # DATA.md: about 718k words
+    assert 700_000 < words < 730_000  # about 718k words in the six novels' paragraphs
     assert books[1][0].startswith(
         "It is a truth universally acknowledged"
     )  # Pride and Prejudice

@@ -8,7 +8,7 @@ plateau near step 250 of a 1000-step one), at 3e-3 through 600 steps, with
 MLM stalled near the unigram guess; at 1e-3 with 10% warmup it left the
 plateau within 200 steps (0.66 after 200 steps and 0.68 after 600 on a
 320-pair probe; this test's 300 steps measured 0.717 on its 640-pair
-probe, MLM 0.061; BUILD_NOTES, "Pre-training and fine-tuning").
+probe, MLM 0.061; BUILD_NOTES.md, "Training and distribution").
 
 Continued pre-training starts from the real MiniLM checkpoint (which ships
 no MLM head, so the head starts random) through `zoo pretrain`."""

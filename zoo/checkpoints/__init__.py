@@ -84,8 +84,9 @@ def _vocab_path(path, fmt):
             "ALBERT checkpoints do) but no vocab.txt; model directories, exports and "
             "the CLI take WordPiece vocabularies only. In Python: encoder = "
             "zoo.checkpoints.load_hf_encoder(path) and tokenizer = "
-            "zoo.text.sentencepiece_tokenizer.SentencePieceTokenizer(path) (BUILD_NOTES, "
-            "ALBERT); or use a checkpoint trained with a WordPiece vocab.txt."
+            "zoo.text.sentencepiece_tokenizer.SentencePieceTokenizer(path) "
+            '(BUILD_NOTES.md, "Checkpoint formats"); or use a checkpoint trained with a '
+            "WordPiece vocab.txt."
         )
     raise FileNotFoundError(
         f"{path}: no vocab.txt beside the checkpoint; the tokenizer needs the "

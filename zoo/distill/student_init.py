@@ -27,7 +27,7 @@ copied layer, the feed-forward units with the largest
 output row: how much the unit can contribute, data-free), in their original
 order; everything else is copied whole. The student then starts from a
 pruned teacher, not an exact one, and distillation recovers what the
-dropped units carried (BUILD_NOTES, "Phone models").
+dropped units carried (BUILD_NOTES.md, "Phone and MediaPipe").
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ class Dropout(keras.layers.Dropout):
 
     TensorFlow's stateless random kernel was ~6% of a MiniLM fine-tuning
     step's op time, most of it the attention probabilities' `[batch, heads,
-    seq, seq]` mask (BUILD_NOTES, "`make bench` and speed"). An element is
+    seq, seq]` mask (BUILD_NOTES.md, "Training and distribution"). An element is
     dropped when its draw is below `round(rate * 65536)`, and kept ones are
     scaled by `65536 / (65536 - that)`, so the output's expectation is the
     input's exactly, and the drop probability is `rate` to within 7.7e-6

@@ -28,8 +28,8 @@ def gelu_for_training(x):
     `erfc`'s (Neg, Square, Exp and five products over the `[tokens,
     intermediate]` activation). Forward and backward here take 21 ms
     against 30 ms on a `[2048, 1536]` activation, 2 threads; outputs equal
-    `tf.nn.gelu` to 7.2e-7 and gradients to 9.5e-7 (BUILD_NOTES, "`make
-    bench` and speed"). `Projection` uses it while training; inference keeps
+    `tf.nn.gelu` to 7.2e-7 and gradients to 9.5e-7 (BUILD_NOTES.md,
+    "Training and distribution"). `Projection` uses it while training; inference keeps
     `tf.nn.gelu`, which oneDNN fuses into the product.
     """
     cdf = 0.5 * (1.0 + tf.math.erf(x * 0.7071067811865476))
@@ -51,8 +51,8 @@ class Projection(keras.layers.Dense):
     them. As one 2-D product followed directly by `BiasAdd` and GELU, the
     rewrite runs product, bias and GELU as a single kernel (`_MklFusedMatMul`)
     and the shape arithmetic of `tensordot` disappears. The gain is modest
-    (MiniLM's batch-1 forward pass 3-4% faster on one core, BUILD_NOTES,
-    "`make bench` and speed"): the products themselves dominate. LiteRT's
+    (MiniLM's batch-1 forward pass 3-4% faster on one core; BUILD_NOTES.md,
+    "Training and distribution"): the products themselves dominate. LiteRT's
     converter turns the same graph into `FULLY_CONNECTED` and `GELU`.
 
     Args:

@@ -17,7 +17,7 @@ def tied_logits(x, embeddings):
     as much per training step on CPU: the transpose copies the V x D table
     on every call and the 3-D x 2-D product's gradient for the table is a
     batched product summed over the batch (bert_tiny pre-training step, B32
-    x 10 predictions x 30,522 pieces: BUILD_NOTES, "Pre-training")."""
+    x 10 predictions x 30,522 pieces; BUILD_NOTES.md, "Training and distribution")."""
     logits = tf.matmul(tf.reshape(x, (-1, x.shape[-1])), embeddings, transpose_b=True)
     leading = [d if d is not None else tf.shape(x)[i] for i, d in enumerate(x.shape[:-1])]
     return tf.reshape(logits, leading + [embeddings.shape[0]])

@@ -15,8 +15,8 @@ packing with `WordPieceTokenizer`'s packer (same truncation rules).
 
 What it is not (yet): the zoo's model directories, `zoo export`'s
 artifacts and the Android app carry a WordPiece vocab.txt; this tokenizer
-is for library use beside `zoo.checkpoints.load_hf_encoder` (BUILD_NOTES,
-"ALBERT"). tensorflow-text's SentencePiece op has no TFLite kernel.
+is for library use beside `zoo.checkpoints.load_hf_encoder` (BUILD_NOTES.md,
+"Checkpoint formats"). tensorflow-text's SentencePiece op has no TFLite kernel.
 """
 
 from __future__ import annotations

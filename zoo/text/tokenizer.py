@@ -537,7 +537,7 @@ class WordPieceTokenizer(keras.layers.Layer):
             token_ids = tf.where(positions == l1 + l2 + 2, self.sep_id, token_ids)
             segment_ids = tf.where(in_b | (positions == l1 + l2 + 2), 1, 0)
         # tf.where rather than a bool cast: the LiteRT converter trips on
-        # casts of bools feeding an embedding (DESIGN.md).
+        # casts of bools feeding an embedding.
         padding_mask = tf.where(positions < length, 1, 0)
         return {
             "token_ids": tf.cast(token_ids, tf.int32),

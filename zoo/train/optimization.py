@@ -87,7 +87,7 @@ def build_for_fit(model, element_spec, variables=None):
     Keras's TensorFlow trainer builds these lazily, inside the traced step,
     unless a tf.distribute strategy is in scope; a `tf.function` that
     creates variables is traced a second time, so each plain `fit` traced
-    its whole train step twice (BUILD_NOTES, "`make bench` and speed"). The
+    its whole train step twice (BUILD_NOTES.md, "Training and distribution"). The
     metrics and trackers are built on one all-zero batch shaped like
     `element_spec` (the dataset's) and then reset: no data is read, so the
     dataset's shuffling is untouched. Under a strategy Keras builds them
