@@ -610,6 +610,28 @@ def _headline(rows, config):
     return out
 
 
+def _headline_summary(headline):
+    """The report's headline: one line per phone file, the best one first
+    (marked), then the other modes in their order. `headline["best"]` is a
+    copy of one mode's entry (with that `mode`), so that mode is not listed
+    a second time."""
+    best = headline.get("best")
+    entries = [("best", best)] if best else []
+    entries += [
+        (mode, h)
+        for mode, h in headline.items()
+        if mode != "best" and not (best and mode == best["mode"])
+    ]
+    return "\n".join(
+        f"- {'Best phone model: ' if key == 'best' else ''}**{h['student']}** vs "
+        f"{h['teacher']}: {h['size_ratio']:.1f}x smaller, "
+        f"{h['speedup']:.1f}x faster, accuracy {h['student_accuracy']:.4f} vs "
+        f"{h['teacher_accuracy']:.4f} ({100 * h['accuracy_ratio']:.1f}% of the teacher's), "
+        f"agreement with the teacher {h['agreement_with_teacher']:.4f}."
+        for key, h in entries
+    )
+
+
 def _table(rows):
     head = (
         "| model | format | size MB | latency ms | accuracy | agreement with teacher "
@@ -735,14 +757,7 @@ def stage_report(out, config, args_info):
         _table(rows),
         "",
     ]
-    summary = "\n".join(
-        f"- {'Best phone model: ' if key == 'best' else ''}**{h['student']}** vs "
-        f"{h['teacher']}: {h['size_ratio']:.1f}x smaller, "
-        f"{h['speedup']:.1f}x faster, accuracy {h['student_accuracy']:.4f} vs "
-        f"{h['teacher_accuracy']:.4f} ({100 * h['accuracy_ratio']:.1f}% of the teacher's), "
-        f"agreement with the teacher {h['agreement_with_teacher']:.4f}."
-        for key, h in sorted(headline.items(), key=lambda kv: kv[0] != "best")
-    )
+    summary = _headline_summary(headline)
     if summary:
         lines += ["Headline:", "", summary, ""]
     pruned = stages.get("prune", {}).get("result")
