@@ -21,6 +21,8 @@ decided per span, and the span boundaries the span-boundary objective reads.
 
 from __future__ import annotations
 
+import typing
+
 import tensorflow as tf
 
 
@@ -69,15 +71,8 @@ def mask_tokens(
         tf.random.experimental.stateless_split(seed, 3)
     )
 
-    special = tf.reduce_any(
-        token_ids[:, :, None] == tf.constant(list(special_ids), tf.int32)[None, None, :],
-        axis=-1,
-    )
-    selectable = tf.logical_and(padding_mask > 0, tf.logical_not(special))
-    num_selectable = tf.reduce_sum(tf.cast(selectable, tf.float32), axis=1)
-    num_to_select = tf.cast(tf.round(num_selectable * selection_rate), tf.int32)
-    num_to_select = tf.minimum(
-        tf.maximum(num_to_select, tf.cast(num_selectable > 0, tf.int32)), max_predictions
+    selectable, num_to_select = _selectable_and_budget(
+        token_ids, padding_mask, special_ids, selection_rate, max_predictions
     )
 
     scores = tf.random.stateless_uniform([batch, seq], select_seed)
@@ -118,6 +113,25 @@ def mask_tokens(
     return {
         k: out[k] for k in ("token_ids", "masked_positions", "masked_ids", "masked_weights")
     }
+
+
+def _selectable_and_budget(
+    token_ids, padding_mask, special_ids, selection_rate, max_predictions
+):
+    """(selectable, budget): the real, non-special tokens (bool `[batch,
+    seq]`) and how many of them each row masks: `round(selection_rate * n)`,
+    at least one when there is one, at most `max_predictions`."""
+    special = tf.reduce_any(
+        token_ids[:, :, None] == tf.constant(list(special_ids), tf.int32)[None, None, :],
+        axis=-1,
+    )
+    selectable = tf.logical_and(padding_mask > 0, tf.logical_not(special))
+    num_selectable = tf.reduce_sum(tf.cast(selectable, tf.float32), axis=1)
+    budget = tf.cast(tf.round(num_selectable * selection_rate), tf.int32)
+    budget = tf.minimum(
+        tf.maximum(budget, tf.cast(num_selectable > 0, tf.int32)), max_predictions
+    )
+    return selectable, budget
 
 
 def _replace_and_gather(
@@ -236,26 +250,55 @@ def mask_spans(
     padding_mask = tf.convert_to_tensor(padding_mask, tf.int32)
     seed = tf.cast(seed, tf.int64)
     k_max = int(num_candidates or 2 * max_predictions)
-    batch, seq = tf.shape(token_ids)[0], tf.shape(token_ids)[1]
     span_seed, action_seed, random_seed = tf.unstack(
         tf.random.experimental.stateless_split(seed, 3)
     )
-    special = tf.reduce_any(
-        token_ids[:, :, None] == tf.constant(list(special_ids), tf.int32)[None, None, :],
-        axis=-1,
+    selectable, budget = _selectable_and_budget(
+        token_ids, padding_mask, special_ids, selection_rate, max_predictions
     )
-    selectable = tf.logical_and(padding_mask > 0, tf.logical_not(special))
-    num_selectable = tf.reduce_sum(tf.cast(selectable, tf.float32), axis=1)
-    budget = tf.cast(tf.round(num_selectable * selection_rate), tf.int32)
-    budget = tf.minimum(
-        tf.maximum(budget, tf.cast(num_selectable > 0, tf.int32)), max_predictions
+    words = _word_tables(token_ids, selectable, continuation)
+    chosen, span_of, span_left, span_right = _draw_spans(
+        words, budget, span_seed, k_max, geometric_p, max_span_length
     )
+
+    # 80/10/10 per span: every token of a span takes its span's draw.
+    batch = tf.shape(token_ids)[0]
+    span_action = tf.random.stateless_uniform([batch, k_max], action_seed)
+    action = tf.gather(span_action, tf.maximum(span_of, 0), batch_dims=1)
+    out = _replace_and_gather(
+        token_ids,
+        chosen,
+        action,
+        random_seed,
+        vocabulary_size=vocabulary_size,
+        mask_id=mask_id,
+        special_ids=special_ids,
+        max_predictions=max_predictions,
+        mask_token_rate=mask_token_rate,
+        random_token_rate=random_token_rate,
+    )
+    return _with_span_boundaries(out, span_of, span_left, span_right)
+
+
+class _Words(typing.NamedTuple):
+    """Per-word tables of a batch, `[batch, seq]` (a row has at most `seq`
+    words; entries past a row's `num_words` are unused)."""
+
+    first_pos: tf.Tensor  # the word's first token position
+    last_pos: tf.Tensor  # its last token position
+    word_limit: tf.Tensor  # the last word of its segment: a span ends there
+    num_words: tf.Tensor  # [batch]: words per row
+    positions: tf.Tensor  # [batch, seq]: each token's position
+
+
+def _word_tables(token_ids, selectable, continuation):
+    """The words of each row: a selectable token that is not a `##` piece,
+    or that follows a special token, starts one. Segments are the runs
+    between special tokens."""
+    batch, seq = tf.shape(token_ids)[0], tf.shape(token_ids)[1]
     positions = tf.broadcast_to(tf.range(seq)[None, :], [batch, seq])
     rows = tf.range(batch)[:, None]
-
-    # Words: a selectable token that is not a `##` piece, or that follows a
-    # special token, starts one. Per-word tables are [batch, seq] (a row
-    # has at most `seq` words), filled through flat segment ids; unselectable
+    # Per-word tables are filled through flat segment ids; unselectable
     # tokens go to one extra, discarded segment.
     is_piece = tf.gather(tf.convert_to_tensor(continuation, tf.bool), token_ids)
     previous = tf.pad(selectable[:, :-1], [[0, 0], [1, 0]])
@@ -287,15 +330,25 @@ def mask_spans(
     word_limit = tf.gather(
         segment_last_word, tf.clip_by_value(word_segment, 0, seq), batch_dims=1
     )
+    return _Words(first_pos, last_pos, word_limit, num_words, positions)
 
+
+def _draw_spans(words, budget, span_seed, k_max, geometric_p, max_span_length):
+    """Draw `k_max` candidate spans per row, one vectorised step over the
+    batch each, keeping those that fit (`mask_spans`'s rules). Returns
+    `chosen` (bool per token), `span_of` (the span index per token, -1
+    outside spans) and each candidate's `span_left` / `span_right`
+    positions `[batch, k_max]`."""
+    positions = words.positions
+    batch, seq = tf.shape(positions)[0], tf.shape(positions)[1]
     start_seed, length_seed = tf.unstack(
         tf.random.experimental.stateless_split(span_seed, 2)
     )
     lengths = span_lengths([k_max, batch], length_seed, geometric_p, max_span_length)
     draws = tf.random.stateless_uniform([k_max, batch], start_seed)
     first_words = tf.minimum(
-        tf.cast(draws * tf.cast(num_words, tf.float32), tf.int32),
-        tf.maximum(num_words - 1, 0),
+        tf.cast(draws * tf.cast(words.num_words, tf.float32), tf.int32),
+        tf.maximum(words.num_words - 1, 0),
     )
     word_index = tf.range(seq)[None, :]
     chosen = tf.zeros([batch, seq], tf.bool)
@@ -305,22 +358,24 @@ def mask_spans(
     for k in range(k_max):
         w = first_words[k]  # [B]
         last = tf.minimum(
-            w + lengths[k] - 1, tf.gather(word_limit, w[:, None], batch_dims=1)[:, 0]
+            w + lengths[k] - 1, tf.gather(words.word_limit, w[:, None], batch_dims=1)[:, 0]
         )
-        begin = tf.gather(first_pos, w[:, None], batch_dims=1)[:, 0]
+        begin = tf.gather(words.first_pos, w[:, None], batch_dims=1)[:, 0]
         room = budget - count
         # The longest run of whole words from w, up to `last`, within the room.
         fits = (
             (word_index >= w[:, None])
             & (word_index <= last[:, None])
-            & (last_pos - begin[:, None] + 1 <= room[:, None])
+            & (words.last_pos - begin[:, None] + 1 <= room[:, None])
         )
         end_word = tf.reduce_max(tf.where(fits, word_index, -1), axis=1)
-        end = tf.gather(last_pos, tf.maximum(end_word, 0)[:, None], batch_dims=1)[:, 0]
+        end = tf.gather(words.last_pos, tf.maximum(end_word, 0)[:, None], batch_dims=1)[
+            :, 0
+        ]
         inside = (positions >= begin[:, None]) & (positions <= end[:, None])
         ok = (
             (end_word >= 0)
-            & (num_words > 0)
+            & (words.num_words > 0)
             & tf.logical_not(tf.reduce_any(inside & chosen, axis=1))
         )
         take = inside & ok[:, None]
@@ -329,24 +384,12 @@ def mask_spans(
         count = count + tf.reduce_sum(tf.cast(take, tf.int32), axis=1)
         lefts.append(begin - 1)
         rights.append(end + 1)
-    span_left = tf.stack(lefts, axis=1)  # [B, K]
-    span_right = tf.stack(rights, axis=1)
+    return chosen, span_of, tf.stack(lefts, axis=1), tf.stack(rights, axis=1)
 
-    # 80/10/10 per span: every token of a span takes its span's draw.
-    span_action = tf.random.stateless_uniform([batch, k_max], action_seed)
-    action = tf.gather(span_action, tf.maximum(span_of, 0), batch_dims=1)
-    out = _replace_and_gather(
-        token_ids,
-        chosen,
-        action,
-        random_seed,
-        vocabulary_size=vocabulary_size,
-        mask_id=mask_id,
-        special_ids=special_ids,
-        max_predictions=max_predictions,
-        mask_token_rate=mask_token_rate,
-        random_token_rate=random_token_rate,
-    )
+
+def _with_span_boundaries(out, span_of, span_left, span_right):
+    """`_replace_and_gather`'s outputs plus, per masked position, the
+    positions just outside its span (0 in padding slots)."""
     weights = out["weights"]
     width = tf.shape(weights)[1]
     masked_span = tf.gather(
