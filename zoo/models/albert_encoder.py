@@ -58,7 +58,7 @@ class AlbertEncoder(BertEncoder):
         **kwargs,
     ):
         # Validate through the config so a bad value fails with one message.
-        EncoderConfig(
+        config = EncoderConfig(
             vocabulary_size=vocabulary_size,
             num_layers=num_layers,
             num_heads=num_heads,
@@ -75,64 +75,16 @@ class AlbertEncoder(BertEncoder):
             num_groups=num_groups,
         )
 
-        def init():
-            return keras.initializers.TruncatedNormal(stddev=initializer_range)
-
         # === Layers ===
-        self.embeddings = BertEmbeddings(
-            vocabulary_size,
-            embedding_dim,
-            max_sequence_length=max_sequence_length,
-            num_segments=num_segments,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            initializer_range=initializer_range,
-            dtype=dtype,
-            name="embeddings",
-        )
-        self.embedding_projection = keras.layers.Dense(
-            hidden_dim, kernel_initializer=init(), dtype=dtype, name="embedding_projection"
-        )
-        self.blocks = [
-            TransformerEncoderBlock(
-                num_heads,
-                hidden_dim,
-                intermediate_dim,
-                dropout=dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                initializer_range=initializer_range,
-                activation=activation,
-                dtype=dtype,
-                name=f"shared_layer_{g}",
-            )
-            for g in range(num_groups)
-        ]
-        self.pooler_dense = keras.layers.Dense(
-            hidden_dim,
-            activation="tanh",
-            kernel_initializer=init(),
-            dtype=dtype,
-            name="pooler_dense",
-        )
+        self._create_layers(config, dtype)
 
         # === Functional model ===
         inputs = {
             name: keras.Input(shape=(None,), dtype="int32", name=name)
             for name in INPUT_NAMES
         }
-        x = self.embeddings(inputs["token_ids"], inputs["segment_ids"])
-        x = self.embedding_projection(x)  # (B, T, E) -> (B, T, H)
-        hidden_states, attention_probs = [x], []
-        per_group = num_layers // num_groups
-        for i in range(num_layers):
-            x, probs = self.blocks[i // per_group](x, padding_mask=inputs["padding_mask"])
-            hidden_states.append(x)
-            attention_probs.append(probs)
-        outputs = {
-            "sequence_output": x,
-            "pooled_output": self.pooler_dense(x[:, 0, :]),
-        }
-        # Skip BertEncoder.__init__ (it builds BERT's graph) and go to the
+        outputs, internals = self._functional_outputs(inputs, config)
+        # Skip BertEncoder.__init__ (it takes BERT's arguments) and go to the
         # functional model's. Not `keras.Model.__init__(self, ...)`: once Keras
         # has injected `Functional` into the bases, that re-injects and fails.
         super(BertEncoder, self).__init__(
@@ -140,20 +92,68 @@ class AlbertEncoder(BertEncoder):
         )
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.embedding_dim = embedding_dim
-        self.num_groups = num_groups
-        self.max_sequence_length = max_sequence_length
-        self.num_segments = num_segments
-        self.dropout = dropout
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
-        self.activation = activation
-        self._internal_outputs = (hidden_states, attention_probs)
+        self._store_config(config)
+        self._internal_outputs = internals
+
+    def _create_layers(self, config, dtype):
+        """`embeddings` (E wide), `embedding_projection` (E -> H), the
+        `num_groups` distinct `blocks` and `pooler_dense`."""
+
+        def init():
+            return keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+
+        self.embeddings = BertEmbeddings(
+            config.vocabulary_size,
+            config.embedding_dim,
+            max_sequence_length=config.max_sequence_length,
+            num_segments=config.num_segments,
+            dropout=config.dropout,
+            layer_norm_epsilon=config.layer_norm_epsilon,
+            initializer_range=config.initializer_range,
+            dtype=dtype,
+            name="embeddings",
+        )
+        self.embedding_projection = keras.layers.Dense(
+            config.hidden_dim,
+            kernel_initializer=init(),
+            dtype=dtype,
+            name="embedding_projection",
+        )
+        self.blocks = [
+            TransformerEncoderBlock(
+                config.num_heads,
+                config.hidden_dim,
+                config.intermediate_dim,
+                dropout=config.dropout,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                initializer_range=config.initializer_range,
+                activation=config.activation,
+                dtype=dtype,
+                name=f"shared_layer_{g}",
+            )
+            for g in range(config.num_groups)
+        ]
+        self.pooler_dense = keras.layers.Dense(
+            config.hidden_dim,
+            activation="tanh",
+            kernel_initializer=init(),
+            dtype=dtype,
+            name="pooler_dense",
+        )
+
+    def _functional_outputs(self, inputs, config):
+        """Embeddings, their projection to H, then layer i running block
+        `i // (num_layers // num_groups)`."""
+        x = self.embeddings(inputs["token_ids"], inputs["segment_ids"])
+        x = self.embedding_projection(x)  # (B, T, E) -> (B, T, H)
+        per_group = config.num_layers // config.num_groups
+        layers = [self.blocks[i // per_group] for i in range(config.num_layers)]
+        return self._transformer_stack(x, layers, inputs["padding_mask"])
+
+    def _store_config(self, config):
+        super()._store_config(config)
+        self.embedding_dim = config.embedding_dim
+        self.num_groups = config.num_groups
 
     @property
     def transformer_layers(self):

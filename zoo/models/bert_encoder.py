@@ -70,74 +70,100 @@ class BertEncoder(keras.Model):
         )
 
         # === Layers ===
-        self.embeddings = BertEmbeddings(
-            vocabulary_size,
-            hidden_dim,
-            max_sequence_length=max_sequence_length,
-            num_segments=num_segments,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            initializer_range=initializer_range,
-            dtype=dtype,
-            name="embeddings",
-        )
-        self.transformer_layers = [
-            TransformerEncoderBlock(
-                num_heads,
-                hidden_dim,
-                intermediate_dim,
-                dropout=dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                initializer_range=initializer_range,
-                activation=activation,
-                dtype=dtype,
-                name=f"transformer_layer_{i}",
-            )
-            for i in range(num_layers)
-        ]
-        self.pooler_dense = None
-        if config.has_pooler:
-            # The pooled output is a tanh dense layer on top of [CLS]; BERT's
-            # NSP head was trained on it.
-            self.pooler_dense = keras.layers.Dense(
-                hidden_dim,
-                activation="tanh",
-                kernel_initializer=keras.initializers.TruncatedNormal(
-                    stddev=initializer_range
-                ),
-                dtype=dtype,
-                name="pooler_dense",
-            )
+        self._create_layers(config, dtype)
 
         # === Functional model ===
         inputs = {
             name: keras.Input(shape=(None,), dtype="int32", name=name)
             for name in INPUT_NAMES
         }
+        outputs, internals = self._functional_outputs(inputs, config)
+        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+
+        # === Config ===
+        self._store_config(config)
+        self._internal_outputs = internals
+
+    # The steps of `__init__`; a subclass (AlbertEncoder) replaces the first
+    # two. Layers are created in a fixed order: each draws its initializers'
+    # seeds from Keras's global generator, so the order makes the weights of
+    # a seeded model.
+
+    def _create_layers(self, config, dtype):
+        """`embeddings`, `transformer_layers` and `pooler_dense` (None
+        without a pooler), named as checkpoints and saved weights expect."""
+        self.embeddings = BertEmbeddings(
+            config.vocabulary_size,
+            config.hidden_dim,
+            max_sequence_length=config.max_sequence_length,
+            num_segments=config.num_segments,
+            dropout=config.dropout,
+            layer_norm_epsilon=config.layer_norm_epsilon,
+            initializer_range=config.initializer_range,
+            dtype=dtype,
+            name="embeddings",
+        )
+        self.transformer_layers = [
+            TransformerEncoderBlock(
+                config.num_heads,
+                config.hidden_dim,
+                config.intermediate_dim,
+                dropout=config.dropout,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                initializer_range=config.initializer_range,
+                activation=config.activation,
+                dtype=dtype,
+                name=f"transformer_layer_{i}",
+            )
+            for i in range(config.num_layers)
+        ]
+        self.pooler_dense = None
+        if config.has_pooler:
+            # The pooled output is a tanh dense layer on top of [CLS]; BERT's
+            # NSP head was trained on it.
+            self.pooler_dense = keras.layers.Dense(
+                config.hidden_dim,
+                activation="tanh",
+                kernel_initializer=keras.initializers.TruncatedNormal(
+                    stddev=config.initializer_range
+                ),
+                dtype=dtype,
+                name="pooler_dense",
+            )
+
+    def _functional_outputs(self, inputs, config):
+        """(outputs, (hidden_states, attention_probs)) of the graph on the
+        named `inputs`: embeddings, then the transformer stack."""
         x = self.embeddings(inputs["token_ids"], inputs["segment_ids"])
+        return self._transformer_stack(x, self.transformer_layers, inputs["padding_mask"])
+
+    def _transformer_stack(self, x, layers, padding_mask):
+        """`layers` in turn on the embedded `x`, then the pooler on [CLS];
+        every layer's output and attention probabilities are kept for
+        `with_internals`."""
         hidden_states, attention_probs = [x], []
-        for layer in self.transformer_layers:
-            x, probs = layer(x, padding_mask=inputs["padding_mask"])
+        for layer in layers:
+            x, probs = layer(x, padding_mask=padding_mask)
             hidden_states.append(x)
             attention_probs.append(probs)
         outputs = {"sequence_output": x}
         if self.pooler_dense is not None:
             outputs["pooled_output"] = self.pooler_dense(x[:, 0, :])
-        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+        return outputs, (hidden_states, attention_probs)
 
-        # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.max_sequence_length = max_sequence_length
-        self.num_segments = num_segments
-        self.dropout = dropout
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
-        self.activation = activation
-        self._internal_outputs = (hidden_states, attention_probs)
+    def _store_config(self, config):
+        """The constructor's arguments as attributes (`_config_fields`)."""
+        self.vocabulary_size = config.vocabulary_size
+        self.num_layers = config.num_layers
+        self.num_heads = config.num_heads
+        self.hidden_dim = config.hidden_dim
+        self.intermediate_dim = config.intermediate_dim
+        self.max_sequence_length = config.max_sequence_length
+        self.num_segments = config.num_segments
+        self.dropout = config.dropout
+        self.layer_norm_epsilon = config.layer_norm_epsilon
+        self.initializer_range = config.initializer_range
+        self.activation = config.activation
 
     @property
     def config(self) -> EncoderConfig:
