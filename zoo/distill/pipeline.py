@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import pathlib
 import time
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -187,54 +185,26 @@ def distill(teacher_dir, data, out_dir, config, *, callbacks=(), verbose=1):
 
 
 def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
-    out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    keras.utils.set_random_seed(config.seed)
-    # Same seed, same data -> same student weights, process to process.
-    tf.config.experimental.enable_op_determinism()
-
-    strategy = multiworker.make_strategy(config.strategy, config.tpu)
-    # Several workers (--strategy multiworker): each backs up to its own
-    # directory and only the chief writes OUT/model, history and metrics.
-    multi = multiworker.applies(strategy)
-    chief = multiworker.is_chief(strategy)
-    epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)
-    with strategy.scope():
-        teacher, tokenizer, meta = load_model_dir(teacher_dir)
+    run = multiworker.start_training_run(out_dir, config)
+    with run.strategy.scope():
+        teacher, tokenizer, _ = load_model_dir(teacher_dir)
         extra = {
             "distilled_from": str(teacher_dir),
             "data": str(data),
             "sequence_length": config.sequence_length,
             "distill_config": dataclasses.asdict(config),
         }
-        val, task, test_examples, labels = None, None, None, None
         if config.mode == "task":
-            task = task_of(teacher)
-            loaded = task_data.load_task_data(data, task)
-            labels = getattr(teacher, "labels", None) or loaded.labels
-            loaded.labels = labels
-            ft = FinetuneConfig(
-                batch_size=config.batch_size,
-                sequence_length=config.sequence_length,
-                seed=config.seed,
-            )
-            train, val = build_datasets(loaded, tokenizer, ft, epoch_variable)
-            test_examples = loaded.splits.get("test") or loaded.splits["validation"]
-            extra.update(task=task, finetune_config=dataclasses.asdict(ft))
+            inputs = _task_inputs(teacher, data, tokenizer, config, run.epoch_variable)
+            extra.update(task=inputs.task, finetune_config=inputs.finetune_config)
         else:
             teacher = _general_teacher(teacher)
-            train = pretraining_dataset(
-                corpus_documents(data),
-                tokenizer,
-                sequence_length=config.sequence_length,
-                max_predictions=config.max_predictions,
-                batch_size=config.batch_size,
-                nsp=False,
-                seed=config.seed,
+            inputs = _general_inputs(data, tokenizer, config)
+        if run.multi:
+            inputs.train = multiworker.shard_by_data(inputs.train)
+            inputs.val = (
+                None if inputs.val is None else multiworker.shard_by_data(inputs.val)
             )
-        if multi:
-            train = multiworker.shard_by_data(train)
-            val = None if val is None else multiworker.shard_by_data(val)
         student = make_student(
             teacher,
             config.student_layers,
@@ -242,36 +212,140 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             style=config.style,
             intermediate_dim=config.student_intermediate_dim,
         )
-        steps = int(train.cardinality())
-        if steps < 1:
-            steps = sum(1 for _ in train)
-        if config.steps_per_epoch:
-            steps = min(steps, config.steps_per_epoch)
-        distiller = multiworker.model_class(Distiller, strategy)(
-            teacher,
+        steps = _steps_per_epoch(inputs.train, config)
+        distiller = _compiled_distiller(run, teacher, student, config, steps)
+    train = _epochs(distiller, inputs.train, steps, config, run.multi)
+    history, seconds = _fit(
+        run, distiller, train, inputs.val, tokenizer, extra, config, callbacks, verbose
+    )
+    if not run.chief:
+        # Wait for the chief's writes: a worker leaving before the chief
+        # (which hosts the cluster's coordination service) is fine, the
+        # chief leaving first makes the others wait out a heartbeat timeout.
+        multiworker.barrier(run.strategy)
+        return {
+            "mode": config.mode,
+            "worker": multiworker.worker_name(run.strategy),
+            "train_seconds": round(seconds, 1),
+        }
+    out = run.out
+    if not (out / "model" / "zoo_model.json").is_file():
+        save_model_dir(student, out / "model", tokenizer, extra=extra)
+    history.write()
+    summary = {
+        "mode": config.mode,
+        "student_layers": config.student_layers,
+        "teacher_parameters": int(teacher.count_params()),
+        "student_parameters": int(student.count_params()),
+        "train_seconds": history.summary()["seconds"],
+    }
+    if config.evaluate and inputs.task is not None and inputs.test_examples:
+        _evaluate_both(run, teacher, teacher_dir, tokenizer, inputs, config, summary)
+    with atomic_file(out / "metrics.json", "w") as f:
+        json.dump(summary, f, indent=2, default=lambda v: float(np.asarray(v)))
+    if run.multi:
+        multiworker.barrier(run.strategy)
+    return summary
+
+
+# The steps of `_distill`, in its order.
+
+
+@dataclasses.dataclass
+class _Inputs:
+    """What the student trains on: the training stream, and in task mode the
+    validation stream, the task, its test examples and labels."""
+
+    train: tf.data.Dataset
+    val: tf.data.Dataset | None = None
+    task: str | None = None
+    test_examples: list | None = None
+    labels: list | None = None
+    finetune_config: dict | None = None  # recorded in OUT/model (task mode)
+
+
+def _task_inputs(teacher, data, tokenizer, config, epoch_variable):
+    """--mode task: `data` read as `zoo finetune` reads it for the teacher's
+    task, batched as fine-tuning batches it; the teacher's label names win."""
+    task = task_of(teacher)
+    loaded = task_data.load_task_data(data, task)
+    labels = getattr(teacher, "labels", None) or loaded.labels
+    loaded.labels = labels
+    ft = FinetuneConfig(
+        batch_size=config.batch_size,
+        sequence_length=config.sequence_length,
+        seed=config.seed,
+    )
+    train, val = build_datasets(loaded, tokenizer, ft, epoch_variable)
+    return _Inputs(
+        train,
+        val,
+        task,
+        test_examples=loaded.splits.get("test") or loaded.splits["validation"],
+        labels=labels,
+        finetune_config=dataclasses.asdict(ft),
+    )
+
+
+def _general_inputs(data, tokenizer, config):
+    """--mode general: masked-LM batches of the raw text (no NSP)."""
+    train = pretraining_dataset(
+        corpus_documents(data),
+        tokenizer,
+        sequence_length=config.sequence_length,
+        max_predictions=config.max_predictions,
+        batch_size=config.batch_size,
+        nsp=False,
+        seed=config.seed,
+    )
+    return _Inputs(train)
+
+
+def _steps_per_epoch(train, config):
+    """Batches per epoch: a whole pass (counted when unknown), or
+    `config.steps_per_epoch` if fewer."""
+    steps = int(train.cardinality())
+    if steps < 1:
+        steps = sum(1 for _ in train)
+    if config.steps_per_epoch:
+        steps = min(steps, config.steps_per_epoch)
+    return steps
+
+
+def _compiled_distiller(run, teacher, student, config, steps):
+    """The `Distiller` (multi-worker fixes applied under such a strategy),
+    compiled with AdamW over the student's weights."""
+    distiller = multiworker.model_class(Distiller, run.strategy)(
+        teacher,
+        student,
+        temperature=config.temperature,
+        soft_weight=config.soft_weight,
+        hard_weight=config.hard_weight,
+        cosine_weight=config.cosine_weight,
+        hidden_weight=config.hidden_weight,
+        attention_weight=config.attention_weight,
+        layer_map=config.layer_map,
+    )
+    distiller.compile(
+        optimizer=make_adamw(
             student,
-            temperature=config.temperature,
-            soft_weight=config.soft_weight,
-            hard_weight=config.hard_weight,
-            cosine_weight=config.cosine_weight,
-            hidden_weight=config.hidden_weight,
-            attention_weight=config.attention_weight,
-            layer_map=config.layer_map,
-        )
-        distiller.compile(
-            optimizer=make_adamw(
-                student,
-                config.learning_rate,
-                steps * config.epochs,
-                config.warmup_fraction,
-                config.weight_decay,
-                gradient_accumulation=config.gradient_accumulation,
-            ),
-            run_eagerly=config.run_eagerly,
-        )
-        # Optimizer variables exist before fit so BackupAndRestore can
-        # restore into them on a resumed run.
-        distiller.optimizer.build(distiller._student_variables())
+            config.learning_rate,
+            steps * config.epochs,
+            config.warmup_fraction,
+            config.weight_decay,
+            gradient_accumulation=config.gradient_accumulation,
+        ),
+        run_eagerly=config.run_eagerly,
+    )
+    # Optimizer variables exist before fit so BackupAndRestore can
+    # restore into them on a resumed run.
+    distiller.optimizer.build(distiller._student_variables())
+    return distiller
+
+
+def _epochs(distiller, train, steps, config, multi):
+    """The stream `fit` reads: with --cache-teacher the teacher's outputs
+    computed once; `steps` batches an epoch."""
     if config.cache_teacher:
         if multi:
             raise ValueError(
@@ -287,32 +361,31 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
         # A known length: progress totals, and no extra empty step per epoch
         # (which Keras counts into the epoch's mean loss).
         train = train.apply(tf.data.experimental.assert_cardinality(steps))
+    return train
 
-    backup = multiworker.backup_dir(out, strategy)
-    history = HistoryFile(out / "history.json") if chief else None
+
+def _fit(run, distiller, train, val, tokenizer, extra, config, callbacks, verbose):
+    """`distiller.fit`, the best student written to OUT/model as it is found;
+    returns (the chief's HistoryFile or None, the seconds it took)."""
+    history = HistoryFile(run.out / "history.json") if run.chief else None
     callbacks = [
-        EpochCounter(epoch_variable, worker=multiworker.worker_index(strategy)),
+        EpochCounter(run.epoch_variable, worker=multiworker.worker_index(run.strategy)),
         # The best student and the history are written before the epoch's
         # backup: a kill between them re-runs the epoch, losing nothing.
         *(
             [
                 BestModelDirectory(
-                    out / "model",
+                    run.out / "model",
                     tokenizer,
                     extra,
                     select=lambda distiller: distiller.student,
                 ),
                 history,
             ]
-            if chief
+            if run.chief
             else []
         ),
-        keras.callbacks.BackupAndRestore(
-            str(backup), save_freq="epoch", delete_checkpoint=True
-        ),
-        keras.callbacks.TerminateOnNaN(),
-        *([multiworker.EpochSync(strategy)] if multi else []),
-        *callbacks,
+        *run.recovery_callbacks(callbacks),
     ]
     started = time.time()
     distiller.fit(
@@ -324,42 +397,21 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
         verbose=verbose,
     )
     seconds = time.time() - started
-    multiworker.remove_backup_root(out, strategy)
-    if not chief:
-        # Wait for the chief's writes: a worker leaving before the chief
-        # (which hosts the cluster's coordination service) is fine, the
-        # chief leaving first makes the others wait out a heartbeat timeout.
-        multiworker.barrier(strategy)
-        return {
-            "mode": config.mode,
-            "worker": multiworker.worker_name(strategy),
-            "train_seconds": round(seconds, 1),
-        }
-    if not (out / "model" / "zoo_model.json").is_file():
-        save_model_dir(student, out / "model", tokenizer, extra=extra)
-    history.write()
-    summary = {
-        "mode": config.mode,
-        "student_layers": config.student_layers,
-        "teacher_parameters": int(teacher.count_params()),
-        "student_parameters": int(student.count_params()),
-        "train_seconds": history.summary()["seconds"],
-    }
-    if config.evaluate and task is not None and test_examples:
-        best, best_tokenizer, _ = load_model_dir(out / "model")
-        if multi:
-            # The chief alone: a teacher outside the strategy (its predict
-            # would wait for the other workers).
-            teacher = load_model_dir(teacher_dir)[0]
-        ft = FinetuneConfig(sequence_length=config.sequence_length)
-        summary["teacher"] = evaluate_model(
-            teacher, tokenizer, task, test_examples, labels, ft
-        )
-        summary["student"] = evaluate_model(
-            best, best_tokenizer, task, test_examples, labels, ft
-        )
-    with atomic_file(out / "metrics.json", "w") as f:
-        json.dump(summary, f, indent=2, default=lambda v: float(np.asarray(v)))
-    if multi:
-        multiworker.barrier(strategy)
-    return summary
+    multiworker.remove_backup_root(run.out, run.strategy)
+    return history, seconds
+
+
+def _evaluate_both(run, teacher, teacher_dir, tokenizer, inputs, config, summary):
+    """The test metrics of teacher and best student into `summary`."""
+    best, best_tokenizer, _ = load_model_dir(run.out / "model")
+    if run.multi:
+        # The chief alone: a teacher outside the strategy (its predict
+        # would wait for the other workers).
+        teacher = load_model_dir(teacher_dir)[0]
+    ft = FinetuneConfig(sequence_length=config.sequence_length)
+    summary["teacher"] = evaluate_model(
+        teacher, tokenizer, inputs.task, inputs.test_examples, inputs.labels, ft
+    )
+    summary["student"] = evaluate_model(
+        best, best_tokenizer, inputs.task, inputs.test_examples, inputs.labels, ft
+    )

@@ -61,8 +61,10 @@ paths and check the numbers).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import pathlib
 import socket
 
 import keras
@@ -346,3 +348,52 @@ def remove_backup_root(out, strategy):
             (out / "backup").rmdir()
         except OSError:
             pass
+
+
+@dataclasses.dataclass
+class TrainingRun:
+    """A training run as it starts (pretrain, finetune, distill): its output
+    directory, strategy, whether it is one worker of several (`multi`) and
+    whether it writes the shared outputs (`chief`), and the epoch counter
+    its datasets and `EpochCounter` share."""
+
+    out: pathlib.Path
+    strategy: tf.distribute.Strategy
+    multi: bool
+    chief: bool
+    epoch_variable: tf.Variable
+
+    def recovery_callbacks(self, callbacks=()):
+        """What every run's callback list ends with: BackupAndRestore into
+        this worker's backup directory, TerminateOnNaN, the workers' epoch
+        sync, then the caller's `callbacks` (so they see each epoch after
+        its state is saved)."""
+        return [
+            keras.callbacks.BackupAndRestore(
+                str(backup_dir(self.out, self.strategy)),
+                save_freq="epoch",
+                delete_checkpoint=True,
+            ),
+            keras.callbacks.TerminateOnNaN(),
+            *([EpochSync(self.strategy)] if self.multi else []),
+            *callbacks,
+        ]
+
+
+def start_training_run(out_dir, config):
+    """Create `out_dir`, seed Keras's generators with `config.seed` and make
+    TensorFlow's ops deterministic (same seed, same data -> same weights,
+    process to process and worker to worker), then build `config.strategy`
+    (on `config.tpu`)."""
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    keras.utils.set_random_seed(config.seed)
+    tf.config.experimental.enable_op_determinism()
+    strategy = make_strategy(config.strategy, config.tpu)
+    return TrainingRun(
+        out,
+        strategy,
+        multi=applies(strategy),
+        chief=is_chief(strategy),
+        epoch_variable=tf.Variable(0, dtype=tf.int64, trainable=False),
+    )

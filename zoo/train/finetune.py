@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import pathlib
 import warnings
 
 import keras
@@ -218,35 +217,16 @@ def finetune(
 
 
 def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
-    out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    keras.utils.set_random_seed(config.seed)
-    # Same seed, same data -> same weights, process to process and worker
-    # to worker (a multi-worker run checks its losses against one process).
-    tf.config.experimental.enable_op_determinism()
-    strategy = distribute.make_strategy(config.strategy, config.tpu)
-    multi = distribute.applies(strategy)
-    chief = distribute.is_chief(strategy)
-    epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)
-    with strategy.scope():
+    run = distribute.start_training_run(out_dir, config)
+    with run.strategy.scope():
         encoder, tokenizer = load_checkpoint(model_path)
         if config.mixed_precision:
             # A zoo model directory records float32 for its layers, which
             # would override the global policy: rebuild under the requested one.
             encoder = with_dtype_policy(encoder, config.mixed_precision)
-        model = _task_head(encoder, task, data.labels, config, strategy)
-
-        train, val = build_datasets(data, tokenizer, config, epoch_variable)
-        steps = int(train.cardinality()) if int(train.cardinality()) > 0 else None
-        if steps is None:
-            steps = sum(1 for _ in train)
-        if config.steps_per_epoch:
-            # A capped epoch is the first `steps` batches of that epoch's own
-            # shuffle, a fresh pass each epoch: an epoch trains on the same
-            # batches whether or not the run was resumed (a repeated stream
-            # would continue where the killed process stopped reading).
-            steps = min(steps, config.steps_per_epoch)
-            train = train.take(steps)
+        model = _task_head(encoder, task, data.labels, config, run.strategy)
+        train, val = build_datasets(data, tokenizer, config, run.epoch_variable)
+        train, steps = _capped_epochs(train, config)
         losses, metrics = task_losses(task)
         model.compile(
             optimizer=make_adamw(
@@ -263,13 +243,53 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         # The optimizer's variables exist before fit so BackupAndRestore can
         # restore into them on a resumed run (and the step traces once).
         build_for_fit(model, train.element_spec)
-    throughput = Throughput(config.batch_size, num_workers=distribute.num_workers(strategy))
+    history = _fit(
+        run, model, tokenizer, train, val, steps, data, task, config, callbacks, verbose
+    )
+    if not run.chief:
+        # Wait for the chief's writes and evaluation (it hosts the cluster's
+        # coordination service).
+        distribute.barrier(run.strategy)
+        return {"worker": distribute.worker_name(run.strategy)}
+    history.write()  # also when a resumed run had no epoch left to train
+    result = _evaluate_best(run.out, data, task, config, history.summary()["seconds"])
+    with atomic_file(run.out / "metrics.json", "w") as f:
+        json.dump(result, f, indent=2)
+    if run.multi:
+        distribute.barrier(run.strategy)
+    return result
+
+
+# The steps of `_finetune`, in its order.
+
+
+def _capped_epochs(train, config):
+    """(train, steps): the batches of an epoch, `config.steps_per_epoch` at most."""
+    steps = int(train.cardinality()) if int(train.cardinality()) > 0 else None
+    if steps is None:
+        steps = sum(1 for _ in train)
+    if config.steps_per_epoch:
+        # A capped epoch is the first `steps` batches of that epoch's own
+        # shuffle, a fresh pass each epoch: an epoch trains on the same
+        # batches whether or not the run was resumed (a repeated stream
+        # would continue where the killed process stopped reading).
+        steps = min(steps, config.steps_per_epoch)
+        train = train.take(steps)
+    return train, steps
+
+
+def _fit(run, model, tokenizer, train, val, steps, data, task, config, callbacks, verbose):
+    """`model.fit` with the best model written to OUT/model as it is found
+    (early stopping); returns the chief's HistoryFile (None on the others)."""
+    throughput = Throughput(
+        config.batch_size, num_workers=distribute.num_workers(run.strategy)
+    )
     # A known length gives Keras's progress bar its total and spares the
     # "input ran out of data" warning at the end of the first epoch.
     train = throughput.count_tokens(train).apply(
         tf.data.experimental.assert_cardinality(steps)
     )
-    if multi:
+    if run.multi:
         train, val = distribute.shard_by_data(train), distribute.shard_by_data(val)
 
     extra = {
@@ -279,32 +299,25 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         "sequence_length": config.sequence_length,
         "finetune_config": dataclasses.asdict(config),
     }
-    history = HistoryFile(out / "history.json") if chief else None
+    history = HistoryFile(run.out / "history.json") if run.chief else None
     callbacks = [
-        EpochCounter(epoch_variable, worker=distribute.worker_index(strategy)),
+        EpochCounter(run.epoch_variable, worker=distribute.worker_index(run.strategy)),
         throughput,
         # The best model is written before the epoch's backup: a kill between
         # the two re-runs the epoch instead of losing a best model. Every
         # worker applies the early-stopping rule (they stop together); the
         # chief alone writes.
         BestModelDirectory(
-            out / "model",
+            run.out / "model",
             tokenizer,
             extra,
             patience=config.patience,
-            verbose=verbose if chief else 0,
-            write=chief,
+            verbose=verbose if run.chief else 0,
+            write=run.chief,
             **selection(task),
         ),
-        *([history] if chief else []),
-        keras.callbacks.BackupAndRestore(
-            str(distribute.backup_dir(out, strategy)),
-            save_freq="epoch",
-            delete_checkpoint=True,
-        ),
-        keras.callbacks.TerminateOnNaN(),
-        *([distribute.EpochSync(strategy)] if multi else []),
-        *callbacks,
+        *([history] if run.chief else []),
+        *run.recovery_callbacks(callbacks),
     ]
     if task == "regress":
         # First, so the best-model directory and history.json see them.
@@ -317,21 +330,18 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         shuffle=False,
         verbose=verbose,
     )
-    distribute.remove_backup_root(out, strategy)
-    if not chief:
-        # Wait for the chief's writes and evaluation (it hosts the cluster's
-        # coordination service).
-        distribute.barrier(strategy)
-        return {"worker": distribute.worker_name(strategy)}
-    history.write()  # also when a resumed run had no epoch left to train
-    train_seconds = history.summary()["seconds"]
+    distribute.remove_backup_root(run.out, run.strategy)
+    return history
 
+
+def _evaluate_best(out, data, task, config, train_seconds):
+    """The best model's test metrics (validation when there is no test
+    split), evaluated by the chief alone, outside the strategy."""
     if not (out / "model" / "zoo_model.json").is_file():
         raise RuntimeError(
             f"training finished without a best model in {out / 'model'}: validation loss "
             "was never finite. Lower --learning-rate or check the data."
         )
-    # Outside the strategy: the chief evaluates alone.
     best, best_tokenizer, _ = load_model_dir(out / "model")
     test = data.splits.get("test") or data.splits["validation"]
     result = evaluate_model(best, best_tokenizer, task, test, data.labels, config)
@@ -343,10 +353,6 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
             "num_test": len(test),
         }
     )
-    with atomic_file(out / "metrics.json", "w") as f:
-        json.dump(result, f, indent=2)
-    if multi:
-        distribute.barrier(strategy)
     return result
 
 

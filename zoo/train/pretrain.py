@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import pathlib
 import time
 
 import keras
@@ -360,122 +359,31 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
     trains the epochs it missed on the same batches as an uninterrupted
     run. `callbacks` are appended to the built-in ones."""
     config = config or PretrainConfig()
-    out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    keras.utils.set_random_seed(config.seed)
-    # Same seed, same data -> same weights, process to process and worker
-    # to worker.
-    tf.config.experimental.enable_op_determinism()
-    strategy = distribute.make_strategy(config.strategy, config.tpu)
-    multi = distribute.applies(strategy)
-    chief = distribute.is_chief(strategy)
-    epoch_variable = tf.Variable(0, dtype=tf.int64, trainable=False)
-    kwargs = dict(
-        sequence_length=config.sequence_length,
-        max_predictions=config.max_predictions,
-        batch_size=config.batch_size,
-        objective=config.objective,
-        masking=config.masking,
-        packing=config.packing,
-    )
-    with strategy.scope():
+    run = distribute.start_training_run(out_dir, config)
+    with run.strategy.scope():
         model, tokenizer = build_pretrainer(
-            config_or_path, strategy=strategy, objective=config.task
+            config_or_path, strategy=run.strategy, objective=config.task
         )
-        if isinstance(corpus, TextShards):
-            train = corpus.dataset(
-                tokenizer, seed=config.seed, epoch_variable=epoch_variable, **kwargs
-            )
-            # A fixed probe (another seed; `cache` freezes its first draw, so
-            # step 0 and the end see the same examples).
-            probe = corpus.dataset(tokenizer, seed=config.seed + 1, **kwargs)
-        else:
-            train = pretraining_dataset(
-                corpus, tokenizer, seed=config.seed, epoch_variable=epoch_variable, **kwargs
-            )
-            # Drawn from the whole corpus: unshuffled it would hold only the
-            # corpus's first documents (all Austen), whose NSP pairs are
-            # unlike the mixture the model trains on.
-            probe = pretraining_dataset(corpus, tokenizer, seed=config.seed + 1, **kwargs)
-        probe = probe.take(config.eval_batches).cache()
-        steps = int(train.cardinality())
-        if config.steps_per_epoch:
-            steps = min(steps, config.steps_per_epoch)
-        if steps < 1:
-            raise ValueError(
-                "the corpus yields no full batch; lower --batch-size or add text."
-            )
-        ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        losses = {"mlm_logits": ce}
-        metrics = {"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
-        task = config.task
-        extra = ([f"{task.sentence}_logits"] if task.sentence else []) + (
-            ["sbo_logits"] if task.sbo else []
-        )
-        for key in extra:
-            losses[key] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-            metrics[key] = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        model.compile(
-            optimizer=make_adamw(
-                model,
-                config.learning_rate,
-                steps * config.epochs,
-                config.warmup_fraction,
-                config.weight_decay,
-                gradient_accumulation=config.gradient_accumulation,
-                beta_2=config.beta_2,
-            ),
-            loss=losses,
-            weighted_metrics=metrics,
-        )
+        train, probe = _datasets(corpus, tokenizer, config, run.epoch_variable)
+        steps = _steps_per_epoch(train, config)
+        _compile(model, config, steps)
         # Optimizer variables exist before fit so BackupAndRestore can
         # restore into them on a resumed run (and the step traces once).
         build_for_fit(model, train.element_spec)
 
     before = _accuracy(model, probe, config.eval_batches, config.nsp)
     examples_per_second_pipeline = pipeline_throughput(train)
-    # An epoch is one pass over the corpus, or its first `steps` batches:
-    # the same batches whether or not the run was resumed.
-    train = train.take(steps)
-    throughput = Throughput(config.batch_size, num_workers=distribute.num_workers(strategy))
-    train = throughput.count_tokens(train).apply(
-        tf.data.experimental.assert_cardinality(steps)
-    )
-    if multi:
-        train = distribute.shard_by_data(train)
-    history = HistoryFile(out / "history.json") if chief else None
-    started = time.time()
-    trained = model.fit(
-        train,
-        epochs=config.epochs,
-        shuffle=False,  # the dataset shuffles itself
-        callbacks=[
-            EpochCounter(epoch_variable, worker=distribute.worker_index(strategy)),
-            throughput,
-            *([history] if chief else []),
-            keras.callbacks.BackupAndRestore(
-                str(distribute.backup_dir(out, strategy)),
-                save_freq="epoch",
-                delete_checkpoint=True,
-            ),
-            keras.callbacks.TerminateOnNaN(),
-            *([distribute.EpochSync(strategy)] if multi else []),
-            *callbacks,
-        ],
-        verbose=verbose,
-    )
-    seconds = time.time() - started
-    distribute.remove_backup_root(out, strategy)
+    trained, seconds, history = _fit(run, model, train, steps, config, callbacks, verbose)
     # This process's epochs over this process's time (a resumed run trains fewer).
     examples_per_second_train = (
         steps * config.batch_size * len(trained.epoch) / max(seconds, 1e-9)
     )
-    if not chief:
+    if not run.chief:
         # Wait for the chief's writes (it hosts the cluster's coordination
         # service: leaving before it is fine, after it waits out a timeout).
-        distribute.barrier(strategy)
+        distribute.barrier(run.strategy)
         return {
-            "worker": distribute.worker_name(strategy),
+            "worker": distribute.worker_name(run.strategy),
             "train_seconds": round(seconds, 1),
             "train_examples_per_second": round(examples_per_second_train, 1),
         }
@@ -483,7 +391,7 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
     after = _accuracy(model, probe, config.eval_batches, config.nsp)
     save_model_dir(
         model,
-        out / "model",
+        run.out / "model",
         tokenizer,
         extra={"task": "pretrain", "pretrain_config": dataclasses.asdict(config)},
     )
@@ -499,8 +407,111 @@ def pretrain(config_or_path, corpus, out_dir, config=None, *, callbacks=(), verb
         "train_examples_per_second": round(examples_per_second_train, 1),
         "num_parameters": int(model.count_params()),
     }
-    with atomic_file(out / "metrics.json", "w") as f:
+    with atomic_file(run.out / "metrics.json", "w") as f:
         json.dump(result, f, indent=2)
-    if multi:
-        distribute.barrier(strategy)
+    if run.multi:
+        distribute.barrier(run.strategy)
     return result
+
+
+# The steps of `pretrain`, in its order.
+
+
+def _datasets(corpus, tokenizer, config, epoch_variable):
+    """(train, probe): the training stream, re-drawn each epoch, and a fixed
+    probe of `config.eval_batches` batches for the accuracies before and after."""
+    kwargs = dict(
+        sequence_length=config.sequence_length,
+        max_predictions=config.max_predictions,
+        batch_size=config.batch_size,
+        objective=config.objective,
+        masking=config.masking,
+        packing=config.packing,
+    )
+    if isinstance(corpus, TextShards):
+        train = corpus.dataset(
+            tokenizer, seed=config.seed, epoch_variable=epoch_variable, **kwargs
+        )
+        # A fixed probe (another seed; `cache` freezes its first draw, so
+        # step 0 and the end see the same examples).
+        probe = corpus.dataset(tokenizer, seed=config.seed + 1, **kwargs)
+    else:
+        train = pretraining_dataset(
+            corpus, tokenizer, seed=config.seed, epoch_variable=epoch_variable, **kwargs
+        )
+        # Drawn from the whole corpus: unshuffled it would hold only the
+        # corpus's first documents (all Austen), whose NSP pairs are
+        # unlike the mixture the model trains on.
+        probe = pretraining_dataset(corpus, tokenizer, seed=config.seed + 1, **kwargs)
+    return train, probe.take(config.eval_batches).cache()
+
+
+def _steps_per_epoch(train, config):
+    """Batches per epoch: a whole pass, or `config.steps_per_epoch` if fewer."""
+    steps = int(train.cardinality())
+    if config.steps_per_epoch:
+        steps = min(steps, config.steps_per_epoch)
+    if steps < 1:
+        raise ValueError("the corpus yields no full batch; lower --batch-size or add text.")
+    return steps
+
+
+def _compile(model, config, steps):
+    """AdamW on BERT's schedule over `steps * config.epochs` steps; a sparse
+    cross-entropy and accuracy for every head the objective trains."""
+    ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    losses = {"mlm_logits": ce}
+    metrics = {"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+    task = config.task
+    extra = ([f"{task.sentence}_logits"] if task.sentence else []) + (
+        ["sbo_logits"] if task.sbo else []
+    )
+    for key in extra:
+        losses[key] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        metrics[key] = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+    model.compile(
+        optimizer=make_adamw(
+            model,
+            config.learning_rate,
+            steps * config.epochs,
+            config.warmup_fraction,
+            config.weight_decay,
+            gradient_accumulation=config.gradient_accumulation,
+            beta_2=config.beta_2,
+        ),
+        loss=losses,
+        weighted_metrics=metrics,
+    )
+
+
+def _fit(run, model, train, steps, config, callbacks, verbose):
+    """`model.fit` for `config.epochs` of `steps` batches; returns (its
+    History, the seconds it took, the chief's HistoryFile or None)."""
+    # An epoch is one pass over the corpus, or its first `steps` batches:
+    # the same batches whether or not the run was resumed.
+    train = train.take(steps)
+    throughput = Throughput(
+        config.batch_size, num_workers=distribute.num_workers(run.strategy)
+    )
+    train = throughput.count_tokens(train).apply(
+        tf.data.experimental.assert_cardinality(steps)
+    )
+    if run.multi:
+        train = distribute.shard_by_data(train)
+    history = HistoryFile(run.out / "history.json") if run.chief else None
+    started = time.time()
+    trained = model.fit(
+        train,
+        epochs=config.epochs,
+        shuffle=False,  # the dataset shuffles itself
+        callbacks=[
+            EpochCounter(run.epoch_variable, worker=distribute.worker_index(run.strategy)),
+            throughput,
+            *([history] if run.chief else []),
+            *run.recovery_callbacks(callbacks),
+        ],
+        verbose=verbose,
+    )
+    seconds = time.time() - started
+    distribute.remove_backup_root(run.out, run.strategy)
+    return trained, seconds, history
