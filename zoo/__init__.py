@@ -36,6 +36,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
 from zoo.checkpoints import load_checkpoint  # noqa: E402
+from zoo.checkpoints.keras_hub_text import from_keras_hub  # noqa: E402
 from zoo.configs import PRESETS, EncoderConfig, get_preset  # noqa: E402
 from zoo.models import (  # noqa: E402
     DEFAULT_SEQUENCE_LENGTH,
@@ -88,6 +89,7 @@ __all__ = [
     "WordPieceTokenizer",
     "build_encoder",
     "embed_texts",
+    "from_keras_hub",
     "get_preset",
     "load_checkpoint",
     "pair_cosines",

@@ -11,44 +11,14 @@ construction and checks that the swap is what closes the gap.
 
 from __future__ import annotations
 
-import re
-
 import keras_hub
 import numpy as np
 import pytest
 
+from zoo.checkpoints.keras_hub import keras_hub_path
 from zoo.checkpoints.names import encoder_entries
 
 TOLERANCE = 1e-5
-
-
-# Canonical (google-research) names -> keras-hub BertBackbone variable paths.
-_EMBEDDINGS = {
-    "bert/embeddings/word_embeddings": "token_embedding/embeddings",
-    "bert/embeddings/position_embeddings": "position_embedding/embeddings",
-    "bert/embeddings/token_type_embeddings": "segment_embedding/embeddings",
-    "bert/embeddings/LayerNorm/gamma": "embeddings_layer_norm/gamma",
-    "bert/embeddings/LayerNorm/beta": "embeddings_layer_norm/beta",
-    "bert/pooler/dense/kernel": "pooled_dense/kernel",
-    "bert/pooler/dense/bias": "pooled_dense/bias",
-}
-_BLOCK = {
-    "attention/self/query": "self_attention_layer/query",
-    "attention/self/key": "self_attention_layer/key",
-    "attention/self/value": "self_attention_layer/value",
-    "attention/output/dense": "self_attention_layer/attention_output",
-    "attention/output/LayerNorm": "self_attention_layer_norm",
-    "intermediate/dense": "feedforward_intermediate_dense",
-    "output/dense": "feedforward_output_dense",
-    "output/LayerNorm": "feedforward_layer_norm",
-}
-
-
-def keras_hub_path(name: str) -> str:
-    if name in _EMBEDDINGS:
-        return _EMBEDDINGS[name]
-    index, sub, leaf = re.match(r"bert/encoder/layer_(\d+)/(.+)/(\w+)$", name).groups()
-    return f"transformer_layer_{index}/{_BLOCK[sub]}/{leaf}"
 
 
 def exact_gelu(x):
@@ -60,9 +30,11 @@ def exact_gelu(x):
 def backbone_like(encoder, *, exact=True):
     """A keras-hub BertBackbone with `encoder`'s config and a copy of its weights.
 
-    keras-hub's MultiHeadAttention keeps per-head EinsumDense kernels
-    (`[hidden, heads, head_dim]`, output `[heads, head_dim, hidden]`): C-order
-    reshapes of our `[in, out]` Dense kernels with the heads in the same order.
+    The names map through `zoo.checkpoints.keras_hub.keras_hub_path` (the
+    table `zoo convert` uses); keras-hub's MultiHeadAttention keeps per-head
+    EinsumDense kernels (`[hidden, heads, head_dim]`, output
+    `[heads, head_dim, hidden]`): C-order reshapes of our `[in, out]` Dense
+    kernels with the heads in the same order.
     """
     config = encoder.config
     backbone = keras_hub.models.BertBackbone(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pathlib
 
-from zoo.checkpoints import hub
+from zoo.checkpoints import hub, keras_hub
 from zoo.checkpoints.errors import CheckpointMismatchError
 from zoo.checkpoints.garden import (
     config_from_garden,
@@ -36,19 +36,27 @@ SUPPORTED = (
     "model.safetensors, "
     "vocab.txt), also sentence-transformers layout; a google-research BERT release "
     "(bert_config.json, bert_model.ckpt.index/.data-*, vocab.txt); a TF Model Garden "
-    "BertEncoder checkpoint (tf.train.Checkpoint files + vocab.txt)"
+    "BertEncoder checkpoint (tf.train.Checkpoint files + vocab.txt); a keras-hub preset "
+    "(save_to_preset's config.json naming keras_hub>BertBackbone, DistilBertBackbone or "
+    "AlbertBackbone, model.weights.h5, tokenizer.json + assets/) or preset name "
+    "(keras_hub:NAME, kaggle://...; the keras-hub extra)"
 )
 
 
 def detect_format(path) -> str:
-    """'zoo', 'hf', 'tf1' or 'garden'; FileNotFoundError naming what was expected.
+    """'zoo', 'keras-hub', 'hf', 'tf1' or 'garden'; FileNotFoundError naming what was expected.
     A Hub name (`hf://OWNER/NAME[@REVISION]`) is fetched first (`hub.fetch`)."""
     path, _ = hub.resolve(path)
+    if keras_hub.is_preset_name(path):
+        return "keras-hub"
     path = pathlib.Path(path)
     if not path.exists() and not pathlib.Path(f"{path}.index").exists():
         raise FileNotFoundError(f"{path}: no such file or directory. Expected {SUPPORTED}.")
     if is_model_dir(path):
         return "zoo"
+    # Before HF: both keep a config.json; keras-hub's names a keras_hub> class.
+    if keras_hub.is_preset_dir(path):
+        return "keras-hub"
     if find_hf_dir(path) is not None:
         return "hf"
     if find_tf1_checkpoint(path) is not None:
@@ -114,6 +122,8 @@ def checkpoint_config(path) -> EncoderConfig:
     if fmt == "zoo":
         meta = read_model_dir_meta(path)
         return EncoderConfig.from_dict(meta["encoder_config"])
+    if fmt == "keras-hub":
+        return keras_hub.preset_config(path)
     if fmt == "hf":
         found = find_hf_dir(path)
         return config_from_hf(
@@ -143,6 +153,11 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
     if fmt == "zoo":
         model, tokenizer, _ = load_model_dir(path)
         return getattr(model, "encoder", model), tokenizer
+    if fmt == "keras-hub":
+        imported = keras_hub.read_keras_hub(path, lowercase=lowercase)
+        if imported.tokenizer is None:
+            raise ValueError(f"{path}: " + "; ".join(imported.notes))
+        return imported.encoder, imported.tokenizer
     if fmt == "hf":
         encoder = load_hf_encoder(path, allow_partial=allow_partial)
         if lowercase is None:

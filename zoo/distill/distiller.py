@@ -61,7 +61,7 @@ def with_internals(model):
             x = seq[:, 0, :]
         else:
             x = padding_mean(seq, inputs["padding_mask"])
-        outputs = {"logits": as_float32(model.output_dense(model.output_dropout(x)))}
+        outputs = {"logits": as_float32(model.classify(x))}
     elif isinstance(model, TokenClassifier):
         outputs = {"logits": as_float32(model.output_dense(model.output_dropout(seq)))}
     elif isinstance(model, QuestionAnswerer):

@@ -144,7 +144,11 @@ def _student_head(head, encoder):
             pooling=pooling,
             dropout=head.dropout,
             labels=head.labels,
+            hidden_dim=head.hidden_dim,
         )
+        if head.hidden_dense is not None:
+            # The student has the teacher's width: the hidden layer copies whole.
+            _copy(head.hidden_dense, student.hidden_dense)
         _copy(head.output_dense, student.output_dense)
     elif isinstance(head, TokenClassifier):
         student = TokenClassifier(

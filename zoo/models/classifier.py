@@ -36,7 +36,8 @@ def pool(outputs, padding_mask, resolved):
 
 @keras.saving.register_keras_serializable(package="zoo")
 class Classifier(EncoderTask):
-    """Encoder -> pooled representation -> dropout -> dense `num_classes`.
+    """Encoder -> pooled representation [-> dense ReLU `hidden_dim`] -> dropout
+    -> dense `num_classes`.
 
     Args:
         encoder: a `BertEncoder` or `DistilBertEncoder`.
@@ -47,6 +48,12 @@ class Classifier(EncoderTask):
             trained with), or `"auto"`: `"pooled"` when the encoder has a
             pooler, else `"cls"`.
         labels: optional label names, kept in the config for exporters.
+        hidden_dim: None (no hidden layer), or the width of a ReLU dense
+            layer between pooling and dropout: the "pre-classifier" of
+            DistilBERT's classifier (HF `DistilBertForSequenceClassification`,
+            keras-hub `DistilBertTextClassifier`, whose argument has the same
+            name), so those heads convert exactly
+            (`zoo.checkpoints.keras_hub`).
 
     Outputs: `{"logits": float32 [batch, num_classes]}`.
     """
@@ -58,6 +65,7 @@ class Classifier(EncoderTask):
         pooling="auto",
         dropout=0.1,
         labels=None,
+        hidden_dim=None,
         **kwargs,
     ):
         check_encoder(encoder, "Classifier")
@@ -67,27 +75,51 @@ class Classifier(EncoderTask):
                 f"Classifier: {len(labels)} labels given for num_classes={num_classes}; "
                 "pass one name per class."
             )
+        if hidden_dim is not None and (
+            not isinstance(hidden_dim, int)
+            or isinstance(hidden_dim, bool)
+            or hidden_dim < 1
+        ):
+            raise ValueError(
+                f"Classifier: hidden_dim={hidden_dim!r}; expected a positive int (the width "
+                "of the ReLU layer before the logits) or None for no hidden layer."
+            )
+        initializer = keras.initializers.TruncatedNormal(stddev=encoder.initializer_range)
         # === Layers ===
         self.encoder = encoder
+        self.hidden_dense = None
+        if hidden_dim is not None:
+            self.hidden_dense = keras.layers.Dense(
+                hidden_dim,
+                activation="relu",
+                kernel_initializer=initializer,
+                dtype=encoder.dtype_policy,
+                name="hidden",
+            )
         self.output_dropout = Dropout(dropout, name="output_dropout")
         self.output_dense = keras.layers.Dense(
             num_classes,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=encoder.initializer_range
-            ),
+            kernel_initializer=initializer,
             dtype=encoder.dtype_policy,
             name="logits",
         )
         # === Functional model ===
         inputs = encoder_inputs()
         x = pool(encoder(inputs), inputs["padding_mask"], resolved)
-        logits = as_float32(self.output_dense(self.output_dropout(x)))
+        logits = as_float32(self.classify(x))
         super().__init__(inputs=inputs, outputs={"logits": logits}, **kwargs)
         # === Config ===
         self.num_classes = num_classes
         self.pooling = pooling
         self.dropout = dropout
         self.labels = list(labels) if labels is not None else None
+        self.hidden_dim = hidden_dim
+
+    def classify(self, pooled):
+        """Logits from the pooled vector, through this head's layers (the
+        distiller re-applies the head to an encoder's outputs with it)."""
+        x = pooled if self.hidden_dense is None else self.hidden_dense(pooled)
+        return self.output_dense(self.output_dropout(x))
 
     def _task_config(self):
         return {
@@ -95,4 +127,5 @@ class Classifier(EncoderTask):
             "pooling": self.pooling,
             "dropout": self.dropout,
             "labels": self.labels,
+            "hidden_dim": self.hidden_dim,
         }

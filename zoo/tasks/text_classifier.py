@@ -132,6 +132,7 @@ class TextClassifier(TextTaskMixin, Classifier):
                 doc_stride=doc_stride or config.doc_stride,
                 pooling=model.pooling,
                 dropout=model.dropout,
+                hidden_dim=model.hidden_dim,
                 seed=seed,
             )
             return cls._adopt(model, text)
