@@ -118,6 +118,7 @@ def checkpoint_config(path) -> EncoderConfig:
     """The encoder configuration of a checkpoint, read without loading its
     weights (a zoo model directory's zoo_model.json, an HF config.json, a
     google-research bert_config.json; a Garden checkpoint's tensor shapes)."""
+    path, _ = hub.resolve(path)
     fmt = detect_format(path)
     if fmt == "zoo":
         meta = read_model_dir_meta(path)

@@ -7,6 +7,7 @@ import pathlib
 
 from zoo.checkpoints import (
     detect_format,
+    hub,
     keras_hub,
     load_checkpoint,
     load_model_dir,
@@ -98,8 +99,10 @@ def run(args):
             f"vocabulary {encoder.vocabulary_size}"
         )
         return 0
+    # A Hub name is fetched once; the model directory records the commit.
+    src, provenance = hub.resolve(args.src)
     encoder, tokenizer = load_checkpoint(
-        args.src, lowercase=args.lowercase, allow_partial=args.allow_partial
+        src, lowercase=args.lowercase, allow_partial=args.allow_partial
     )
     if args.to == "zoo":
         # args.json goes inside the model directory, listed in its record.
@@ -107,7 +110,7 @@ def run(args):
             encoder,
             out,
             tokenizer,
-            extra={"source": str(args.src), "source_format": fmt},
+            extra=provenance or {"source": str(args.src), "source_format": fmt},
             run_info=run_info(args),
         )
     elif args.to == "hf":

@@ -150,15 +150,19 @@ HUB_PREFIX = "hf://"
 
 
 def checkpoint_path(value):
-    """The argparse type of a checkpoint (--model, --teacher, --config, SRC):
-    a path, or a Hub name `hf://OWNER/NAME[@REVISION]` kept as written (a
-    Path would fold its double slash). The library fetches Hub names."""
+    """The argparse type of a checkpoint (--model, --teacher, SRC): a path,
+    or a name kept as written (a Path would fold its double slash): a Hub
+    name `hf://OWNER/NAME[@REVISION]`, a keras-hub preset name. The library
+    fetches names."""
     if not value.strip():
         raise argparse.ArgumentTypeError(
             f"received {value!r}, an empty path; give a checkpoint directory or a Hub name "
             "(hf://OWNER/NAME)."
         )
-    return value if value.startswith(HUB_PREFIX) else pathlib.Path(value)
+    # Names, not paths: Hub names and keras-hub preset names (keras_hub:NAME,
+    # kaggle://...) go to the library as written.
+    named = value.startswith((HUB_PREFIX, "keras_hub:")) or "://" in value
+    return value if named else pathlib.Path(value)
 
 
 def hub_sources(args):
