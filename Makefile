@@ -11,6 +11,9 @@
 #                runs)
 #   make demo    setup, then the main job on the real default checkpoint
 #   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
+#   make test-quick    the inner loop while editing (under 5 minutes on 2 cores):
+#                ruff, the house check and the tests that need no real asset and
+#                are not marked slow, garden or full (`make test` runs those too)
 #   make test-full     the opt-in full-recipe checks (`-m full`, 10-25 min each)
 #   make lint    ruff over the sources, and the house check (scripts/import_graph.py)
 #   make docs    the docs site (mkdocs.yml, docs/) with `mkdocs build --strict` into
@@ -37,7 +40,7 @@ TEST_STAMP := $(VENV)/.zoo-test-stamp
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
-.PHONY: setup setup-test test test-full demo lint clean android-test mediapipe-venv bench docs docs-check
+.PHONY: setup setup-test test test-quick test-full demo lint clean android-test mediapipe-venv bench docs docs-check
 
 setup: $(STAMP)
 
@@ -76,6 +79,17 @@ test: setup-test mediapipe-venv
 	$(PY) scripts/import_graph.py
 	$(PY) -m pytest $(PYTEST_ARGS)
 	$(MAKE) android-test
+
+# The inner loop: what catches most mistakes in a few minutes. Tests that
+# need the real assets or the garden extra, and those marked slow (minutes
+# each: worker processes, validated exports, the reliability corpus), are
+# left to `make test`, which runs them all.
+QUICK_MARKERS := not slow and not assets and not garden and not full
+test-quick: setup-test
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
+	$(PY) scripts/import_graph.py
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "$(QUICK_MARKERS)" --durations=10
 
 # Checks too long for CI (marked `full`, deselected by default in pyproject).
 test-full: setup-test mediapipe-venv

@@ -476,20 +476,19 @@ def _main_result(report, length):
 
 
 def stage_measure(out, config):
-
+    """Accuracy, agreement with the teacher, size and batch-1 latency of
+    every Keras model and every exported artifact on BBC's texts, written to
+    OUT/measurements.json."""
     texts, labels = read_data("bbc")
     L = config.sequence_length
     rows = []
     teacher_pred = None
-    keras_rows = (
-        [("teacher", out / "teacher" / "model")]
-        + [(f"student{k}", out / f"student{k}" / "model") for k in config.students]
-        + [(_phone(config), out / f"{_phone(config)}_pruned")]
-    )
     tokenizers = {}  # model directory -> its tokenizer, for the .tflite timing below
-    for name, model_dir in keras_rows:
+    for name, model_dir in _keras_models(out, config):
         model, tokenizer, _ = load_model_dir(model_dir)
         tokenizers[pathlib.Path(model_dir)] = tokenizer
+        # Every model names the teacher's labels in the teacher's order
+        # (students and the pruned one inherit them): one gold column.
         index = {n: i for i, n in enumerate(model.labels)}
         gold = np.array([index[y] for y in labels])
         pred = keras_outputs(model, tokenize_texts(tokenizer, texts, L))["logits"].argmax(
@@ -497,22 +496,7 @@ def stage_measure(out, config):
         )
         if teacher_pred is None:
             teacher_pred = pred
-        rows.append(
-            {
-                "model": name,
-                "format": "keras",
-                "quantization": "float32",
-                "layers": int(model.encoder.num_layers),
-                "parameters": int(model.count_params()),
-                "vocabulary": int(model.encoder.vocabulary_size),
-                "size_mb": (model_dir / "model.keras").stat().st_size / 1e6,
-                "latency_ms": keras_latency_ms(model, L),
-                "latency_runtime": "TensorFlow (tf.function, default threads)",
-                "accuracy": float((pred == gold).mean()),
-                "agreement_with_teacher": float((pred == teacher_pred).mean()),
-                "path": str(model_dir),
-            }
-        )
+        rows.append(_keras_row(name, model_dir, model, L, pred, gold, teacher_pred))
         _log(
             f"      {name} keras: accuracy {rows[-1]['accuracy']:.4f}, "
             f"{rows[-1]['latency_ms']:.1f} ms"
@@ -520,40 +504,8 @@ def stage_measure(out, config):
     source = {pathlib.Path(r["path"]): r for r in rows}
     phone = {}  # LiteRT runners of every .tflite, timed together below
     for name, kind, model_dir, mode, path in _exports(out, config):
-        report = json.loads((path / "validation.json").read_text())
-        main = _main_result(report, L)
-        pred = np.array(main["predictions"])
-        metrics = main.get("metrics", {})
-        # The sizes the validator measured and recorded for this artifact.
-        sizes = report["file_sizes"]
-        size = sizes[
-            "saved_model (pb + variables)" if kind == "saved_model" else "model.tflite"
-        ]
         origin = source[pathlib.Path(model_dir)]
-        rows.append(
-            {
-                "model": name,
-                "format": kind,
-                "quantization": mode or "float32",
-                "layers": origin["layers"],
-                "parameters": origin["parameters"],
-                "vocabulary": origin["vocabulary"],
-                "size_mb": size / 1e6,
-                "latency_ms": (main.get("latency") or {}).get("p50_ms"),
-                "latency_runtime": report["runtime"],
-                "accuracy": float((pred == gold).mean()),
-                "agreement_with_teacher": float((pred == teacher_pred).mean()),
-                "agreement_with_keras": metrics.get("label_agreement"),
-                "max_abs_logit_diff": metrics.get("max_abs_diff"),
-                "validation": "passed"
-                if report["passed"]
-                else ("DEGRADED: " + "; ".join(report["failures"])),
-                "ops": sorted(
-                    {op for ops in (report.get("ops") or {}).values() for op in ops}
-                ),
-                "path": str(path),
-            }
-        )
+        rows.append(_artifact_row(name, kind, mode, path, origin, L, gold, teacher_pred))
         if kind == "tflite":
             runner = load_signature(path)
             one = tokenize_texts(
@@ -564,17 +516,85 @@ def stage_measure(out, config):
             f"      {name} {kind} {mode or ''}: accuracy {rows[-1]['accuracy']:.4f}, "
             f"{rows[-1]['size_mb']:.1f} MB"
         )
-    # Every .tflite in one interleaved run at 1 thread: the phone figures
-    # compare files measured under the same load.
+    _time_phone_files(rows, phone)
+    with atomic_file(out / "measurements.json", "w") as f:
+        json.dump({"texts": len(texts), "sequence_length": L, "rows": rows}, f, indent=2)
+    return {"rows": len(rows)}
+
+
+# The steps of `stage_measure`.
+
+
+def _keras_models(out, config):
+    """(row name, model directory) of every Keras model measured: the
+    teacher first (the others' agreement is with it), the students, the
+    pruned phone student."""
+    return (
+        [("teacher", out / "teacher" / "model")]
+        + [(f"student{k}", out / f"student{k}" / "model") for k in config.students]
+        + [(_phone(config), out / f"{_phone(config)}_pruned")]
+    )
+
+
+def _keras_row(name, model_dir, model, length, pred, gold, teacher_pred):
+    return {
+        "model": name,
+        "format": "keras",
+        "quantization": "float32",
+        "layers": int(model.encoder.num_layers),
+        "parameters": int(model.count_params()),
+        "vocabulary": int(model.encoder.vocabulary_size),
+        "size_mb": (model_dir / "model.keras").stat().st_size / 1e6,
+        "latency_ms": keras_latency_ms(model, length),
+        "latency_runtime": "TensorFlow (tf.function, default threads)",
+        "accuracy": float((pred == gold).mean()),
+        "agreement_with_teacher": float((pred == teacher_pred).mean()),
+        "path": str(model_dir),
+    }
+
+
+def _artifact_row(name, kind, mode, path, origin, length, gold, teacher_pred):
+    """An exported artifact's row, from the report its validation wrote
+    (predictions, sizes, latency) and its source model's row (`origin`)."""
+    report = json.loads((path / "validation.json").read_text())
+    main = _main_result(report, length)
+    pred = np.array(main["predictions"])
+    metrics = main.get("metrics", {})
+    # The sizes the validator measured and recorded for this artifact.
+    sizes = report["file_sizes"]
+    size = sizes[
+        "saved_model (pb + variables)" if kind == "saved_model" else "model.tflite"
+    ]
+    return {
+        "model": name,
+        "format": kind,
+        "quantization": mode or "float32",
+        "layers": origin["layers"],
+        "parameters": origin["parameters"],
+        "vocabulary": origin["vocabulary"],
+        "size_mb": size / 1e6,
+        "latency_ms": (main.get("latency") or {}).get("p50_ms"),
+        "latency_runtime": report["runtime"],
+        "accuracy": float((pred == gold).mean()),
+        "agreement_with_teacher": float((pred == teacher_pred).mean()),
+        "agreement_with_keras": metrics.get("label_agreement"),
+        "max_abs_logit_diff": metrics.get("max_abs_diff"),
+        "validation": "passed"
+        if report["passed"]
+        else ("DEGRADED: " + "; ".join(report["failures"])),
+        "ops": sorted({op for ops in (report.get("ops") or {}).values() for op in ops}),
+        "path": str(path),
+    }
+
+
+def _time_phone_files(rows, phone):
+    """Every .tflite in one interleaved run at 1 thread: the phone figures
+    compare files measured under the same load (their rows' latency)."""
     for i, ms in interleaved_latency_ms(phone, rounds=40).items():
         rows[i]["latency_ms"] = ms
         rows[i]["latency_runtime"] = (
             "LiteRT Interpreter, 1 thread, every .tflite timed in one interleaved run"
         )
-
-    with atomic_file(out / "measurements.json", "w") as f:
-        json.dump({"texts": len(texts), "sequence_length": L, "rows": rows}, f, indent=2)
-    return {"rows": len(rows)}
 
 
 def _headline(rows, config):

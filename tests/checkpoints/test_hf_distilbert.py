@@ -74,6 +74,7 @@ def _run(torch, reference, batch, hidden_states=False):
         )
 
 
+@pytest.mark.slow  # a distilled student through transformers
 def test_student_loads_in_transformers_with_equal_outputs(tmp_path):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -171,6 +172,7 @@ def test_round_trip_zoo_hf_zoo_is_exact(tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow  # a distilled student through transformers
 def test_convert_cli_writes_a_student_as_distilbert(tmp_path, capsys):
     teacher, tokenizer, _ = load_model_dir(teacher_dir(tmp_path))
     student = make_student(teacher, 2)  # a Classifier on a DistilBertEncoder

@@ -72,6 +72,7 @@ def _export(model_dir, data, fmt, out, capsys):
     return report
 
 
+@pytest.mark.slow  # a validated export
 def test_albert_classifier_exports_to_tflite(tmp_path, capsys):
     # Weights of std 0.5, so the tanh and erf GELU forms differ visibly
     # (~1e-3 in the logits): the artifact must match the tanh one.

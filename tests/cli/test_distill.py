@@ -53,6 +53,7 @@ def _command(teacher, data, out):
     ]
 
 
+@pytest.mark.slow  # two distillation runs
 def test_cli_writes_student_and_is_deterministic(tmp_path):
     teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
     env = dict(os.environ, PYTHONHASHSEED="0")

@@ -61,6 +61,7 @@ def test_help_has_worked_examples(capsys):
         assert "examples:\n  zoo " + command in out
 
 
+@pytest.mark.slow  # validated exports
 def test_export_and_validate_commands_end_to_end(tmp_path, capsys):
     tiny_tokenizer = WordPieceTokenizer(VOCABULARY)
 
@@ -110,6 +111,7 @@ def test_export_and_validate_commands_end_to_end(tmp_path, capsys):
     mf.verify_manifest(out)  # the saved report is outside the manifest
 
 
+@pytest.mark.slow  # validated exports
 def test_export_and_validate_take_a_train_test_folder_and_name_the_splits(tmp_path, capsys):
     """The folder `zoo finetune` reads (train/ and test/, each of class
     sub-folders): int8 calibrates on train, validation runs the test split."""

@@ -187,6 +187,7 @@ def reference(teacher_and_data, tmp_path_factory):
         ref.proc.kill()
 
 
+@pytest.mark.slow  # worker processes, minutes on 2 cores
 def test_two_workers_match_one_process(tmp_path, teacher_and_data, reference):
     teacher, data, _ = teacher_and_data
     out = tmp_path / "multi"
@@ -232,6 +233,7 @@ def test_two_workers_match_one_process(tmp_path, teacher_and_data, reference):
     )
 
 
+@pytest.mark.slow  # worker processes, minutes on 2 cores
 def test_killed_workers_resume_at_next_epoch(tmp_path, teacher_and_data, reference):
     teacher, data, script = teacher_and_data
     out = tmp_path / "multi"
@@ -275,6 +277,7 @@ def test_killed_workers_resume_at_next_epoch(tmp_path, teacher_and_data, referen
     )
 
 
+@pytest.mark.slow  # worker processes, minutes on 2 cores
 def test_tpu_strategy_without_tpu_is_a_clear_error(tmp_path, teacher_and_data):
     teacher, data, _ = teacher_and_data  # valid inputs: the strategy is what fails
     run = subprocess.run(

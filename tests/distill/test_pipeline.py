@@ -3,12 +3,14 @@
 import json
 
 import numpy as np
+import pytest
 
 from tests.distill.tiny import teacher_dir, topic_data
 from zoo.checkpoints import load_model_dir
 from zoo.distill.pipeline import DistillConfig, distill
 
 
+@pytest.mark.slow  # distillation runs
 def test_cached_teacher_run_in_process(tmp_path):
     """`--cache-teacher`: the teacher runs once, before fit; the run trains
     and writes its student like the live-teacher path."""
@@ -33,6 +35,7 @@ def test_cached_teacher_run_in_process(tmp_path):
     assert load_model_dir(tmp_path / "cached" / "model")[0].encoder.num_layers == 2
 
 
+@pytest.mark.slow  # distillation runs
 def test_gradient_accumulation_of_2_batches_of_4_is_one_batch_of_8(tmp_path):
     """`--gradient-accumulation 2` at batch 4 trains as batch 8: the same
     updates, so the same student (no dropout; every text has the same

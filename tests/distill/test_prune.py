@@ -5,6 +5,7 @@ was pruned for, the single-character fallback for new words, and
 import json
 
 import numpy as np
+import pytest
 
 import zoo
 from tests.distill.tiny import TOPICS, teacher_dir
@@ -47,6 +48,7 @@ def test_kept_pieces_and_identical_outputs_on_the_corpus():
     ]
 
 
+@pytest.mark.slow  # fine-tune, prune and evaluate
 def test_zoo_prune_writes_a_smaller_model_directory(tmp_path, capsys):
     teacher = teacher_dir(tmp_path)
     # Sport and weather articles only: the politics words are never used.

@@ -22,6 +22,10 @@ from export.tflite import export_tflite
 from export.validate import format_report
 from tests.export.conftest import TINY_LABELS, VOCABULARY, sentences
 
+# Every test reads one validated two-length int8 export (over a minute on 2
+# cores): `make test` runs them, `make test-quick` does not.
+pytestmark = pytest.mark.slow
+
 try:
     from ai_edge_litert import schema_py_generated as tfl
 except ImportError:

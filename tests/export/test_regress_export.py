@@ -46,6 +46,7 @@ def _keras_scores(model, tokenizer, pairs, length):
     ), ids
 
 
+@pytest.mark.slow  # a validated export each
 def test_tflite_float32_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
     out = export_tflite(
         regressor,
@@ -79,6 +80,7 @@ def test_tflite_float32_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
     np.testing.assert_allclose([x["score"] for x in answers], keras_scores, atol=1e-5)
 
 
+@pytest.mark.slow  # a validated export each
 def test_saved_model_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
     version = export_saved_model(
         regressor,

@@ -27,6 +27,10 @@ from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.models import InvalidInputError
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
 
+# Slow (exports, and a TF1-loader process per SavedModel case: minutes on 2
+# cores): `make test` runs the corpus, `make test-quick` does not.
+pytestmark = pytest.mark.slow
+
 L = 16  # the phone file's length
 V = len(VOCABULARY)
 

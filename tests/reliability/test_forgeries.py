@@ -31,6 +31,10 @@ from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.predict import open_predictor
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
 
+# Slow (exports, forges and reloads artifacts: minutes on 2 cores): `make
+# test` runs the corpus, `make test-quick` does not.
+pytestmark = pytest.mark.slow
+
 L = 16
 PRUNED = 30
 CALLS = 100  # per thread, on one shared runner  # word pieces the "pruned" model lacks

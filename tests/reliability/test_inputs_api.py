@@ -47,6 +47,10 @@ from zoo.text.preprocessor import TextPreprocessor
 from zoo.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from zoo.text.tokenizer import WordPieceTokenizer
 
+# Slow (hundreds of cases through real models: minutes on 2 cores): `make
+# test` runs the corpus, `make test-quick` does not.
+pytestmark = pytest.mark.slow
+
 LENGTH = 16
 TAGS = ["O", "B-ORG", "I-ORG", "B-PER"]
 # A legal text longer than csv's default field limit (131,072 characters).

@@ -38,6 +38,10 @@ from zoo.cli import build_parser, main
 from zoo.cli.runs import write_run_info
 from zoo.text.tokenizer import WordPieceTokenizer
 
+# Slow (every command on the user's files: minutes on 2 cores): `make test`
+# runs the corpus, `make test-quick` does not.
+pytestmark = pytest.mark.slow
+
 OTHER_ENTRY = (
     "  config {\n"
     '    name: "other"\n'

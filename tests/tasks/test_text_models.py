@@ -116,6 +116,7 @@ def test_classifier_text_equals_ids(max_windows):
     }
 
 
+@pytest.mark.slow  # training, exports or a fresh process
 def test_fit_forms_agree_and_learn():
     """The three forms of `fit` give the same model, and the fit learned: the
     loss on the training texts, measured without dropout, fell (48 texts, 12
@@ -186,6 +187,7 @@ def test_windows_train_on_every_window_and_evaluate_by_the_mean():
     assert result["loss"] == pytest.approx(expected_loss, rel=1e-5)
 
 
+@pytest.mark.slow  # training, exports or a fresh process
 def test_keras_file_round_trips_in_a_fresh_process_in_safe_mode(tmp_path):
     texts, labels = _data(24)
     model = _classifier(max_windows=2)
@@ -249,6 +251,7 @@ def test_keras_files_saved_from_the_old_module_load(tmp_path):
             np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow  # training, exports or a fresh process
 def test_model_directory_export_and_zoo_predict_take_the_text_model(tmp_path, capsys):
     texts, labels = _data(24)
     model = _classifier(max_windows=2)

@@ -141,6 +141,7 @@ def _records(out, task=0):
     return {row["epoch"]: row["losses"] for row in rows}
 
 
+@pytest.mark.slow  # training runs in worker processes
 @pytest.mark.parametrize("command", ["pretrain", "finetune"])
 def test_two_workers_match_one_process_and_resume_after_a_kill(tmp_path, assets, command):
     reference, multi = tmp_path / "reference", tmp_path / "multi"
@@ -213,6 +214,7 @@ def test_two_workers_match_one_process_and_resume_after_a_kill(tmp_path, assets,
     )
 
 
+@pytest.mark.slow  # training runs in worker processes
 def test_gradient_accumulation_of_4_batches_of_8_is_one_batch_of_32():
     from zoo.train.optimization import make_adamw
 
@@ -287,6 +289,7 @@ def test_adam_updates_a_repeated_token_like_a_dense_gradient():
     np.testing.assert_allclose(moved, 0.01, rtol=1e-4)
 
 
+@pytest.mark.slow  # training runs in worker processes
 @pytest.mark.parametrize("command", ["pretrain", "finetune"])
 def test_tpu_strategy_without_a_tpu_is_a_clear_error(tmp_path, assets, command):
     """As far as a machine without a TPU goes: the TPU resolver is asked for

@@ -33,6 +33,7 @@ def _tiny_model_dir(directory, texts):
     return directory / "model"
 
 
+@pytest.mark.slow  # a run killed and resumed
 def test_early_stopping_counts_across_an_interrupted_run(tmp_path):
     """Validation labels are the training labels swapped, so validation loss
     rises as the model learns: epoch 1 is the best, and patience 2 must stop

@@ -242,20 +242,7 @@ def _fail(error):
 
 
 def run_export(args):
-    if args.format != "tflite" and args.quantize != "float32":
-        raise ValueError(
-            f"--quantize {args.quantize} applies to --format tflite only; for TPU use --bfloat16."
-        )
-    if args.format != "tflite" and args.text_in:
-        raise ValueError("--text-in applies to --format tflite only.")
-    if args.format != "tpu" and (args.bfloat16 or args.batch_size != 8):
-        raise ValueError("--bfloat16 and --batch-size apply to --format tpu only.")
-    lengths = args.sequence_lengths or DEFAULT_LENGTHS[args.format]
-    if args.format == "saved_model" and len(lengths) != 1:
-        raise ValueError(
-            f"--format saved_model takes one sequence length (its text signatures pad to it); "
-            f"received {lengths}. serve_ids accepts any length up to the encoder's maximum."
-        )
+    lengths = _check_format_flags(args)
     check_out_apart(args.out, [("--model", args.model), ("--data", data_path(args.data))])
     if args.out.exists() and not args.out.is_dir():
         raise ValueError(
@@ -282,7 +269,10 @@ def run_export(args):
     )
     t0 = time.time()
     common = dict(
-        validation_labels=labels, allow_degraded=args.allow_degraded, source_dir=args.model
+        validation_texts=texts,
+        validation_labels=labels,
+        allow_degraded=args.allow_degraded,
+        source_dir=args.model,
     )
     try:
         if args.format == "tflite":
@@ -293,35 +283,11 @@ def run_export(args):
                 quantize=args.quantize,
                 sequence_lengths=lengths,
                 representative_texts=calibration if calibrated else None,
-                validation_texts=texts,
                 text_in=args.text_in,
                 **common,
             )
         else:
-            kwargs = dict(name=name, version=args.version, overwrite=args.force, **common)
-            try:
-                if args.format == "saved_model":
-                    path = export_saved_model(
-                        model,
-                        tokenizer,
-                        args.out,
-                        sequence_length=lengths[0],
-                        validation_texts=texts,
-                        **kwargs,
-                    )
-                else:
-                    path = export_tpu_saved_model(
-                        model,
-                        tokenizer,
-                        args.out,
-                        sequence_lengths=lengths,
-                        batch_size=args.batch_size,
-                        compute_dtype="bfloat16" if args.bfloat16 else "float32",
-                        validation_texts=texts,
-                        **kwargs,
-                    )
-            except FileExistsError as e:
-                raise ValueError(f"{e} (choose another --version, or --force)") from e
+            path = _export_serving(args, model, tokenizer, name, lengths, common)
     except ExportValidationError as e:
         return _fail(f"zoo export: {e}\nNothing was published.")
     report = json.loads((path / "validation.json").read_text(encoding="utf-8"))
@@ -331,6 +297,47 @@ def run_export(args):
     if args.format != "tflite":
         _print_serving_files(args.out)
     return 0
+
+
+def _check_format_flags(args):
+    """The sequence lengths, once every flag given applies to --format."""
+    if args.format != "tflite" and args.quantize != "float32":
+        raise ValueError(
+            f"--quantize {args.quantize} applies to --format tflite only; for TPU use --bfloat16."
+        )
+    if args.format != "tflite" and args.text_in:
+        raise ValueError("--text-in applies to --format tflite only.")
+    if args.format != "tpu" and (args.bfloat16 or args.batch_size != 8):
+        raise ValueError("--bfloat16 and --batch-size apply to --format tpu only.")
+    lengths = args.sequence_lengths or DEFAULT_LENGTHS[args.format]
+    if args.format == "saved_model" and len(lengths) != 1:
+        raise ValueError(
+            f"--format saved_model takes one sequence length (its text signatures pad to it); "
+            f"received {lengths}. serve_ids accepts any length up to the encoder's maximum."
+        )
+    return lengths
+
+
+def _export_serving(args, model, tokenizer, name, lengths, common):
+    """--format saved_model or tpu: a new version NAME/VERSION in the TF
+    Serving base --out; an existing version is refused with the way out."""
+    kwargs = dict(name=name, version=args.version, overwrite=args.force, **common)
+    try:
+        if args.format == "saved_model":
+            return export_saved_model(
+                model, tokenizer, args.out, sequence_length=lengths[0], **kwargs
+            )
+        return export_tpu_saved_model(
+            model,
+            tokenizer,
+            args.out,
+            sequence_lengths=lengths,
+            batch_size=args.batch_size,
+            compute_dtype="bfloat16" if args.bfloat16 else "float32",
+            **kwargs,
+        )
+    except FileExistsError as e:
+        raise ValueError(f"{e} (choose another --version, or --force)") from e
 
 
 def _check_serving_base(base, name, version, force):
