@@ -31,6 +31,7 @@ import ast
 import pathlib
 import re
 import sys
+import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("zoo", "export", "bench")
@@ -101,12 +102,11 @@ STDLIB = set(sys.stdlib_module_names)
 
 
 def core_dependencies():
-    """Import names of pyproject's `[project] dependencies` (read with a regex:
-    tomllib is Python 3.11+ and the project supports 3.10)."""
-    text = (ROOT / "pyproject.toml").read_text()
-    block = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.S | re.M)
+    """Import names of pyproject's `[project] dependencies`."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        specs = tomllib.load(f)["project"]["dependencies"]
     names = set()
-    for spec in re.findall(r"[\"']([^\"']+)[\"']", block.group(1) if block else ""):
+    for spec in specs:
         name = re.split(r"[=<>!~\[; ]", spec, maxsplit=1)[0]
         names.add(name.strip().lower().replace("-", "_"))
     return names
