@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from tests.hub_server import HubServer, Repo
+from tests.train.synthetic import write_topics_csv
 from zoo.checkpoints import load_checkpoint
 from zoo.datasets.corpora import minilm_checkpoint_dir
 
@@ -106,7 +107,22 @@ def test_hub_name_converts_to_the_same_weights_then_works_offline(repos, tmp_pat
             HF_HUB_OFFLINE="1",
         )
         assert code == 0, err[-2000:]
+        # Fine-tuning from the Hub name: the model directory names the commit
+        # its encoder came from.
+        data = tmp_path / "topics.csv"
+        write_topics_csv(data)
+        code, out, err = zoo(
+            ["finetune", "--model", f"hf://{NAME}", "--data", data, "--task", "classify"]
+            + ["--out", tmp_path / "tuned", "--sequence-length", "16", "--epochs", "1"],
+            hub.url,
+            home,
+            HF_HUB_OFFLINE="1",
+        )
+        assert code == 0, err[-2000:]
         assert hub.requests == []
+    tuned = json.loads((tmp_path / "tuned" / "model" / "zoo_model.json").read_text())
+    assert tuned["base_model"]["source"] == f"hf://{NAME}@{sha}"
+    assert tuned["base_model"]["hub_commit"] == sha
     a, _ = load_checkpoint(tmp_path / "minilm")
     b, _ = load_checkpoint(minilm_checkpoint_dir())
     c, _ = load_checkpoint(tmp_path / "offline")

@@ -66,7 +66,8 @@ def test_export_and_validate_commands_end_to_end(tmp_path, capsys):
     tiny_tokenizer = WordPieceTokenizer(VOCABULARY)
 
     model_dir = tmp_path / "models" / "tiny"
-    save_model_dir(make_tiny(), model_dir, tiny_tokenizer)
+    # Trained at 24 tokens (what finetune records): the export's default length.
+    save_model_dir(make_tiny(), model_dir, tiny_tokenizer, extra={"sequence_length": 24})
     rows = [
         {"text": t, "label": TINY_LABELS[i % 3]}
         for i, t in enumerate(sentences(230, seed=3))
@@ -82,8 +83,6 @@ def test_export_and_validate_commands_end_to_end(tmp_path, capsys):
         "tflite",
         "--quantize",
         "dynamic_int8",
-        "--sequence-lengths",
-        "24",
         "--data",
         str(data),
         "--out",
@@ -92,7 +91,11 @@ def test_export_and_validate_commands_end_to_end(tmp_path, capsys):
     ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "model.tflite:serving_L24" in printed and f"wrote {out}" in printed
+    assert (
+        "lengths [24]" in printed
+        and "model.tflite:serving_L24" in printed
+        and f"wrote {out}" in printed
+    )
     meta = mf.read_metadata(out)
     assert meta["quantization"] == "dynamic_int8"
     assert meta["source_model"]["path"] == str(model_dir.resolve())

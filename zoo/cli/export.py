@@ -170,7 +170,8 @@ def _register_export(subparsers):
         default=None,
         metavar="L1,L2",
         help="tflite: one signature per length (first = primary); saved_model: one length; "
-        "tpu: the buckets (defaults: 128; 128; 128,256,512)",
+        "tpu: the buckets (defaults: the length the model was fine-tuned or distilled at, "
+        "zoo_model.json's sequence_length, else 128; the same; 128,256,512)",
     )
     add_data(p)
     p.add_argument(
@@ -232,8 +233,18 @@ def _register_validate(subparsers):
 
 def _load_model(path):
     read_model_dir_meta(path)  # FileNotFoundError with the way to make one
-    model, tokenizer, _ = load_model_dir(path)
-    return model, tokenizer
+    model, tokenizer, meta = load_model_dir(path)
+    return model, tokenizer, meta
+
+
+def _trained_length(args, meta, lengths):
+    """--sequence-lengths as given; when it is not, for tflite and
+    saved_model the length the model was trained at (a fine-tuned or
+    distilled model directory records it), else the format's default."""
+    trained = meta.get("sequence_length")
+    if args.sequence_lengths is None and args.format != "tpu" and isinstance(trained, int):
+        return [trained]
+    return lengths
 
 
 def _fail(error):
@@ -256,7 +267,8 @@ def run_export(args):
         check_replace_output(args.out, args.force, "export")
     else:
         _check_serving_base(args.out, name, args.version, args.force)
-    model, tokenizer = _load_model(args.model)
+    model, tokenizer, meta = _load_model(args.model)
+    lengths = _trained_length(args, meta, lengths)
     calibrated = args.format == "tflite" and args.quantize in CALIBRATED_MODES
     calibration, texts, labels, note = calibration_and_validation(
         args.data, task=task_of(model)
@@ -376,7 +388,7 @@ def run_validate(args):
         print(f"validating {args.artifact} on {described}")
     reference = tokenizer = None
     if args.model is not None:
-        reference, tokenizer = _load_model(args.model)
+        reference, tokenizer, _ = _load_model(args.model)
     try:
         report = validate_artifact(
             args.artifact,

@@ -27,7 +27,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from zoo.checkpoints import checkpoint_config, load_checkpoint, load_model_dir
+from zoo.checkpoints import checkpoint_config, hub, load_checkpoint, load_model_dir
 from zoo.models import (
     DEFAULT_SEQUENCE_LENGTH,
     Classifier,
@@ -218,8 +218,12 @@ def finetune(
 
 def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
     run = distribute.start_training_run(out_dir, config)
+    # A Hub name is fetched once here: the weights loaded and the commit the
+    # model directory records (`base_model`) are the same.
+    local, provenance = hub.resolve(model_path)
+    base_model = provenance or {"source": str(model_path)}
     with run.strategy.scope():
-        encoder, tokenizer = load_checkpoint(model_path)
+        encoder, tokenizer = load_checkpoint(local)
         if config.mixed_precision:
             # A zoo model directory records float32 for its layers, which
             # would override the global policy: rebuild under the requested one.
@@ -244,7 +248,18 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         # restore into them on a resumed run (and the step traces once).
         build_for_fit(model, train.element_spec)
     history = _fit(
-        run, model, tokenizer, train, val, steps, data, task, config, callbacks, verbose
+        run,
+        model,
+        tokenizer,
+        train,
+        val,
+        steps,
+        data,
+        task,
+        config,
+        callbacks,
+        verbose,
+        base_model=base_model,
     )
     if not run.chief:
         # Wait for the chief's writes and evaluation (it hosts the cluster's
@@ -278,9 +293,24 @@ def _capped_epochs(train, config):
     return train, steps
 
 
-def _fit(run, model, tokenizer, train, val, steps, data, task, config, callbacks, verbose):
+def _fit(
+    run,
+    model,
+    tokenizer,
+    train,
+    val,
+    steps,
+    data,
+    task,
+    config,
+    callbacks,
+    verbose,
+    base_model,
+):
     """`model.fit` with the best model written to OUT/model as it is found
-    (early stopping); returns the chief's HistoryFile (None on the others)."""
+    (early stopping), recording `base_model` (where the encoder came from: the
+    path given, or a Hub name's commit); returns the chief's HistoryFile (None
+    on the others)."""
     throughput = Throughput(
         config.batch_size, num_workers=distribute.num_workers(run.strategy)
     )
@@ -294,6 +324,7 @@ def _fit(run, model, tokenizer, train, val, steps, data, task, config, callbacks
 
     extra = {
         "task": task,
+        "base_model": base_model,
         "data": data.source,
         "split_rule": data.split_rule,
         "sequence_length": config.sequence_length,
