@@ -228,3 +228,13 @@ def test_hub_name_fetches_the_bpe_files(small, tmp_path):
     assert tokenizer.merges == original_tokenizer.merges
     for a, b in zip(encoder.get_weights(), original.get_weights(), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_formats_that_hold_no_roberta_refuse_naming_it(small, tmp_path, capsys):
+    _, directory = small
+    for target in ("tf1", "keras-hub"):
+        out = tmp_path / target
+        assert main(["convert", str(directory), "--to", target, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "roberta" in err.lower(), err
+        assert not out.exists()
