@@ -26,6 +26,7 @@ import numpy as np
 
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.models import task_of
+from zoo.text.byte_pair_tokenizer import BytePairTokenizer
 from zoo.text.tokenizer import WordPieceTokenizer, split_pairs
 from zoo.train.data import load_task_data
 from zoo.train.finetune import evaluate_model, evaluation_config
@@ -67,6 +68,18 @@ def _gathered(weights, old_size, keep):
 def prune_vocabulary(model, tokenizer, texts):
     """`(pruned model, pruned tokenizer, report)` keeping the pieces `texts`
     need (see the module docstring). `model` is a zoo encoder or task model."""
+    if isinstance(tokenizer, BytePairTokenizer):
+        # Dropping rows of a byte-level BPE vocabulary is not enough: every
+        # kept token needs the merges that build it, and their halves, kept
+        # too (a merge list is a chain, not a list of words). The pruner
+        # rewrites WordPiece vocabularies only.
+        raise ValueError(
+            "vocabulary pruning: this model tokenizes with byte-level BPE (RoBERTa's "
+            "vocab.json + merges.txt), which `zoo prune` does not prune: it drops "
+            "WordPiece pieces from vocab.txt, while a BPE token is reachable only "
+            "through its chain of merges, which would have to be pruned with it. "
+            "Export the model unpruned (the 50,265-row embedding is the cost)."
+        )
     encoder = getattr(model, "encoder", model)
     old_size = int(encoder.vocabulary_size)
     if len(tokenizer.vocabulary) != old_size:

@@ -443,6 +443,12 @@ class BytePairTokenizer(keras.layers.Layer):
         casing flag, for code that records it)."""
         return False
 
+    @property
+    def lookup_tables(self):
+        """The TF resources the graph reads (the merge ranks), for a SavedModel
+        exporter that must track them."""
+        return (self._merge_ranks,)
+
     def write_files(self, directory):
         """Write `vocab.json` (token -> id) and `merges.txt` (GPT-2's
         "#version: 0.2" header, then one merge a line) into `directory`, the
