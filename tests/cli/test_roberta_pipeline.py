@@ -2,7 +2,7 @@
 tiny RobertaModel in HF's layout, with a byte-level BPE trained here on the
 BBC training split (no RoBERTa vocabulary installs offline), fine-tuned by
 `zoo finetune --task classify --data bbc`, distilled into a RoBERTa student,
-refused by `zoo prune` (with the reason), exported by `zoo export` to a
+pruned by `zoo prune` with its merges, exported by `zoo export` to a
 text-in SavedModel (BPE in the graph, validated in the TF1 loader) and to
 `.tflite` (ids in; `zoo predict` tokenizes on the host), each passing the
 exporter's own validation gates. MediaPipe and the Android assets refuse a
@@ -82,13 +82,20 @@ def test_distil_into_a_roberta_student(finetuned, capsys):
     )
 
 
-def test_prune_refuses_byte_level_bpe_with_the_reason(finetuned, capsys):
+def test_prune_keeps_the_merges_the_training_texts_need(finetuned, capsys):
     args = ["prune", "--model", finetuned / "run" / "model", "--data", "bbc"]
-    args += ["--out", finetuned / "pruned", "--no-evaluate"]
-    assert main([str(a) for a in args]) == 2
-    err = capsys.readouterr().err
-    assert "byte-level BPE" in err and "chain of merges" in err
-    assert not (finetuned / "pruned").exists()
+    args += ["--out", finetuned / "pruned", "--json"]
+    capsys.readouterr()
+    assert main([str(a) for a in args]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["vocabulary_after"] <= report["vocabulary_before"] == 1000
+    assert report["after"]["accuracy"] == report["before"]["accuracy"] or (
+        report["test_texts_tokenized_differently"] > 0
+    )
+    pruned, tokenizer, meta = load_model_dir(finetuned / "pruned")
+    assert isinstance(tokenizer, zoo.BytePairTokenizer)
+    assert meta["vocabulary_pruning"]["vocabulary_after"] == tokenizer.vocabulary_size
+    assert pruned.encoder.vocabulary_size == tokenizer.vocabulary_size
 
 
 def test_tflite_export_tokenizes_on_the_host(finetuned, tmp_path, capsys):
