@@ -422,6 +422,15 @@ def _check_token_rows(directory, file, rows, meta):
 def _check_associated_files(directory, file, associated, meta):
     """The vocab.txt and labels.txt a MediaPipe file carries (what MediaPipe
     tokenizes with and names its answers by) against the artifact's."""
+    if mf.is_byte_pair(meta):
+        if associated:
+            _refuse(
+                directory,
+                "tokenizer",
+                f"{file} carries MediaPipe files ({sorted(associated)}) but the artifact "
+                "tokenizes with byte-level BPE, which MediaPipe cannot",
+            )
+        return
     expected = {
         VOCABULARY_FILE: (
             "vocabulary_sha256",
@@ -637,13 +646,17 @@ def _check_assets(directory, meta):
             )
     if (assets / mf.VOCABULARY).is_file():
         graph_vocabulary = (assets / mf.VOCABULARY).read_text(encoding="utf-8").splitlines()
-        own = (directory / mf.VOCABULARY).read_text(encoding="utf-8").splitlines()
+        if mf.is_byte_pair(meta):  # the tokens' names, against vocab.json
+            own, file = mf.artifact_tokenizer(directory, meta).vocabulary, "vocab.json"
+        else:
+            own = (directory / mf.VOCABULARY).read_text(encoding="utf-8").splitlines()
+            file = mf.VOCABULARY
         if graph_vocabulary != own:
             _refuse(
                 directory,
                 "vocabulary_sha256",
                 "assets/vocab.txt (the vocabulary the graph tokenizes with) differs from "
-                "vocab.txt",
+                f"{file}",
             )
     if (assets / LABELS_FILE).is_file():
         graph_labels = (assets / LABELS_FILE).read_text(encoding="utf-8").splitlines()

@@ -28,8 +28,11 @@ import pathlib
 import re
 import time
 
+from zoo.checkpoints.model_dir import BYTE_PAIR, merges_sha256
 from zoo.models import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES, TASKS, input_contract, task_of
+from zoo.text.byte_pair_tokenizer import BytePairTokenizer
 from zoo.text.tokenizer import (
+    WordPieceTokenizer,
     read_vocabulary,
     vocabulary_casing_problem,
     vocabulary_sha256,
@@ -48,6 +51,9 @@ from zoo.utils.provenance import versions
 MANIFEST = "manifest.json"
 METADATA = "metadata.json"
 VOCABULARY = "vocab.txt"
+# A byte-level BPE (RoBERTa) artifact's tokenizer files, in place of vocab.txt;
+# metadata.json then says "tokenizer": "byte_pair" and records merges_sha256.
+BYTE_PAIR_FILES = ("vocab.json", "merges.txt")
 MANIFEST_FORMAT = "zoo-export-manifest"
 METADATA_FORMAT = "zoo-export"
 FORMAT_VERSION = 1  # manifest.json
@@ -65,6 +71,28 @@ ARTIFACT_KINDS = ("tflite", "saved_model", "tpu_saved_model")
 
 class ManifestError(ValueError):
     """An artifact's files do not match its manifest.json (or it has none)."""
+
+
+def is_byte_pair(meta) -> bool:
+    """Whether an artifact's metadata.json describes a byte-level BPE tokenizer."""
+    return meta.get("tokenizer") == BYTE_PAIR
+
+
+def write_tokenizer_files(directory, tokenizer):
+    """vocab.txt, or a BytePairTokenizer's vocab.json + merges.txt, into
+    `directory` (an artifact's temporary directory)."""
+    if isinstance(tokenizer, BytePairTokenizer):
+        tokenizer.write_files(directory)
+    else:
+        write_vocabulary(directory, tokenizer.vocabulary)
+
+
+def artifact_tokenizer(directory, meta):
+    """The tokenizer an artifact's files and metadata.json describe."""
+    directory = pathlib.Path(directory)
+    if is_byte_pair(meta):
+        return BytePairTokenizer(directory / "vocab.json", directory / "merges.txt")
+    return WordPieceTokenizer(str(directory / VOCABULARY), lowercase=meta["lowercase"])
 
 
 def write_vocabulary(directory, tokens) -> pathlib.Path:
@@ -265,6 +293,11 @@ def check_metadata_fields(meta, path):
         )
         need(len(set(labels)) == len(labels), "labels", "each label name once")
     need(isinstance(meta.get("lowercase"), bool), "lowercase", "true or false")
+    need(
+        meta.get("tokenizer", BYTE_PAIR) == BYTE_PAIR,
+        "tokenizer",
+        f"{BYTE_PAIR!r} (vocab.json + merges.txt) or absent (WordPiece vocab.txt)",
+    )
     need(is_int(meta.get("vocabulary_size"), 1), "vocabulary_size", "a positive integer")
     digest = meta.get("vocabulary_sha256")
     need(
@@ -323,8 +356,37 @@ def check_metadata_fields(meta, path):
         )
 
 
+def _check_byte_pair_files(meta, directory):
+    directory = pathlib.Path(directory)
+    missing = [f for f in BYTE_PAIR_FILES if not (directory / f).is_file()]
+    if missing:
+        raise MetadataError(
+            f"{directory}: no {' or '.join(missing)}; the artifact is incomplete. "
+            "Re-export it with `zoo export`."
+        )
+    tokenizer = artifact_tokenizer(directory, meta)
+    if tokenizer.vocabulary_size != meta["vocabulary_size"]:
+        raise MetadataError(
+            f"{directory / METADATA}: vocabulary_size is {meta['vocabulary_size']:,} but "
+            f"vocab.json has {tokenizer.vocabulary_size:,} tokens; re-export the artifact."
+        )
+    if vocabulary_sha256(tokenizer.vocabulary) != meta["vocabulary_sha256"]:
+        raise MetadataError(
+            f"{directory / 'vocab.json'}: not the vocabulary the artifact was exported with "
+            "(sha256 differs from metadata.json); re-export the artifact."
+        )
+    if merges_sha256(tokenizer.merges) != meta.get("merges_sha256"):
+        raise MetadataError(
+            f"{directory / 'merges.txt'}: not the merges the artifact was exported with "
+            "(sha256 differs from metadata.json's merges_sha256); re-export the artifact."
+        )
+
+
 def check_vocabulary_file(meta, directory):
-    """vocab.txt beside the artifact against metadata.json."""
+    """vocab.txt (or vocab.json + merges.txt) beside the artifact against
+    metadata.json."""
+    if is_byte_pair(meta):
+        return _check_byte_pair_files(meta, directory)
     path = pathlib.Path(directory) / VOCABULARY
     if not path.is_file():
         raise MetadataError(
@@ -406,7 +468,8 @@ def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
     """The fields every artifact's metadata.json shares."""
     encoder = getattr(model, "encoder", model)
     tokens = tokenizer.vocabulary
-    problem = vocabulary_casing_problem(tokens, bool(tokenizer.lowercase))
+    byte_pair = isinstance(tokenizer, BytePairTokenizer)
+    problem = None if byte_pair else vocabulary_casing_problem(tokens, tokenizer.lowercase)
     if problem:
         raise ValueError(
             f"The tokenizer does not fit its vocabulary: {problem}. Build it "
@@ -419,7 +482,16 @@ def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
         "task": task_of(model),
         "labels": label_names(model),
         "lowercase": bool(tokenizer.lowercase),
-        "vocabulary_file": VOCABULARY,
+        **(
+            {
+                "tokenizer": BYTE_PAIR,
+                "vocabulary_file": "vocab.json",
+                "merges_file": "merges.txt",
+                "merges_sha256": merges_sha256(tokenizer.merges),
+            }
+            if byte_pair
+            else {"vocabulary_file": VOCABULARY}
+        ),
         "vocabulary_size": len(tokens),
         "vocabulary_sha256": vocabulary_sha256(tokens),
         "input_contract": input_contract(model),

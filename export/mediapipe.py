@@ -72,6 +72,21 @@ _DESCRIPTIONS = {
 _FILE_TYPE = {"TENSOR_AXIS_LABELS": 2, "VOCABULARY": 5}
 _FEATURE_PROPERTIES = 1  # union ContentProperties
 _BERT_TOKENIZER_OPTIONS = 4  # union ProcessUnitOptions
+# Why a byte-level BPE (RoBERTa) model gets no MediaPipe file. TFLite Model
+# Metadata (tflite-support's metadata_schema.fbs) describes a text model's
+# tokenizer with one of `union ProcessUnitOptions`: NormalizationOptions (1),
+# ScoreCalibrationOptions (2), ScoreThresholdingOptions (3),
+# BertTokenizerOptions (4: WordPiece, a vocab file), SentencePieceTokenizerOptions
+# (5: a SentencePiece model) and RegexTokenizerOptions (6: a regex split and a
+# vocab lookup, no subwords). None holds BPE merges or GPT-2's byte alphabet,
+# and MediaPipe Tasks' TextClassifier builds its tokenizer from these only.
+BYTE_PAIR_REFUSAL = (
+    "MediaPipe's text tasks tokenize with what TFLite Model Metadata can describe: "
+    "BertTokenizerOptions (WordPiece), SentencePieceTokenizerOptions or "
+    "RegexTokenizerOptions (metadata_schema.fbs, union ProcessUnitOptions); none "
+    "holds byte-level BPE merges (RoBERTa's vocab.json + merges.txt), so MediaPipe "
+    "would tokenize this model's text into other ids than in training"
+)
 
 
 class MediaPipeExportError(ValueError):
@@ -272,6 +287,8 @@ def mediapipe_classifier(
     """Bytes of a MediaPipe TextClassifier file from a converted `.tflite`
     (`content`): `signature`'s subgraph, its `probabilities` output,
     TFLite Model Metadata, and vocab.txt + labels.txt appended as a zip."""
+    if lowercase is None:  # a byte-level BPE tokenizer (RoBERTa) has no such flag
+        raise MediaPipeExportError(f"{BYTE_PAIR_REFUSAL}.")
     if not lowercase:
         raise MediaPipeExportError(
             "MediaPipe's BERT tokenizer lower-cases every text and its metadata cannot say "

@@ -171,6 +171,9 @@ def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_pat
     # model itself only adds a slow walk of every layer for lookup tables.
     vocab_table = _line_table(vocab_path)
     archive.track(vocab_table)
+    # A byte-level BPE tokenizer's merge table is a TF resource of its own.
+    for table in getattr(tokenizer, "lookup_tables", ()):
+        archive.track(table)
     labels_table = None
     if labels_path is not None:
         labels_table = _line_table(labels_path)
@@ -415,7 +418,7 @@ def _write_text_saved_model(model, tokenizer, sequence_length, meta, tmp):
     )
     archive.write_out(str(tmp), verbose=False)
     shutil.rmtree(assets)  # write_out copied the assets into tmp/assets
-    mf.write_vocabulary(tmp, tokenizer.vocabulary)
+    mf.write_tokenizer_files(tmp, tokenizer)
     for signature, outputs in signature_outputs(tmp).items():
         if signature in signatures:
             signatures[signature]["outputs"] = outputs
@@ -568,13 +571,17 @@ def export_tpu_saved_model(
         xla=xla,
         latency_signature=f"serve_ids_L{lengths[0]}",
         validation_profile=f"tpu_{compute_dtype}",
-        tokenization="host: WordPieceTokenizer(vocab.txt, lowercase) -> pad to a bucket",
+        tokenization=(
+            "host: BytePairTokenizer(vocab.json, merges.txt) -> pad to a bucket"
+            if mf.is_byte_pair(meta)
+            else "host: WordPieceTokenizer(vocab.txt, lowercase) -> pad to a bucket"
+        ),
     )
     options = tf.saved_model.SaveOptions(function_aliases=aliases)
     check_serving_base(base_dir, name, version, overwrite=overwrite)
     with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
         archive.write_out(str(tmp), options=options, verbose=False)
-        mf.write_vocabulary(tmp, tokenizer.vocabulary)
+        mf.write_tokenizer_files(tmp, tokenizer)
         mf.write_json(tmp / mf.METADATA, meta)
         validate_new_artifact(
             tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded

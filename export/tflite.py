@@ -82,7 +82,7 @@ from export.consistency import artifact_record, embed_tflite_record
 from export.runtime import MODEL_FILE
 from export.validate import validate_new_artifact
 from zoo.models import INPUT_NAMES, task_of
-from zoo.text.tokenizer import tokenize_texts
+from zoo.text.tokenizer import WordPieceTokenizer, tokenize_texts
 from zoo.utils.atomic import atomic_directory, atomic_file
 from zoo.utils.native_log import filtered_stderr
 
@@ -488,6 +488,14 @@ def export_tflite(
 
     task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
+    if text_in and not isinstance(tokenizer, WordPieceTokenizer):
+        raise ValueError(
+            f"text_in=True: model_text.tflite tokenizes with tensorflow-text's "
+            f"FastBertTokenizer (WordPiece); this model's tokenizer is a "
+            f"{type(tokenizer).__name__}, which has no LiteRT kernels. Export without "
+            "--text-in: model.tflite takes ids, and `zoo predict` / export.runtime "
+            "tokenize on the host with the artifact's own tokenizer files."
+        )
     lengths = _sequence_lengths(model, quantize, sequence_lengths)
     texts = _calibration_texts(quantize, representative_texts)
     representative = None
@@ -582,12 +590,13 @@ def _tflite_files(model, tokenizer, meta, quantize, representative, texts, text_
             _file_info(content, signatures, lengths, "ids", "LiteRT built-in ops only"),
         )
     }
-    if task == "classify" and tokenizer.lowercase:
+    byte_pair = mf.is_byte_pair(meta)
+    if task == "classify" and tokenizer.lowercase and not byte_pair:
         files[mediapipe.FILE] = _mediapipe_file(
             model, tokenizer, content, signatures, lengths
         )
     else:
-        meta["mediapipe"] = mediapipe_skipped(task, tokenizer.lowercase)
+        meta["mediapipe"] = mediapipe_skipped(task, tokenizer.lowercase, byte_pair)
     if text_in:
         files[TEXT_MODEL_FILE] = _text_in_file(
             model, tokenizer, lengths[0], quantize, record, work / "text"
@@ -665,13 +674,15 @@ def _write_artifact(tmp, files, meta, tokenizer):
         with atomic_file(tmp / file) as f:
             f.write(data)
     meta["files"] = {file: info for file, (_, info) in files.items()}
-    mf.write_vocabulary(tmp, tokenizer.vocabulary)
+    mf.write_tokenizer_files(tmp, tokenizer)
     mf.write_json(tmp / mf.METADATA, meta)
 
 
-def mediapipe_skipped(task, lowercase):
+def mediapipe_skipped(task, lowercase, byte_pair=False):
     """Why an artifact holds no `mediapipe.tflite` (recorded in metadata.json
     and printed with the validation report; not an error)."""
+    if byte_pair:
+        return f"not written: {mediapipe.BYTE_PAIR_REFUSAL}. Use {MODEL_FILE}."
     if task != "classify":
         return (
             f"not written: MediaPipe Tasks' TextClassifier takes classifiers only (one "

@@ -38,7 +38,7 @@ import tensorflow as tf
 from export import manifest as mf
 from export.runtime import open_artifact, run_saved_model, run_tflite
 from zoo.checkpoints import load_model_dir
-from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
+from zoo.text.tokenizer import vocabulary_sha256
 from zoo.utils.numeric import softmax
 
 MIN_VALIDATION_TEXTS = 200
@@ -511,9 +511,7 @@ def _artifact_tokenizer(artifact_dir, meta, tokenizer):
     """`tokenizer`, or the artifact's own (vocab.txt, metadata's lower-casing);
     either way it must hold the vocabulary the artifact was exported with."""
     if tokenizer is None:
-        tokenizer = WordPieceTokenizer(
-            str(artifact_dir / mf.VOCABULARY), lowercase=meta["lowercase"]
-        )
+        tokenizer = mf.artifact_tokenizer(artifact_dir, meta)
     if vocabulary_sha256(tokenizer.vocabulary) != meta["vocabulary_sha256"]:
         raise ValueError(
             f"{artifact_dir}: the tokenizer's vocabulary is not the one the artifact was exported "

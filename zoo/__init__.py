@@ -52,6 +52,7 @@ from zoo.models import (  # noqa: E402
     Pretrainer,
     QuestionAnswerer,
     Regressor,
+    RobertaEncoder,
     TokenClassifier,
     build_encoder,
     embed_texts,
@@ -60,6 +61,7 @@ from zoo.models import (  # noqa: E402
     with_dtype_policy,
 )
 from zoo.tasks import TextClassifier, TextQuestionAnswerer, TextTagger  # noqa: E402
+from zoo.text.byte_pair_tokenizer import BytePairTokenizer  # noqa: E402
 from zoo.text.preprocessor import TextPreprocessor  # noqa: E402
 from zoo.text.tokenizer import WordPieceTokenizer  # noqa: E402
 
@@ -72,6 +74,7 @@ __all__ = [
     "TASKS",
     "AlbertEncoder",
     "BertEncoder",
+    "BytePairTokenizer",
     "Classifier",
     "DistilBertEncoder",
     "EncoderConfig",
@@ -81,6 +84,7 @@ __all__ = [
     "Pretrainer",
     "QuestionAnswerer",
     "Regressor",
+    "RobertaEncoder",
     "TextClassifier",
     "TextPreprocessor",
     "TextQuestionAnswerer",

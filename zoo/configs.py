@@ -15,12 +15,18 @@ the tests check against the built Keras models::
     bert_large         L24 H1024 A16                   335,141,888  # BERT-Large
     albert_base        L12 H768  A12  E128 vocab 30000  11,683,584  # ALBERT-Base
     albert_large       L24 H1024 A16  E128 vocab 30000  17,683,968  # ALBERT-Large
+    roberta_base       L12 H768  A12  vocab 50265      124,645,632  # RoBERTa-Base
+    distilroberta_base L6  H768  A12  vocab 50265       82,118,400  # DistilRoBERTa
 
 HF's `BertModel` reports 512 more parameters for MiniLM because it counts its
 `position_ids` buffer; that buffer is not a weight and is not stored here.
 The ALBERT counts equal `transformers.AlbertModel`'s (which stores its
 buffers as non-persistent): one shared layer, embeddings of width E = 128
-projected to H, the pooler included.
+projected to H, the pooler included. The RoBERTa counts equal
+`transformers.RobertaModel`'s (pooler included; its `position_ids` and
+`token_type_ids` buffers are not parameters): RoBERTa's position table has
+`max_sequence_length + 2` rows (HF's `max_position_embeddings` 514 for 512
+tokens), since positions start after the padding id (1).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import dataclasses
 import json
 from typing import Any
 
-FAMILIES = ("bert", "distilbert", "albert")
+FAMILIES = ("bert", "distilbert", "albert", "roberta")
 # The feed-forward activation. "gelu" is the exact erf form (BERT, MiniLM);
 # "gelu_tanh" is the tanh approximation 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))
 # that HF calls "gelu_new" and ALBERT v2's checkpoints were trained with.
@@ -39,6 +45,10 @@ ACTIVATIONS = ("gelu", "gelu_tanh")
 # The encoder's inputs, by name, everywhere: tokenizer, datasets, heads,
 # exported signatures, metadata.json and the Android app.
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+# RoBERTa's padding id: `<pad>` is id 1, and position ids count from
+# ROBERTA_PADDING_IDX + 1 (HF's `create_position_ids_from_input_ids`), so its
+# position table has max_sequence_length + ROBERTA_PADDING_IDX + 1 rows.
+ROBERTA_PADDING_IDX = 1
 # The sequence length (tokens, with [CLS] and [SEP]) used when none is given.
 DEFAULT_SEQUENCE_LENGTH = 128
 
@@ -52,7 +62,11 @@ class EncoderConfig:
     (Lan et al. 2019) is BERT with embeddings of width `embedding_dim`
     projected to `hidden_dim`, and `num_layers` layers that share the weights
     of `num_groups` distinct blocks (1: every layer is the same block; layer
-    i uses block i // (num_layers // num_groups)). `embedding_dim` and
+    i uses block i // (num_layers // num_groups)). `family="roberta"` (Liu
+    et al. 2019) is BERT with byte-level BPE ids (`<pad>` = 1), one segment
+    type and position ids that start after the padding id (see
+    `position_table_size`); `max_sequence_length` is the longest input in
+    tokens for every family. `embedding_dim` and
     `num_groups` belong to the albert family only (None and 1 elsewhere).
     `activation` is the feed-forward (and masked-LM transform) activation,
     one of `ACTIVATIONS`.
@@ -176,7 +190,15 @@ class EncoderConfig:
 
     @property
     def has_pooler(self) -> bool:
-        return self.family in ("bert", "albert")
+        return self.family in ("bert", "albert", "roberta")
+
+    @property
+    def position_table_size(self) -> int:
+        """Rows of the position table: `max_sequence_length`, and for RoBERTa
+        2 more (positions `padding_idx + 1 ..`; HF's `max_position_embeddings`)."""
+        if self.family == "roberta":
+            return self.max_sequence_length + ROBERTA_PADDING_IDX + 1
+        return self.max_sequence_length
 
     @property
     def embedding_width(self) -> int:
@@ -194,7 +216,7 @@ class EncoderConfig:
         h, i, e = self.hidden_dim, self.intermediate_dim, self.embedding_width
         embeddings = (
             self.vocabulary_size * e
-            + self.max_sequence_length * e
+            + self.position_table_size * e
             + self.num_segments * e
             + 2 * e  # LayerNorm gamma, beta
         )
@@ -237,6 +259,7 @@ class EncoderConfig:
 
 _BERT_VOCAB = 30522
 _ALBERT_VOCAB = 30000
+_ROBERTA_VOCAB = 50265
 
 PRESETS: dict[str, EncoderConfig] = {
     # Tiny width for tests and CPU demos (Turc et al.'s BERT-Tiny shape).
@@ -274,6 +297,29 @@ PRESETS: dict[str, EncoderConfig] = {
         family="albert",
         activation="gelu_tanh",
         embedding_dim=128,
+    ),
+    # RoBERTa (Liu et al. 2019), HF roberta-base and distilroberta-base:
+    # byte-level BPE vocabulary of 50,265, one segment type, LayerNorm eps
+    # 1e-5, 512 tokens (514 position rows).
+    "roberta_base": EncoderConfig(
+        _ROBERTA_VOCAB,
+        12,
+        12,
+        768,
+        3072,
+        num_segments=1,
+        layer_norm_epsilon=1e-5,
+        family="roberta",
+    ),
+    "distilroberta_base": EncoderConfig(
+        _ROBERTA_VOCAB,
+        6,
+        12,
+        768,
+        3072,
+        num_segments=1,
+        layer_norm_epsilon=1e-5,
+        family="roberta",
     ),
 }
 

@@ -430,6 +430,15 @@ def _android_assets(out, config, folder):
     same name that the demo did not put there (not in the folder's record,
     or changed since) is never overwritten: the stage stops first."""
     source = out / "exports" / f"{_phone(config)}_dynamic_int8"
+    if mf.is_byte_pair(read_json_object(source / mf.METADATA, "re-run the export stage")):
+        # The app tokenizes in Java with WordPiece (vocab.txt) only.
+        raise DemoError(
+            f"--android-assets: {source} tokenizes with byte-level BPE (vocab.json + "
+            "merges.txt, a RoBERTa model); the Android app's tokenizer is WordPiece "
+            "(vocab.txt) and MediaPipe's text tasks take WordPiece or SentencePiece "
+            "only, so the app would feed it other ids than in training. Ship "
+            "model.tflite with host-side tokenization instead (docs/roberta.md)."
+        )
     record_path = folder / ANDROID_RECORD
     record = {}
     if record_path.is_file():

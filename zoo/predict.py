@@ -252,7 +252,7 @@ def open_predictor(
     # The manifest, the metadata and their agreement with the model files,
     # before anything runs (export/consistency.py).
     meta = open_artifact(path)
-    tokenizer = WordPieceTokenizer(str(path / mf.VOCABULARY), lowercase=meta["lowercase"])
+    tokenizer = mf.artifact_tokenizer(path, meta)
     if kind == "tflite":
         length, run_ids = _tflite_runner(path, meta, sequence_length, num_threads)
     else:

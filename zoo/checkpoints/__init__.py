@@ -27,6 +27,7 @@ from zoo.checkpoints.model_dir import (
 )
 from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_encoder, save_tf1
 from zoo.configs import EncoderConfig
+from zoo.text.byte_pair_tokenizer import BytePairTokenizer
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.utils.jsonfile import read_json_object
 
@@ -34,7 +35,8 @@ SUPPORTED = (
     "a zoo model directory (zoo_model.json, model.keras, vocab.txt); "
     "an HF BertModel, DistilBertModel or AlbertModel directory (config.json, "
     "model.safetensors, "
-    "vocab.txt), also sentence-transformers layout; a google-research BERT release "
+    "vocab.txt), also sentence-transformers layout; an HF RobertaModel directory "
+    "(config.json, model.safetensors, vocab.json + merges.txt or tokenizer.json); a google-research BERT release "
     "(bert_config.json, bert_model.ckpt.index/.data-*, vocab.txt); a TF Model Garden "
     "BertEncoder checkpoint (tf.train.Checkpoint files + vocab.txt); a keras-hub preset "
     "(save_to_preset's config.json naming keras_hub>BertBackbone, DistilBertBackbone or "
@@ -102,6 +104,22 @@ def _vocab_path(path, fmt):
     )
 
 
+def _byte_pair_tokenizer(path, fmt):
+    """A RoBERTa checkpoint's byte-level BPE: vocab.json + merges.txt, else
+    tokenizer.json, beside the weights."""
+    path = pathlib.Path(path)
+    base = find_hf_dir(path) if fmt == "hf" else (path if path.is_dir() else path.parent)
+    if (base / "vocab.json").is_file() and (base / "merges.txt").is_file():
+        return BytePairTokenizer(base / "vocab.json", base / "merges.txt")
+    if (base / "tokenizer.json").is_file():
+        return BytePairTokenizer.from_tokenizer_json(base / "tokenizer.json")
+    raise FileNotFoundError(
+        f"{path}: a RoBERTa checkpoint without its byte-level BPE files; expected "
+        "vocab.json and merges.txt (or tokenizer.json) beside the weights. Copy the "
+        "checkpoint's own tokenizer files next to them."
+    )
+
+
 def _hf_lowercase(path):
     for base in (pathlib.Path(path), pathlib.Path(path) / "0_Transformer"):
         cfg = base / "tokenizer_config.json"
@@ -149,6 +167,7 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
     be a Hub name, `hf://OWNER/NAME[@REVISION]` (`zoo.checkpoints.hub`).
     """
     path, _ = hub.resolve(path)
+    requested_lowercase = lowercase
 
     fmt = detect_format(path)
     if fmt == "zoo":
@@ -167,6 +186,20 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
         encoder = load_tf1_encoder(path, allow_partial=allow_partial)
     else:
         encoder = load_garden_encoder(path, allow_partial=allow_partial)
+    if encoder.config.family == "roberta":
+        if requested_lowercase:
+            raise ValueError(
+                f"{path}: lowercase=True for a RoBERTa checkpoint; its byte-level BPE "
+                "keeps case (there is no uncased RoBERTa). Leave `lowercase` unset."
+            )
+        tokenizer = _byte_pair_tokenizer(path, fmt)
+        if tokenizer.vocabulary_size != encoder.vocabulary_size:
+            raise ValueError(
+                f"{path}: the byte-level BPE vocabulary has {tokenizer.vocabulary_size} "
+                f"tokens but the encoder's vocabulary_size is {encoder.vocabulary_size}; "
+                "they must match. Use the checkpoint's own vocab.json and merges.txt."
+            )
+        return encoder, tokenizer
     if lowercase is None:
         lowercase = True
     tokenizer = WordPieceTokenizer(str(_vocab_path(path, fmt)), lowercase=lowercase)

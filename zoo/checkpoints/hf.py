@@ -12,6 +12,10 @@ and a distilbert-family encoder is written as DistilBertModel.
 `albert.` prefix with its `predictions.*` and `sop_classifier.*` heads) load
 into an `AlbertEncoder` (or a zoo MaskedLM / Pretrainer on one), and an
 albert-family model is written back as AlbertModel / AlbertForPreTraining.
+`model_type: "roberta"` directories (RobertaModel keys, which are BertModel's,
+or a RobertaFor* file's `roberta.` prefix, its `lm_head.` / `classifier.`
+heads ignored) load into a `RobertaEncoder`, written back as RobertaModel
+with its byte-level BPE files (vocab.json, merges.txt).
 Weights are read with `safetensors.numpy`: no torch needed.
 """
 
@@ -26,8 +30,9 @@ from safetensors.numpy import load_file, save_file
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
 from zoo.checkpoints.names import hf_albert_name, hf_distilbert_name, hf_name, model_entries
-from zoo.configs import EncoderConfig
+from zoo.configs import ROBERTA_PADDING_IDX, EncoderConfig
 from zoo.models.bert_encoder import build_encoder
+from zoo.text.byte_pair_tokenizer import BytePairTokenizer
 from zoo.utils.atomic import atomic_directory
 from zoo.utils.jsonfile import read_json_object
 
@@ -37,6 +42,9 @@ _HF_BUFFERS = (
     "bert.embeddings.position_ids",
     "distilbert.embeddings.position_ids",
     "albert.embeddings.position_ids",
+    "embeddings.token_type_ids",
+    "roberta.embeddings.position_ids",
+    "roberta.embeddings.token_type_ids",
 )
 # HF's activation names -> `EncoderConfig.activation`. "gelu" is the exact erf
 # form; "gelu_new", "gelu_pytorch_tanh" and "gelu_fast" are three codings of
@@ -56,6 +64,8 @@ _DISTILBERT_HEADS = ("vocab_transform.", "vocab_layer_norm.", "vocab_projector."
 # AlbertForPreTraining's heads; `predictions.decoder.*` (when a file holds it)
 # is the tied copy of the word embeddings and `predictions.bias`.
 _ALBERT_HEADS = ("predictions.", "sop_classifier.")
+# RobertaForMaskedLM's and RobertaForSequenceClassification's heads.
+_ROBERTA_HEADS = ("lm_head.", "classifier.")
 # HF's DistilBERT builds every LayerNorm with eps=1e-12; no config field sets it.
 DISTILBERT_LAYER_NORM_EPSILON = 1e-12
 
@@ -98,11 +108,14 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
         return _config_from_distilbert(hf, origin)
     if model_type == "albert":
         return _config_from_albert(hf, origin)
+    if model_type == "roberta":
+        return _config_from_roberta(hf, origin)
     if model_type != "bert":
         raise ValueError(
             f"{origin}: model_type={model_type!r}; only BERT-architecture checkpoints "
             "(model_type 'bert', e.g. BERT, MiniLM, TinyBERT), DistilBERT "
-            "(model_type 'distilbert') and ALBERT (model_type 'albert') load here."
+            "(model_type 'distilbert'), ALBERT (model_type 'albert') and RoBERTa "
+            "(model_type 'roberta') load here."
         )
     activation = _check_activation(hf, "hidden_act", origin)
     _require(
@@ -128,6 +141,61 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
         dropout=hf.get("hidden_dropout_prob", 0.1),
         layer_norm_epsilon=hf.get("layer_norm_eps", 1e-12),
         initializer_range=hf.get("initializer_range", 0.02),
+        activation=activation,
+    )
+
+
+def _config_from_roberta(hf, origin):
+    # RobertaConfig's own defaults (type_vocab_size 2, eps 1e-12, 512
+    # positions) are not RoBERTa's released values; sizes must be given, the
+    # rest falls back to roberta-base's config.json.
+    activation = _check_activation(hf, "hidden_act", origin)
+    _require(
+        hf,
+        (
+            "vocab_size",
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+            "max_position_embeddings",
+        ),
+        origin,
+        "RoBERTa",
+    )
+    pad = hf.get("pad_token_id", ROBERTA_PADDING_IDX)
+    if pad != ROBERTA_PADDING_IDX:
+        raise ValueError(
+            f"{origin}: pad_token_id={pad!r}; RoBERTa's position ids count from the "
+            f"padding id, and the zoo's RobertaEncoder uses {ROBERTA_PADDING_IDX} "
+            "(RoBERTa's <pad>). A checkpoint with another padding id would load and "
+            "compute other positions."
+        )
+    embedding_type = hf.get("position_embedding_type", "absolute")
+    if embedding_type != "absolute":
+        raise ValueError(
+            f"{origin}: position_embedding_type={embedding_type!r}; the zoo's "
+            "RobertaEncoder has learned absolute positions ('absolute') only."
+        )
+    positions = hf["max_position_embeddings"]
+    if not isinstance(positions, int) or positions <= ROBERTA_PADDING_IDX + 1:
+        raise ValueError(
+            f"{origin}: max_position_embeddings={positions!r}; expected an int above "
+            f"{ROBERTA_PADDING_IDX + 1} (RoBERTa's positions start after the padding id: "
+            "514 rows for 512 tokens)."
+        )
+    return EncoderConfig(
+        vocabulary_size=hf["vocab_size"],
+        num_layers=hf["num_hidden_layers"],
+        num_heads=hf["num_attention_heads"],
+        hidden_dim=hf["hidden_size"],
+        intermediate_dim=hf["intermediate_size"],
+        max_sequence_length=positions - ROBERTA_PADDING_IDX - 1,
+        num_segments=hf.get("type_vocab_size", 1),
+        dropout=hf.get("hidden_dropout_prob", 0.1),
+        layer_norm_epsilon=hf.get("layer_norm_eps", 1e-5),
+        initializer_range=hf.get("initializer_range", 0.02),
+        family="roberta",
         activation=activation,
     )
 
@@ -205,9 +273,11 @@ def config_to_hf(config: EncoderConfig) -> dict:
         return _config_to_distilbert(config)
     if config.family == "albert":
         return _config_to_albert(config)
+    if config.family == "roberta":
+        return _config_to_roberta(config)
     if config.family != "bert":
         raise ValueError(
-            f"HF formats hold bert-, distilbert- and albert-family encoders; a "
+            f"HF formats hold bert-, distilbert-, albert- and roberta-family encoders; a "
             f"{config.family} encoder does not fit them. Save it as a zoo model "
             "directory instead."
         )
@@ -227,6 +297,29 @@ def config_to_hf(config: EncoderConfig) -> dict:
         "initializer_range": config.initializer_range,
         "layer_norm_eps": config.layer_norm_epsilon,
         "pad_token_id": 0,
+        "position_embedding_type": "absolute",
+    }
+
+
+def _config_to_roberta(config: EncoderConfig) -> dict:
+    return {
+        "architectures": ["RobertaModel"],
+        "model_type": "roberta",
+        "vocab_size": config.vocabulary_size,
+        "hidden_size": config.hidden_dim,
+        "num_hidden_layers": config.num_layers,
+        "num_attention_heads": config.num_heads,
+        "intermediate_size": config.intermediate_dim,
+        "hidden_act": _TO_HF_ACTIVATION[config.activation],
+        "hidden_dropout_prob": config.dropout,
+        "attention_probs_dropout_prob": config.dropout,
+        "max_position_embeddings": config.position_table_size,
+        "type_vocab_size": config.num_segments,
+        "initializer_range": config.initializer_range,
+        "layer_norm_eps": config.layer_norm_epsilon,
+        "bos_token_id": 0,
+        "pad_token_id": ROBERTA_PADDING_IDX,
+        "eos_token_id": 2,
         "position_embedding_type": "absolute",
     }
 
@@ -305,6 +398,12 @@ def _hf_naming(model, tensors):
             else ""
         )
         return functools.partial(hf_distilbert_name, prefix=prefix), _DISTILBERT_HEADS
+    if encoder.config.family == "roberta":
+        # RobertaModel's keys are BertModel's.
+        prefix = (
+            "roberta." if "roberta.embeddings.word_embeddings.weight" in tensors else ""
+        )
+        return functools.partial(hf_name, prefix=prefix), _ROBERTA_HEADS
     prefix = "bert." if "bert.embeddings.word_embeddings.weight" in tensors else ""
     return functools.partial(hf_name, prefix=prefix), _BERT_HEADS
 
@@ -359,6 +458,12 @@ def load_hf_encoder(directory, *, allow_partial=False):
 def _tokenizer_config(config: EncoderConfig, lowercase) -> dict:
     # What AutoTokenizer needs beyond vocab.txt, and what `load_checkpoint`
     # reads the casing from; without it a cased vocabulary comes back uncased.
+    if config.family == "roberta":
+        return {
+            "tokenizer_class": "RobertaTokenizer",
+            "add_prefix_space": False,
+            "model_max_length": config.max_sequence_length,
+        }
     return {
         "tokenizer_class": (
             "DistilBertTokenizer" if config.family == "distilbert" else "BertTokenizer"
@@ -368,9 +473,13 @@ def _tokenizer_config(config: EncoderConfig, lowercase) -> dict:
     }
 
 
-def save_hf(model, directory, *, vocabulary=None, lowercase=None):
+def save_hf(model, directory, *, vocabulary=None, lowercase=None, tokenizer=None):
     """Write `config.json` + `model.safetensors` (+ `vocab.txt`, and
     `tokenizer_config.json` when `lowercase` is given) in HF's layout.
+
+    A roberta-family encoder is written as RobertaModel; its tokenizer, a
+    `BytePairTokenizer` given as `tokenizer`, as vocab.json, merges.txt and
+    tokenizer_config.json (`vocabulary` and `lowercase` are WordPiece's).
 
     A bert-family model is written as BertModel (BertForPreTraining keys when
     `model` has heads), a distilbert-family encoder as DistilBertModel, an
@@ -382,7 +491,28 @@ def save_hf(model, directory, *, vocabulary=None, lowercase=None):
     encoder = getattr(model, "encoder", model)
     hf_config = config_to_hf(encoder.config)
     has_heads = model is not encoder
-    if encoder.config.family == "distilbert":
+    roberta = encoder.config.family == "roberta"
+    if roberta and (vocabulary is not None or lowercase is not None):
+        raise ValueError(
+            "save_hf: a roberta-family encoder's tokenizer is byte-level BPE; pass it as "
+            "`tokenizer=` (a BytePairTokenizer), not `vocabulary=`/`lowercase=` "
+            "(WordPiece's vocab.txt)."
+        )
+    if tokenizer is not None and not (roberta and isinstance(tokenizer, BytePairTokenizer)):
+        raise ValueError(
+            f"save_hf: `tokenizer=` takes a roberta-family encoder's BytePairTokenizer; "
+            f"received a {type(tokenizer).__name__} for a {encoder.config.family}-family "
+            "encoder. Pass a WordPiece vocabulary as `vocabulary=` and `lowercase=`."
+        )
+    if roberta:
+        if has_heads:
+            raise ValueError(
+                "save_hf: a roberta-family model is written as HF RobertaModel, which "
+                f"holds the encoder alone; received a {type(model).__name__}. Pass its "
+                "`.encoder`, or save the whole model as a zoo model directory."
+            )
+        name_of = hf_name
+    elif encoder.config.family == "distilbert":
         if has_heads:
             raise ValueError(
                 "save_hf: a distilbert-family model is written as HF DistilBertModel, "
@@ -411,8 +541,10 @@ def save_hf(model, directory, *, vocabulary=None, lowercase=None):
         save_file(tensors, str(tmp / "model.safetensors"), metadata={"format": "pt"})
         if vocabulary is not None:
             (tmp / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
-        if lowercase is not None:
+        if lowercase is not None or tokenizer is not None:
             (tmp / "tokenizer_config.json").write_text(
                 json.dumps(_tokenizer_config(encoder.config, lowercase), indent=2) + "\n"
             )
+        if tokenizer is not None:
+            tokenizer.write_files(tmp)
     return pathlib.Path(directory)

@@ -32,7 +32,7 @@ from huggingface_hub import constants as hub_constants
 from huggingface_hub import errors as hub_errors
 
 PREFIX = "hf://"
-# What a BERT, DistilBERT or ALBERT checkpoint needs, and no more: not the
+# What a BERT, DistilBERT, ALBERT or RoBERTa checkpoint needs, and no more: not the
 # other frameworks' weights (pytorch_model.bin, tf_model.h5, onnx/), not
 # READMEs or training logs.
 FILES = [
@@ -41,6 +41,8 @@ FILES = [
     "model-*.safetensors",
     "model.safetensors.index.json",
     "vocab.txt",
+    "vocab.json",
+    "merges.txt",
     "tokenizer.json",
     "tokenizer_config.json",
     "special_tokens_map.json",

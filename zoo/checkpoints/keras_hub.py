@@ -657,6 +657,13 @@ class KerasHubExport:
 
 def _exportable(config):
     """ValueError when keras-hub's backbone for `config` computes another function."""
+    if config.family == "roberta":
+        raise ValueError(
+            "--to keras-hub: a roberta-family encoder is not written as a keras-hub "
+            "preset (the converter maps BertBackbone, DistilBertBackbone and "
+            "AlbertBackbone with WordPiece or SentencePiece tokenizers only). Write it "
+            "as HF RobertaModel with --to hf, or keep the zoo model directory."
+        )
     wanted = {"bert": "gelu_tanh", "albert": "gelu_tanh", "distilbert": "gelu"}[
         config.family
     ]

@@ -2,7 +2,9 @@
 `zoo distill` write and every command reads.
 
     DIR/model.keras       the whole Keras model (encoder + head), safe-mode loadable
-    DIR/vocab.txt         the WordPiece vocabulary
+    DIR/vocab.txt         the WordPiece vocabulary, or for a RoBERTa model
+    DIR/vocab.json,       its byte-level BPE (`zoo_model.json` says
+    DIR/merges.txt        "tokenizer": "byte_pair" and records merges_sha256)
     DIR/zoo_model.json    format version, model class, encoder config,
                           tokenizer settings, labels, provenance, and `files`:
                           the size and sha256 of every other file in DIR
@@ -22,6 +24,7 @@ record existed (format version 1) get the second check only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pathlib
 import warnings
@@ -34,6 +37,7 @@ import keras
 import zoo.utils.schedules  # noqa: F401
 from zoo.models import TASK_MODELS, task_of
 from zoo.models.encoder_task import with_dtype_policy
+from zoo.text.byte_pair_tokenizer import BytePairTokenizer
 from zoo.text.tokenizer import (
     WordPieceTokenizer,
     read_vocabulary,
@@ -49,6 +53,10 @@ FORMAT = "zoo-model"
 # Version 2 adds `files`, the record of every other file of the directory.
 FORMAT_VERSION = 2
 MANIFEST = "zoo_model.json"
+# `tokenizer` in zoo_model.json: absent for WordPiece (vocab.txt), "byte_pair"
+# for RoBERTa's byte-level BPE (vocab.json + merges.txt).
+BYTE_PAIR = "byte_pair"
+BYTE_PAIR_FILES = ("vocab.json", "merges.txt")
 RUN_INFO = "args.json"
 
 
@@ -58,6 +66,19 @@ class ModelDirError(ValueError):
 
 def is_model_dir(path) -> bool:
     return (pathlib.Path(path) / MANIFEST).is_file()
+
+
+def is_byte_pair(meta) -> bool:
+    """Whether a model directory's zoo_model.json describes a byte-level BPE
+    tokenizer (vocab.json + merges.txt) rather than WordPiece (vocab.txt)."""
+    return meta.get("tokenizer") == BYTE_PAIR
+
+
+def merges_sha256(merges) -> str:
+    """sha256 of the merges (`BytePairTokenizer.merges`: "left right"
+    strings), one a line."""
+    text = "".join(f"{merge}\n" for merge in merges)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def save_model_dir(
@@ -79,12 +100,18 @@ def save_model_dir(
     # overrides) names the class the directory holds: the model is saved as
     # that class, which loads anywhere.
     saved_class = getattr(type(model), "zoo_saved_class", type(model))
+    byte_pair = isinstance(tokenizer, BytePairTokenizer)
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "model_class": saved_class.__name__,
         "encoder_class": type(encoder).__name__,
         "encoder_config": encoder.config.to_dict(),
+        **(
+            {"tokenizer": BYTE_PAIR, "merges_sha256": merges_sha256(tokenizer.merges)}
+            if byte_pair
+            else {}
+        ),
         "lowercase": bool(tokenizer.lowercase),
         # Checked on every load: a vocab.txt cut, extended or reordered after
         # saving would otherwise tokenize silently into other ids.
@@ -109,9 +136,12 @@ def save_model_dir(
             model.__class__ = trained_class
             if optimizer is not None:
                 model.optimizer = optimizer
-        (tmp / "vocab.txt").write_text(
-            vocabulary_text(tokenizer.vocabulary), encoding="utf-8"
-        )
+        if byte_pair:
+            tokenizer.write_files(tmp)  # vocab.json, merges.txt
+        else:
+            (tmp / "vocab.txt").write_text(
+                vocabulary_text(tokenizer.vocabulary), encoding="utf-8"
+            )
         if run_info is not None:
             (tmp / RUN_INFO).write_text(json.dumps(run_info, indent=2) + "\n")
         # Last: the record of every file written above.
@@ -156,6 +186,13 @@ def _check_fields(meta, path):
             path,
             "labels",
             f"is {labels!r:.120}; expected a list of distinct label names, or null",
+        )
+    if meta.get("tokenizer", BYTE_PAIR) != BYTE_PAIR:
+        _refuse(
+            path,
+            "tokenizer",
+            f"is {meta['tokenizer']!r:.40}; expected {BYTE_PAIR!r} (vocab.json + "
+            "merges.txt) or no field (WordPiece, vocab.txt)",
         )
     for field in ("model_class", "encoder_class"):
         if field in meta and not isinstance(meta[field], str):
@@ -215,7 +252,8 @@ def read_model_dir_meta(directory) -> dict:
             f"({FORMAT!r} <= {FORMAT_VERSION}); upgrade the package."
         )
     _check_fields(meta, path)
-    for name in ("model.keras", "vocab.txt"):
+    tokenizer_files = BYTE_PAIR_FILES if is_byte_pair(meta) else ("vocab.txt",)
+    for name in ("model.keras", *tokenizer_files):
         if not (directory / name).is_file():
             raise FileNotFoundError(
                 f"{directory}: zoo model directory is missing {name}; it was not "
@@ -245,25 +283,27 @@ def read_model_dir_meta(directory) -> dict:
     return meta
 
 
-def _check_vocabulary(directory, meta, tokens):
-    """vocab.txt against the embedding it feeds, the hash recorded at save and
-    the casing `lowercase` claims."""
+def _check_vocabulary(directory, meta, tokens, file="vocab.txt"):
+    """vocab.txt (or vocab.json) against the embedding it feeds, the hash
+    recorded at save and the casing `lowercase` claims."""
     rows = meta["encoder_config"]["vocabulary_size"]
     if len(tokens) != rows:
         raise ValueError(
-            f"{directory / 'vocab.txt'} has {len(tokens):,} tokens but the model's token "
+            f"{directory / file} has {len(tokens):,} tokens but the model's token "
             f"embedding has {rows:,} rows (zoo_model.json encoder_config.vocabulary_size): "
             "it is not the vocabulary the model was trained with, and ids would point at "
-            "other tokens' embeddings. Restore the model directory's own vocab.txt."
+            f"other tokens' embeddings. Restore the model directory's own {file}."
         )
     recorded = meta.get("vocabulary_sha256")
     if recorded is not None and vocabulary_sha256(tokens) != recorded:
         raise ValueError(
-            f"{directory / 'vocab.txt'} changed since the model was saved (sha256 differs from "
+            f"{directory / file} changed since the model was saved (sha256 differs from "
             "zoo_model.json's vocabulary_sha256; same size, so lines were edited or "
             "reordered): words would map to other tokens' ids. Restore the model "
-            "directory's own vocab.txt."
+            f"directory's own {file}."
         )
+    if file != "vocab.txt":
+        return  # byte-level BPE: no casing to check
     problem = vocabulary_casing_problem(tokens, meta.get("lowercase", True))
     if problem:
         _refuse(directory / MANIFEST, "lowercase", f"does not fit vocab.txt: {problem}")
@@ -338,8 +378,13 @@ def load_model_dir(directory):
     vocab.txt hold (see the module doc)."""
     directory = pathlib.Path(directory)
     meta = read_model_dir_meta(directory)
-    tokens = read_vocabulary(directory / "vocab.txt")
-    _check_vocabulary(directory, meta, tokens)
+    if is_byte_pair(meta):
+        byte_pair = _byte_pair_tokenizer(directory, meta)
+        tokens = byte_pair.vocabulary
+    else:
+        byte_pair = None
+        tokens = read_vocabulary(directory / "vocab.txt")
+        _check_vocabulary(directory, meta, tokens)
     with warnings.catch_warnings():
         # Saved without optimizer state (see save_model_dir): nothing to restore.
         warnings.filterwarnings("ignore", message="Skipping variable loading for optimizer")
@@ -373,5 +418,26 @@ def load_model_dir(directory):
             "two models. Re-create it (TextClassifier.save_model_dir)."
         )
     _check_against_model(directory, meta, model)
+    if byte_pair is not None:
+        return model, byte_pair, meta
     tokenizer = WordPieceTokenizer(tokens, lowercase=meta.get("lowercase", True))
     return model, tokenizer, meta
+
+
+def _byte_pair_tokenizer(directory, meta):
+    """vocab.json + merges.txt, checked against zoo_model.json like vocab.txt."""
+    if meta.get("lowercase", False):
+        _refuse(
+            directory / MANIFEST,
+            "lowercase",
+            "is true for a byte-level BPE tokenizer, which keeps case",
+        )
+    tokenizer = BytePairTokenizer(directory / "vocab.json", directory / "merges.txt")
+    _check_vocabulary(directory, meta, tokenizer.vocabulary, file="vocab.json")
+    if meta.get("merges_sha256") != merges_sha256(tokenizer.merges):
+        raise ValueError(
+            f"{directory / 'merges.txt'} changed since the model was saved (sha256 differs "
+            "from zoo_model.json's merges_sha256): text would split into other tokens "
+            "than in training. Restore the model directory's own merges.txt."
+        )
+    return tokenizer

@@ -113,6 +113,9 @@ def run(args):
             extra=provenance or {"source": str(args.src), "source_format": fmt},
             run_info=run_info(args),
         )
+    elif args.to == "hf" and encoder.config.family == "roberta":
+        # RobertaModel with its byte-level BPE files (vocab.json, merges.txt).
+        save_hf(encoder, out, tokenizer=tokenizer)
     elif args.to == "hf":
         save_hf(
             encoder, out, vocabulary=tokenizer.vocabulary, lowercase=tokenizer.lowercase
@@ -134,7 +137,8 @@ def register(subparsers):
         "model directory",
         formatter_class=HelpFormatter,
         description="Read an HF BertModel, DistilBertModel or AlbertModel directory "
-        "(config.json + model.safetensors; sentence-transformers layout too), a "
+        "(config.json + model.safetensors; sentence-transformers layout too), an HF "
+        "RobertaModel directory (with vocab.json + merges.txt, byte-level BPE), a "
         "google-research BERT "
         "release (bert_config.json + bert_model.ckpt.*), a TF Model Garden BertEncoder "
         "checkpoint (the garden extra), a keras-hub preset (a save_to_preset directory of "
@@ -144,7 +148,8 @@ def register(subparsers):
         "write it as a zoo model directory (model.keras, vocab.txt, zoo_model.json), or "
         "as HF / TF1 files with --to. --to hf writes BERT encoders as BertModel and "
         "DistilBERT-style students (zoo distill) as DistilBertModel, ALBERT encoders as "
-        "AlbertModel, with vocab.txt and tokenizer_config.json; --to tf1 takes BERT "
+        "AlbertModel, with vocab.txt and tokenizer_config.json, RoBERTa encoders as "
+        "RobertaModel with vocab.json and merges.txt; --to tf1 takes BERT "
         "encoders with exact GELU only. ALBERT needs a WordPiece vocab.txt beside the "
         "weights (released ALBERTs ship a SentencePiece spiece.model, which the zoo "
         "tokenizer does not read). --to keras-hub writes a preset that keras-hub's "

@@ -18,6 +18,14 @@ The embedding rows (and a masked-LM head's output bias) are gathered in the
 order of the kept pieces; every other weight is copied unchanged. Greedy
 longest-match WordPiece on the pruned vocabulary gives the same pieces for
 any word whose original pieces were all kept.
+
+A byte-level BPE vocabulary (RoBERTa's) is pruned with its merges: it keeps
+the tokens `texts` produce, every token they are merged from (recursively),
+the 256 byte symbols and the special tokens, and the merges whose halves and
+result are all kept, in their order. Every merge that fired on `texts` is
+kept, and a merge that never fired never was the best pair present, so
+`texts` tokenize to the same tokens; any other text still tokenizes (down to
+bytes at worst), never to `<unk>`.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import numpy as np
 
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.models import task_of
+from zoo.text.byte_pair_tokenizer import BytePairTokenizer, byte_alphabet
 from zoo.text.tokenizer import WordPieceTokenizer, split_pairs
 from zoo.train.data import load_task_data
 from zoo.train.finetune import evaluate_model, evaluation_config
@@ -55,6 +64,43 @@ def kept_token_ids(tokenizer, texts, batch_size=256):
     return sorted(used | special | characters)
 
 
+def _kept_byte_pair(tokenizer, texts, batch_size=256):
+    """(sorted ids to keep, the kept merges as "left right" strings, in their
+    order) for a BytePairTokenizer and `texts` (see the module docstring)."""
+    a, b = split_pairs(list(texts))
+    used = set()
+    for part in (a, b or []):
+        for start in range(0, len(part), batch_size):
+            pieces = tokenizer.tokenize(part[start : start + batch_size])
+            used.update(np.unique(pieces.flat_values.numpy()).tolist())
+    vocabulary = tokenizer.vocabulary
+    index = {token: i for i, token in enumerate(vocabulary)}
+    pairs = [tuple(m.split(" ")) for m in tokenizer.merges]
+    made_by = {}  # merged token -> every (left, right) that makes it
+    for left, right in pairs:
+        made_by.setdefault(left + right, []).append((left, right))
+    keep = {index[t] for t in byte_alphabet()}
+    keep |= {
+        getattr(tokenizer, f"{name}_id") for name in ("cls", "sep", "pad", "unk", "mask")
+    }
+    keep |= used
+    todo = [vocabulary[i] for i in used]
+    while todo:  # the tokens each kept token is merged from, recursively
+        token = todo.pop()
+        for halves in made_by.get(token, ()):
+            for half in halves:
+                if index[half] not in keep:
+                    keep.add(index[half])
+                    todo.append(half)
+    kept = {vocabulary[i] for i in keep}
+    merges = [
+        f"{left} {right}"
+        for left, right in pairs
+        if left in kept and right in kept and left + right in kept
+    ]
+    return sorted(keep), merges
+
+
 def _gathered(weights, old_size, keep):
     """Each weight with `old_size` rows gathered to `keep`; others unchanged."""
     out = []
@@ -74,7 +120,11 @@ def prune_vocabulary(model, tokenizer, texts):
             f"the tokenizer has {len(tokenizer.vocabulary)} tokens but the model's "
             f"embedding {old_size} rows; pass the model's own tokenizer."
         )
-    keep = kept_token_ids(tokenizer, texts)
+    byte_pair = isinstance(tokenizer, BytePairTokenizer)
+    if byte_pair:
+        keep, merges = _kept_byte_pair(tokenizer, texts)
+    else:
+        keep = kept_token_ids(tokenizer, texts)
     config = model.get_config()
     target = config["encoder"]["config"] if "encoder" in config else config
     target["vocabulary_size"] = len(keep)
@@ -94,12 +144,30 @@ def prune_vocabulary(model, tokenizer, texts):
         raise ValueError("a [V, V] weight cannot be pruned by rows")
     pruned.set_weights(_gathered(weights, old_size, keep))
     vocabulary = tokenizer.vocabulary
-    new_tokenizer = WordPieceTokenizer(
-        [vocabulary[i] for i in keep],
-        lowercase=tokenizer.lowercase,
-        strip_accents=tokenizer.strip_accents,
-        max_chars_per_word=tokenizer.max_chars_per_word,
-    )
+    if byte_pair:
+        new_tokenizer = BytePairTokenizer(
+            [vocabulary[i] for i in keep],
+            merges,
+            add_prefix_space=tokenizer.add_prefix_space,
+            **{
+                f"{name}_token": getattr(tokenizer, f"{name}_token")
+                for name in ("cls", "sep", "pad", "unk", "mask")
+            },
+        )
+        if new_tokenizer.pad_id != tokenizer.pad_id:
+            # RobertaEncoder's positions count past padding id 1.
+            raise ValueError(
+                f"vocabulary pruning: the pad token's id would change from "
+                f"{tokenizer.pad_id} to {new_tokenizer.pad_id}; RoBERTa's positions "
+                "count from it. Keep a vocabulary whose special tokens come first."
+            )
+    else:
+        new_tokenizer = WordPieceTokenizer(
+            [vocabulary[i] for i in keep],
+            lowercase=tokenizer.lowercase,
+            strip_accents=tokenizer.strip_accents,
+            max_chars_per_word=tokenizer.max_chars_per_word,
+        )
     report = {
         "vocabulary_before": old_size,
         "vocabulary_after": len(keep),
@@ -155,6 +223,8 @@ _OWN_FIELDS = {
     "num_parameters",
     "vocabulary_size",
     "vocabulary_sha256",
+    "tokenizer",
+    "merges_sha256",
     "best",
 }
 

@@ -238,7 +238,10 @@ def make_student(
             `default_layer_map(teacher_layers, num_layers)`.
         style: `"distilbert"` (no segment embeddings, no pooler: a
             `DistilBertEncoder`) or `"bert"` (same family as the teacher;
-            a `BertEncoder` for an ALBERT teacher).
+            a `BertEncoder` for an ALBERT teacher). A RoBERTa teacher gives a
+            `RobertaEncoder` student in either style, as DistilRoBERTa is:
+            its positions count past the padding id, which a DistilBERT
+            embedding does not do.
         intermediate_dim: the student's feed-forward width; default the
             teacher's. Narrower keeps each copied layer's strongest units
             (`ffn_units_to_keep`).
@@ -268,7 +271,7 @@ def make_student(
     if config.family == "albert":
         # A BERT-style student: H-wide embeddings, one block per layer.
         config = config.replace(family="bert", embedding_dim=None, num_groups=1)
-    if style == "distilbert":
+    if style == "distilbert" and config.family != "roberta":
         config = config.replace(family="distilbert", num_segments=0)
     elif config.family == "distilbert":
         raise ValueError(

@@ -3,11 +3,13 @@
 from zoo.layers.attention import MultiHeadSelfAttention
 from zoo.layers.embeddings import BertEmbeddings
 from zoo.layers.projection import Projection
+from zoo.layers.roberta_embeddings import RobertaEmbeddings
 from zoo.layers.transformer_encoder import TransformerEncoderBlock
 
 __all__ = [
     "BertEmbeddings",
     "MultiHeadSelfAttention",
     "Projection",
+    "RobertaEmbeddings",
     "TransformerEncoderBlock",
 ]

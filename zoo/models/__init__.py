@@ -21,6 +21,7 @@ from zoo.models.masked_lm import MaskedLM, MaskedLMHead
 from zoo.models.pretrainer import NextSentencePredictor, Pretrainer
 from zoo.models.question_answerer import QuestionAnswerer
 from zoo.models.regressor import Regressor
+from zoo.models.roberta_encoder import RobertaEncoder
 from zoo.models.sentence_embedding import (
     cosine,
     embed_texts,
@@ -56,6 +57,7 @@ __all__ = [
     "Pretrainer",
     "QuestionAnswerer",
     "Regressor",
+    "RobertaEncoder",
     "TokenClassifier",
     "build_encoder",
     "check_ids",

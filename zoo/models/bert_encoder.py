@@ -92,17 +92,7 @@ class BertEncoder(keras.Model):
     def _create_layers(self, config, dtype):
         """`embeddings`, `transformer_layers` and `pooler_dense` (None
         without a pooler), named as checkpoints and saved weights expect."""
-        self.embeddings = BertEmbeddings(
-            config.vocabulary_size,
-            config.hidden_dim,
-            max_sequence_length=config.max_sequence_length,
-            num_segments=config.num_segments,
-            dropout=config.dropout,
-            layer_norm_epsilon=config.layer_norm_epsilon,
-            initializer_range=config.initializer_range,
-            dtype=dtype,
-            name="embeddings",
-        )
+        self.embeddings = self._create_embeddings(config, dtype)
         self.transformer_layers = [
             TransformerEncoderBlock(
                 config.num_heads,
@@ -130,6 +120,20 @@ class BertEncoder(keras.Model):
                 dtype=dtype,
                 name="pooler_dense",
             )
+
+    def _create_embeddings(self, config, dtype):
+        """The embeddings layer (RobertaEncoder's has its own positions)."""
+        return BertEmbeddings(
+            config.vocabulary_size,
+            config.hidden_dim,
+            max_sequence_length=config.max_sequence_length,
+            num_segments=config.num_segments,
+            dropout=config.dropout,
+            layer_norm_epsilon=config.layer_norm_epsilon,
+            initializer_range=config.initializer_range,
+            dtype=dtype,
+            name="embeddings",
+        )
 
     def _functional_outputs(self, inputs, config):
         """(outputs, (hidden_states, attention_probs)) of the graph on the

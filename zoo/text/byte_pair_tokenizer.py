@@ -437,6 +437,31 @@ class BytePairTokenizer(keras.layers.Layer):
         )
         self.built = True
 
+    @property
+    def lowercase(self):
+        """False: byte-level BPE keeps text as written (WordPieceTokenizer's
+        casing flag, for code that records it)."""
+        return False
+
+    @property
+    def lookup_tables(self):
+        """The TF resources the graph reads (the merge ranks), for a SavedModel
+        exporter that must track them."""
+        return (self._merge_ranks,)
+
+    def write_files(self, directory):
+        """Write `vocab.json` (token -> id) and `merges.txt` (GPT-2's
+        "#version: 0.2" header, then one merge a line) into `directory`, the
+        files `BytePairTokenizer(vocab.json, merges.txt)` and HF's
+        RobertaTokenizer read back. Callers write into an atomic directory."""
+        directory = pathlib.Path(directory)
+        vocab = {token: i for i, token in enumerate(self._vocabulary)}
+        (directory / "vocab.json").write_text(
+            json.dumps(vocab, ensure_ascii=False), encoding="utf-8"
+        )
+        lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in self._merges]
+        (directory / "merges.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
     def _build_tables(self, ranks):
         size = len(self._vocabulary)
         alphabet = byte_alphabet()

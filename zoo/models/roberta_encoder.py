@@ -1,0 +1,81 @@
+"""The RoBERTa encoder (Liu et al. 2019) as a Keras functional model."""
+
+import keras
+
+from zoo.configs import ROBERTA_PADDING_IDX
+from zoo.layers.roberta_embeddings import RobertaEmbeddings
+from zoo.models.bert_encoder import BertEncoder
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class RobertaEncoder(BertEncoder):
+    """RoBERTa: BERT's post-LN blocks and tanh pooler over `RobertaEmbeddings`.
+
+    What differs from `BertEncoder` is the input side: byte-level BPE ids
+    (`zoo.text.byte_pair_tokenizer.BytePairTokenizer`, `<pad>` = 1), one
+    segment type, and positions that start after the padding id, computed
+    from `padding_mask`. The weights have BERT's names (HF `RobertaModel`
+    uses BertModel's keys), so checkpoints map through the same table.
+
+    Same call contract as `BertEncoder`: inputs `token_ids`, `segment_ids`
+    (all 0), `padding_mask`; outputs `sequence_output` and `pooled_output`.
+
+    Example:
+        >>> encoder = zoo.BertEncoder.from_preset("roberta_base")  # a RobertaEncoder
+        >>> encoder.count_params()
+        124645632
+    """
+
+    _family = "roberta"
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        max_sequence_length=512,
+        num_segments=1,
+        dropout=0.1,
+        layer_norm_epsilon=1e-5,
+        initializer_range=0.02,
+        activation="gelu",
+        dtype=None,
+        **kwargs,
+    ):
+        super().__init__(
+            vocabulary_size,
+            num_layers,
+            num_heads,
+            hidden_dim,
+            intermediate_dim,
+            max_sequence_length=max_sequence_length,
+            num_segments=num_segments,
+            dropout=dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            initializer_range=initializer_range,
+            activation=activation,
+            dtype=dtype,
+            **kwargs,
+        )
+
+    def _create_embeddings(self, config, dtype):
+        return RobertaEmbeddings(
+            config.vocabulary_size,
+            config.hidden_dim,
+            max_sequence_length=config.max_sequence_length,
+            num_segments=config.num_segments,
+            dropout=config.dropout,
+            layer_norm_epsilon=config.layer_norm_epsilon,
+            initializer_range=config.initializer_range,
+            padding_idx=ROBERTA_PADDING_IDX,
+            dtype=dtype,
+            name="embeddings",
+        )
+
+    def _functional_outputs(self, inputs, config):
+        x = self.embeddings(
+            inputs["token_ids"], inputs["segment_ids"], padding_mask=inputs["padding_mask"]
+        )
+        return self._transformer_stack(x, self.transformer_layers, inputs["padding_mask"])
