@@ -87,6 +87,7 @@ from zoo.configs import INPUT_NAMES
 from zoo.text.tokenizer import (
     WordPieceTokenizer,
     as_strings,
+    packing_arguments,
     refuse_path_in_config,
 )
 
@@ -691,19 +692,6 @@ class BytePairTokenizer(keras.layers.Layer):
     ):
         # Validate and convert here, before Keras sees the arguments, so a
         # wrong input gets this layer's error rather than a conversion error.
-        strings = as_strings(text, "text")
-        strings_b = None if text_b is None else as_strings(text_b, "text_b")
-        minimum = 2 if text_b is None else 4
-        if sequence_length is not None and (
-            not isinstance(sequence_length, (int, np.integer))
-            or isinstance(sequence_length, bool)
-            or sequence_length < minimum
-        ):
-            layout = "<s> A </s>" if text_b is None else "<s> A </s> </s> B </s>"
-            raise ValueError(
-                f"`sequence_length` must be an int >= {minimum} (room for {layout}) or None "
-                f"(pad to the longest example, no truncation); received {sequence_length!r}."
-            )
         if truncation != "longest_first":
             # WordPieceTokenizer's "round_robin" is not the reference's, and
             # its trimmer is a tensorflow-text op, which would make a SavedModel
@@ -712,16 +700,13 @@ class BytePairTokenizer(keras.layers.Layer):
                 f"`truncation` must be 'longest_first' (the reference's rule for pairs); "
                 f"received {truncation!r}."
             )
-        if strings_b is not None and None not in (strings.shape[0], strings_b.shape[0]):
-            if strings.shape[0] != strings_b.shape[0]:
-                raise ValueError(
-                    f"`text` and `text_b` must hold the same number of examples; received "
-                    f"{strings.shape[0]} and {strings_b.shape[0]}."
-                )
+        strings, strings_b, sequence_length = packing_arguments(
+            text, text_b, sequence_length, ("<s> A </s>", "<s> A </s> </s> B </s>")
+        )
         return super().__call__(
             strings,
             text_b=strings_b,
-            sequence_length=None if sequence_length is None else int(sequence_length),
+            sequence_length=sequence_length,
             truncation=truncation,
             **kwargs,
         )

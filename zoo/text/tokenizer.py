@@ -388,37 +388,18 @@ class WordPieceTokenizer(keras.layers.Layer):
     ):
         # Validate and convert here, before Keras sees the arguments, so a
         # wrong input gets this layer's error rather than a conversion error.
-        strings, _ = self._as_strings(text, "text")
-        strings_b = None if text_b is None else self._as_strings(text_b, "text_b")[0]
-        minimum = 2 if text_b is None else 3
-        if sequence_length is not None and (
-            not isinstance(sequence_length, (int, np.integer))
-            or isinstance(sequence_length, bool)
-            or sequence_length < minimum
-        ):
-            layout = "[CLS] A [SEP]" if text_b is None else "[CLS] A [SEP] B [SEP]"
-            raise ValueError(
-                f"`sequence_length` must be an int >= {minimum} (room for {layout}) or None (pad to the "
-                f"longest example, no truncation); received {sequence_length!r}."
-            )
         if truncation not in TRUNCATION_STRATEGIES:
             raise ValueError(
-                f"`truncation` must be one of {', '.join(map(repr, TRUNCATION_STRATEGIES))}; received {truncation!r}."
+                f"`truncation` must be one of {', '.join(map(repr, TRUNCATION_STRATEGIES))}; "
+                f"received {truncation!r}."
             )
-        if (
-            strings_b is not None
-            and strings.shape[0] is not None
-            and strings_b.shape[0] is not None
-        ):
-            if strings.shape[0] != strings_b.shape[0]:
-                raise ValueError(
-                    f"`text` and `text_b` must hold the same number of examples; received {strings.shape[0]} "
-                    f"and {strings_b.shape[0]}."
-                )
+        strings, strings_b, sequence_length = packing_arguments(
+            text, text_b, sequence_length, ("[CLS] A [SEP]", "[CLS] A [SEP] B [SEP]")
+        )
         return super().__call__(
             strings,
             text_b=strings_b,
-            sequence_length=None if sequence_length is None else int(sequence_length),
+            sequence_length=sequence_length,
             truncation=truncation,
             **kwargs,
         )
@@ -586,6 +567,34 @@ def as_strings(text, name="text"):
     """`text` (a str, list, numpy array or tf.string tensor) as a 1-D
     tf.string batch, or the tokenizer's error naming `name`."""
     return WordPieceTokenizer._as_strings(text, name)[0]  # noqa: SLF001 - same module
+
+
+def packing_arguments(text, text_b, sequence_length, layouts):
+    """A tokenizer call's `(strings, strings_b or None, sequence_length as
+    int or None)`, or the error naming the argument: `sequence_length` must
+    leave room for the special tokens of `layouts` (the single and the pair
+    layout, e.g. `("[CLS] A [SEP]", "[CLS] A [SEP] B [SEP]")`), and `text`
+    and `text_b` must hold as many examples."""
+    strings = as_strings(text, "text")
+    strings_b = None if text_b is None else as_strings(text_b, "text_b")
+    layout = layouts[0] if text_b is None else layouts[1]
+    minimum = len(layout.split()) - layout.split().count("A") - layout.split().count("B")
+    if sequence_length is not None and (
+        not isinstance(sequence_length, (int, np.integer))
+        or isinstance(sequence_length, bool)
+        or sequence_length < minimum
+    ):
+        raise ValueError(
+            f"`sequence_length` must be an int >= {minimum} (room for {layout}) or None "
+            f"(pad to the longest example, no truncation); received {sequence_length!r}."
+        )
+    if strings_b is not None and None not in (strings.shape[0], strings_b.shape[0]):
+        if strings.shape[0] != strings_b.shape[0]:
+            raise ValueError(
+                f"`text` and `text_b` must hold the same number of examples; received "
+                f"{strings.shape[0]} and {strings_b.shape[0]}."
+            )
+    return strings, strings_b, None if sequence_length is None else int(sequence_length)
 
 
 def split_pairs(texts):
