@@ -22,6 +22,10 @@ from tests.backends.conftest import run_workers
 from tests.helpers import TINY, tiny_batch
 from zoo.distill import make_student
 
+# Worker processes on three backends (the project marks tests that spawn
+# workers slow; `make test` runs them).
+pytestmark = pytest.mark.slow
+
 OTHER_BACKENDS = ("jax", "torch")
 # Float32 rounding of the same computation in another order (XLA's and
 # PyTorch's kernels); the outputs are O(1). Measured on a 2-core CPU: forward
