@@ -22,6 +22,9 @@
 #   make bench   the project against keras-hub, HF torch, ONNX Runtime and LiteRT in one
 #                run (bench/peers.py; BENCH_ARGS=--quick for a few minutes); writes
 #                bench/results.md, results.json, results.png
+#   make bench-backends  fine-tuning throughput per Keras backend (TensorFlow, JAX,
+#                PyTorch) against HF transformers on PyTorch (bench/backends.py;
+#                BENCH_BACKENDS_ARGS=--steps 20 ...); its section of bench/results.md
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -40,7 +43,7 @@ TEST_STAMP := $(VENV)/.zoo-test-stamp
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
-.PHONY: setup setup-test test test-quick test-full demo lint clean android-test mediapipe-venv bench docs docs-check
+.PHONY: setup setup-test test test-quick test-full demo lint clean android-test mediapipe-venv bench bench-backends docs docs-check
 
 setup: $(STAMP)
 
@@ -108,6 +111,10 @@ BENCH_ARGS ?=
 bench: setup-test
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) bench/peers.py $(BENCH_ARGS)
+
+BENCH_BACKENDS_ARGS ?=
+bench-backends: setup-test
+	$(PY) bench/backends.py --results-md bench/results.md $(BENCH_BACKENDS_ARGS)
 
 # The docs site; --strict: a broken link, a page missing from the nav or a
 # griffe warning fails the build (never with --quiet, which hides the warnings).

@@ -671,6 +671,12 @@ def write_report(rows, meta, out):
             + (f"; {row['note']}" if row.get("note") else ""),
             "",
         ]
+    # bench/backends.py's section (`make bench-backends`) is kept.
+    previous = (out / "results.md").read_text() if (out / "results.md").exists() else ""
+    begin, end = "<!-- bench/backends.py: begin -->", "<!-- bench/backends.py: end -->"
+    if begin in previous and end in previous:
+        kept = previous[previous.index(begin) : previous.index(end) + len(end)]
+        lines += ["", kept, ""]
     (out / "results.md").write_text("\n".join(lines))
     matplotlib.use("Agg")
     bars = [

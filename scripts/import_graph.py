@@ -17,8 +17,10 @@ imported):
   each other);
 - imports inside function bodies: allowed for optional dependencies (not in
   pyproject's core list) and, in the CLI package only, for the library (a
-  sub-command may defer what only it uses); each one needs a comment on its
-  line or the line above saying why. Deferring does not keep TensorFlow out
+  sub-command may defer what only it uses), and for TensorFlow in the rooms
+  that run on every Keras backend (`BACKEND_NEUTRAL`: its TensorFlow-only
+  branches, so that JAX and PyTorch processes never load it); each one needs
+  a comment on its line or the line above saying why. Deferring does not keep TensorFlow out
   of `zoo --help`: the `zoo` package's `__init__` imports the whole library
   before any CLI module runs (BUILD_NOTES.md, "Performance figures",
   start-up).
@@ -99,6 +101,9 @@ SAME_FLOOR_ORDER = [
 # Packages allowed inside function bodies outside the CLI: optional
 # dependencies only (test oracles, extras, peers in bench/).
 STDLIB = set(sys.stdlib_module_names)
+# Rooms whose code runs on the JAX and PyTorch backends too (issue #39): they
+# may import TensorFlow inside a function, in a TensorFlow-only branch.
+BACKEND_NEUTRAL = ("zoo.layers", "zoo.models", "zoo.utils", "zoo.distill")
 
 
 def core_dependencies():
@@ -317,7 +322,8 @@ def check(show_edges=False):
             and i.top.lower() not in core
             and i.top != "__future__"
         )
-        if not (lazy_cli or optional):
+        tf_branch = room in BACKEND_NEUTRAL and i.top == "tensorflow"
+        if not (lazy_cli or optional or tf_branch):
             kind = (
                 "project module"
                 if i.top in PACKAGES

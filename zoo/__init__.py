@@ -14,8 +14,14 @@ This file only re-exports the library's public names (and so registers every
 Keras class: after `import zoo`, `keras.saving.load_model` reads any zoo
 `.keras` file in safe mode). Modules of the library import each other
 directly, never through this file.
+
+On the JAX and PyTorch backends (`KERAS_BACKEND`, issue #39) only the
+models, layers and configs are imported here, none of which loads
+TensorFlow; the names that need it (checkpoints, tasks, the tokenizers) are
+then imported on first use, through the module's `__getattr__`.
 """
 
+import importlib
 import os
 
 # Quiet TensorFlow's C++ start-up banner unless the user asked for it; set
@@ -35,8 +41,24 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 # import; set TF_ENABLE_ONEDNN_OPTS=0 to compare.
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
-from zoo.checkpoints import load_checkpoint  # noqa: E402
-from zoo.checkpoints.keras_hub_text import from_keras_hub  # noqa: E402
+import keras  # noqa: E402
+
+# The names whose modules need TensorFlow (tensorflow-text, tf.data, the TF1
+# readers): imported here on the TensorFlow backend, on first use elsewhere.
+_TENSORFLOW_NAMES = {
+    "load_checkpoint": "zoo.checkpoints",
+    "from_keras_hub": "zoo.checkpoints.keras_hub_text",
+    "TextClassifier": "zoo.tasks",
+    "TextQuestionAnswerer": "zoo.tasks",
+    "TextTagger": "zoo.tasks",
+    "TextPreprocessor": "zoo.text.preprocessor",
+    "WordPieceTokenizer": "zoo.text.tokenizer",
+    "BytePairTokenizer": "zoo.text.byte_pair_tokenizer",
+}
+
+if keras.backend.backend() == "tensorflow":
+    from zoo.checkpoints import load_checkpoint  # noqa: E402
+    from zoo.checkpoints.keras_hub_text import from_keras_hub  # noqa: E402
 from zoo.configs import PRESETS, EncoderConfig, get_preset  # noqa: E402
 from zoo.models import (  # noqa: E402
     DEFAULT_SEQUENCE_LENGTH,
@@ -60,10 +82,22 @@ from zoo.models import (  # noqa: E402
     task_of,
     with_dtype_policy,
 )
-from zoo.tasks import TextClassifier, TextQuestionAnswerer, TextTagger  # noqa: E402
-from zoo.text.byte_pair_tokenizer import BytePairTokenizer  # noqa: E402
-from zoo.text.preprocessor import TextPreprocessor  # noqa: E402
-from zoo.text.tokenizer import WordPieceTokenizer  # noqa: E402
+
+if keras.backend.backend() == "tensorflow":
+    from zoo.tasks import TextClassifier, TextQuestionAnswerer, TextTagger  # noqa: E402
+    from zoo.text.byte_pair_tokenizer import BytePairTokenizer  # noqa: E402
+    from zoo.text.preprocessor import TextPreprocessor  # noqa: E402
+    from zoo.text.tokenizer import WordPieceTokenizer  # noqa: E402
+
+
+def __getattr__(name):
+    """A TensorFlow-backed name on another backend: imported on first use."""
+    if name not in _TENSORFLOW_NAMES:
+        raise AttributeError(f"module 'zoo' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_TENSORFLOW_NAMES[name]), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 

@@ -15,7 +15,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+
+import keras
 
 from zoo.cli import (
     convert,
@@ -97,6 +101,13 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    backend = getattr(args, "backend", None)
+    if backend is not None and backend != keras.backend.backend():
+        # The backend is fixed when Keras is imported (it already is, by the
+        # `zoo` package): the command runs again in a process started on it.
+        argv = sys.argv[1:] if argv is None else list(argv)
+        env = dict(os.environ, KERAS_BACKEND=backend)
+        return subprocess.run([sys.executable, "-m", "zoo", *argv], env=env).returncode
     try:
         return args.func(args)
     except CliError as e:

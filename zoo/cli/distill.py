@@ -16,10 +16,12 @@ import pathlib
 from zoo.cli.runs import (
     CliError,
     HelpFormatter,
+    add_backend,
     add_data,
     add_run_control,
     add_run_output,
     add_schedule,
+    check_backend,
     check_out_apart,
     checkpoint_path,
     data_path,
@@ -48,6 +50,7 @@ def _layer_map(text):
 
 
 def run(args):
+    check_backend(args)
     out = pathlib.Path(args.out)
     # Under --strategy multiworker every worker runs this command on a shared
     # --out: only the chief writes args.json and removes old outputs.
@@ -183,6 +186,7 @@ def register(subparsers):
         action="store_true",
         help="skip the test-split metrics of teacher and student",
     )
+    add_backend(p)
     add_run_control(p)
     p.set_defaults(func=run)
 

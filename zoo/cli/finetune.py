@@ -7,10 +7,12 @@ import pathlib
 
 from zoo.cli.runs import (
     HelpFormatter,
+    add_backend,
     add_data,
     add_run_control,
     add_run_output,
     add_schedule,
+    check_backend,
     check_out_apart,
     checkpoint_path,
     data_path,
@@ -47,6 +49,7 @@ def _finetune_config(args):
 
 
 def run(args):
+    check_backend(args)
     config = _finetune_config(args)
     check_out_apart(args.out, [("--model", args.model), ("--data", data_path(args.data))])
     # Every input is checked before --out is touched: a bad run leaves
@@ -149,6 +152,7 @@ def register(subparsers):
         "saved computing in float32, ready for export",
     )
     _add_task_options(p)
+    add_backend(p)
     add_run_control(p)
     p.set_defaults(func=run)
 

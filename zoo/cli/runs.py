@@ -485,6 +485,33 @@ def add_gradient_accumulation(parser):
     )
 
 
+BACKENDS = ("tensorflow", "jax", "torch")
+
+
+def add_backend(parser):
+    """--backend: the Keras backend a training command runs on (issue #39)."""
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        # What this process's Keras runs (KERAS_BACKEND, else tensorflow): the
+        # `zoo` package sets KERAS_BACKEND before importing Keras.
+        default=os.environ.get("KERAS_BACKEND", "tensorflow"),
+        help="the Keras backend to train on (default: %(default)s: $KERAS_BACKEND when "
+        "set, else tensorflow). Data pipelines stay tf.data on every backend; the model "
+        "directory written loads on TensorFlow, where zoo export and zoo validate run. "
+        "jax and torch need --strategy none",
+    )
+
+
+def check_backend(args):
+    """A CliError unless --backend can run the rest of `args`."""
+    if args.backend != "tensorflow" and args.strategy != "none":
+        raise CliError(
+            f"--backend {args.backend} with --strategy {args.strategy}: the strategies "
+            "are TensorFlow's tf.distribute; use --backend tensorflow, or --strategy none."
+        )
+
+
 def add_run_control(parser):
     """--steps-per-epoch, --seed, --strategy, --tpu and --verbose: how every
     training command runs, whatever it trains."""

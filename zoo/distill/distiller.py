@@ -13,13 +13,19 @@ second forward pass), average over the whole local batch (no padding or
 MLM masks, no division by the *global* batch under tf.distribute) and cap
 the student-loss weight at 1. The teacher-freezing and metric pattern is
 the same.
+
+Training is Keras's own train step on every backend (TensorFlow, JAX,
+PyTorch; issue #39): `call` runs the student (with its internals while
+training) and `compute_loss` the frozen teacher and the terms, as Keras's
+guide to custom training on any backend does. `cache_teacher` builds a
+tf.data pipeline, which feeds `fit` on every backend.
 """
 
 from __future__ import annotations
 
 import keras
 import numpy as np
-import tensorflow as tf
+from keras import ops
 
 from zoo.configs import INPUT_NAMES
 from zoo.distill import losses
@@ -81,6 +87,19 @@ def with_internals(model):
     outputs["hidden_states"] = list(enc["hidden_states"])
     outputs["attention_probs"] = list(enc["attention_probs"])
     return keras.Model(inputs, outputs, name=f"{model.name}_with_internals")
+
+
+def _global_batch_mean(per_example):
+    """The per-example loss summed and divided by the *global* batch: Keras 3
+    sums gradients over replicas. On TensorFlow, `tf.nn.compute_average_loss`
+    (the replica count of a `tf.distribute` strategy); JAX and PyTorch train
+    on one replica here, where it is the mean."""
+    if keras.backend.backend() == "tensorflow":
+        # TensorFlow-only branch (the backend is TensorFlow here, so it is loaded).
+        import tensorflow as tf
+
+        return tf.nn.compute_average_loss(per_example)
+    return ops.mean(per_example)
 
 
 class Distiller(keras.Model):
@@ -193,7 +212,13 @@ class Distiller(keras.Model):
         return list(self.trackers.values())
 
     def call(self, inputs, training=False):
-        return self.student(inputs, training=training)
+        """The student's outputs; while training, with the encoder internals
+        the transfer terms read (cached teacher outputs in `inputs` are
+        dropped)."""
+        inputs, _ = self._split_cached(inputs)
+        if training:
+            return self._student_view(inputs, training=True)
+        return self.student(inputs, training=False)
 
     def _student_variables(self):
         return self.student.trainable_variables + [
@@ -301,16 +326,19 @@ class Distiller(keras.Model):
         def teacher_outputs(x):
             return self._needed_teacher_outputs(self._teacher_view(x, training=False))
 
-        if not self.run_eagerly:
+        if not self.run_eagerly and keras.backend.backend() == "tensorflow":
             # One traced graph (a second for a short last batch), as `fit`
             # runs the live teacher: TensorFlow's graph rewrites (oneDNN's
             # fused products) apply, and eager dispatch per op is gone.
+            # The cache is a tf.data pipeline (it feeds `fit` on every backend).
+            import tensorflow as tf
+
             teacher_outputs = tf.function(teacher_outputs, reduce_retracing=True)
         xs, ys, ws, outs = [], [], [], []
         batch_size = None
         for data in dataset:
             x, y, w = keras.utils.unpack_x_y_sample_weight(data)
-            batch_size = batch_size or int(tf.shape(next(iter(x.values())))[0])
+            batch_size = batch_size or int(ops.shape(next(iter(x.values())))[0])
             out = teacher_outputs(x)
             flat = {}
             for k, v in out.items():
@@ -322,8 +350,8 @@ class Distiller(keras.Model):
                     flat[f"{TEACHER_PREFIX}{k}"] = np.asarray(v)
             xs.append({k: np.asarray(v) for k, v in x.items()})
             outs.append(flat)
-            ys.append(tf.nest.map_structure(np.asarray, y))
-            ws.append(None if w is None else tf.nest.map_structure(np.asarray, w))
+            ys.append(keras.tree.map_structure(np.asarray, y))
+            ws.append(None if w is None else keras.tree.map_structure(np.asarray, w))
             size = sum(a.nbytes for o in outs for a in o.values())
             if size > MAX_CACHE_BYTES:
                 raise ValueError(
@@ -335,7 +363,7 @@ class Distiller(keras.Model):
             raise ValueError("cache_teacher: the dataset is empty.")
 
         def cat(parts):
-            return tf.nest.map_structure(lambda *a: np.concatenate(a), *parts)
+            return keras.tree.map_structure(lambda *a: np.concatenate(a), *parts)
 
         x_all = {**cat(xs), **cat(outs)}
         parts = [x_all]
@@ -343,6 +371,9 @@ class Distiller(keras.Model):
             parts.append(cat(ys))
             if any(w is not None for w in ws):
                 parts.append(cat(ws))
+        # The cache is a tf.data pipeline (it feeds `fit` on every backend).
+        import tensorflow as tf
+
         ds = tf.data.Dataset.from_tensor_slices(tuple(parts))
         if shuffle_seed is not None:
             ds = ds.shuffle(
@@ -372,28 +403,27 @@ class Distiller(keras.Model):
             cached[base] = [items[i] for i in sorted(items)]
         return inputs, cached
 
-    def train_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The weighted terms against the frozen teacher, divided by the
+        global batch; updates the loss trackers. `y_pred` is `call`'s
+        (the student, with internals while training)."""
         y = self._labels(y)
         x, teacher_out = self._split_cached(x)
         if teacher_out is None:
-            # The teacher is frozen and deterministic (no dropout), and outside
-            # the tape: no activations kept for it, no gradient into it.
+            # The teacher is frozen and deterministic (no dropout): no
+            # gradient into it (its variables are not trainable).
             teacher_out = self._teacher_view(x, training=False)
-        teacher_out = tf.nest.map_structure(tf.stop_gradient, teacher_out)
-        variables = self._student_variables()
-        with tf.GradientTape() as tape:
-            student_out = self._student_view(x, training=True)
-            terms = self._terms(x, y, sample_weight, teacher_out, student_out)
-            per_example = sum(self.weights_by_term[k] * v for k, v in terms.items())
-            # Divide by the global batch: Keras 3 sums gradients over replicas.
-            loss = tf.nn.compute_average_loss(per_example)
-            scaled = self.optimizer.scale_loss(loss)
-        grads = tape.gradient(scaled, variables)
-        self.optimizer.apply_gradients(zip(grads, variables))
-        self.trackers["loss"].update_state(tf.reduce_mean(per_example))
+        teacher_out = keras.tree.map_structure(ops.stop_gradient, teacher_out)
+        terms = self._terms(x, y, sample_weight, teacher_out, y_pred)
+        per_example = sum(self.weights_by_term[k] * v for k, v in terms.items())
+        loss = _global_batch_mean(per_example)
+        self.trackers["loss"].update_state(ops.mean(per_example))
         for k, v in terms.items():
-            self.trackers[f"{k}_loss"].update_state(tf.reduce_mean(v))
+            self.trackers[f"{k}_loss"].update_state(ops.mean(v))
+        return loss
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        # The trackers, updated in compute_loss (no compiled metrics).
         return {m.name: m.result() for m in self.metrics}
 
     def test_step(self, data):
@@ -404,6 +434,6 @@ class Distiller(keras.Model):
         student_out = self.student(x, training=False)
         if y:
             self.trackers["loss"].update_state(
-                tf.reduce_mean(self._hard(x, y, sample_weight, student_out))
+                ops.mean(self._hard(x, y, sample_weight, student_out))
             )
         return {"loss": self.trackers["loss"].result()}

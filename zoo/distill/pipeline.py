@@ -20,6 +20,7 @@ import dataclasses
 import json
 import time
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -193,6 +194,7 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             "data": str(data),
             "sequence_length": config.sequence_length,
             "distill_config": dataclasses.asdict(config),
+            "keras_backend": keras.backend.backend(),  # what trained it (issue #39)
         }
         if config.mode == "task":
             inputs = _task_inputs(teacher, data, tokenizer, config, run.epoch_variable)

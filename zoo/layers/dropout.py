@@ -1,7 +1,6 @@
 """Dropout that draws 16 random bits per element instead of a float."""
 
 import keras
-import tensorflow as tf
 
 _LEVELS = 65536  # 16-bit draws
 
@@ -38,6 +37,10 @@ class Dropout(keras.layers.Dropout):
             or keras.backend.backend() != "tensorflow"
         ):
             return super().call(inputs, training=training)
+        # TensorFlow-only branch: the backend is TensorFlow here, so it is loaded
+        # already; JAX and PyTorch processes never import it (issue #39).
+        import tensorflow as tf
+
         x = tf.convert_to_tensor(inputs)
         seed = self.seed_generator.next()
         if seed.dtype != tf.int32:  # as Keras's TensorFlow backend casts it

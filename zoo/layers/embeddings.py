@@ -83,9 +83,12 @@ class BertEmbeddings(keras.layers.Layer):
         # Positions are 0..seq-1 for every row; a slice of the table, not a
         # gather, so a fixed-length TFLite signature folds it to a constant.
         seq_len = ops.shape(token_ids)[1]
-        positions = ops.slice(
-            self.position_embedding.embeddings, (0, 0), (seq_len, self.hidden_dim)
-        )
+        table = self.position_embedding.embeddings
+        if keras.backend.backend() == "jax":
+            # Keras's JAX `ops.slice` passes a variable to `lax.dynamic_slice`
+            # unconverted, which JAX >= 0.8 refuses outside `jit` (issue #39).
+            table = ops.convert_to_tensor(table)
+        positions = ops.slice(table, (0, 0), (seq_len, self.hidden_dim))
         x = x + ops.cast(positions, x.dtype)[None, :, :]
         if self.segment_embedding is not None:
             if segment_ids is None:

@@ -1,7 +1,8 @@
 """A Dense projection over the last axis, computed as one 2-D product."""
 
+import functools
+
 import keras
-import tensorflow as tf
 
 GELU_FORMS = {"gelu": False, "gelu_tanh": True}  # activation -> approximate
 
@@ -18,7 +19,25 @@ def gelu(x, activation="gelu"):
     return keras.activations.gelu(x, approximate=GELU_FORMS[check_gelu(activation)])
 
 
-@tf.custom_gradient
+@functools.cache
+def _tf_gelu_for_training():
+    """`gelu_for_training`, built on the first TensorFlow call, so that JAX
+    and PyTorch processes never import TensorFlow."""
+    # TensorFlow-only: called from Projection's TensorFlow branch alone.
+    import tensorflow as tf
+
+    @tf.custom_gradient
+    def fn(x):
+        cdf = 0.5 * (1.0 + tf.math.erf(x * 0.7071067811865476))
+
+        def grad(upstream):
+            return upstream * (cdf + x * (0.3989422804014327 * tf.exp(-0.5 * tf.square(x))))
+
+        return x * cdf, grad
+
+    return fn
+
+
 def gelu_for_training(x):
     """Exact (erf) GELU, `x * Phi(x)`, with a hand-written gradient,
     `Phi(x) + x * phi(x)`, reusing the forward pass's `Phi(x)`.
@@ -29,15 +48,11 @@ def gelu_for_training(x):
     intermediate]` activation). Forward and backward here take 21 ms
     against 30 ms on a `[2048, 1536]` activation, 2 threads; outputs equal
     `tf.nn.gelu` to 7.2e-7 and gradients to 9.5e-7 (BUILD_NOTES.md,
-    "Training and distribution"). `Projection` uses it while training; inference keeps
-    `tf.nn.gelu`, which oneDNN fuses into the product.
+    "Training and distribution"). `Projection` uses it while training on
+    TensorFlow; inference keeps `tf.nn.gelu`, which oneDNN fuses into the
+    product. TensorFlow only (JAX and PyTorch differentiate `gelu`).
     """
-    cdf = 0.5 * (1.0 + tf.math.erf(x * 0.7071067811865476))
-
-    def grad(upstream):
-        return upstream * (cdf + x * (0.3989422804014327 * tf.exp(-0.5 * tf.square(x))))
-
-    return x * cdf, grad
+    return _tf_gelu_for_training()(x)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -61,7 +76,9 @@ class Projection(keras.layers.Dense):
             exact erf form; `"gelu_tanh"`, the tanh approximation).
         **kwargs: as for `keras.layers.Dense` (no `activation`: use `gelu`).
 
-    Keras's LoRA and quantized Dense modes fall back to Dense's own call.
+    Keras's LoRA and quantized Dense modes, and the JAX and PyTorch backends,
+    use Dense's own call followed by `gelu` (the same weights and results to
+    float32 rounding; issue #39).
     """
 
     def __init__(self, units, gelu=None, **kwargs):
@@ -74,9 +91,16 @@ class Projection(keras.layers.Dense):
         self.gelu = None if gelu is None else check_gelu(gelu, "gelu")
 
     def call(self, inputs, training=None):
-        if self.lora_enabled or self.quantization_mode is not None:
+        if (
+            self.lora_enabled
+            or self.quantization_mode is not None
+            or keras.backend.backend() != "tensorflow"
+        ):
             y = super().call(inputs, training=training)
             return y if self.gelu is None else gelu(y, self.gelu)
+        # TensorFlow-only branch (the backend is TensorFlow here, so it is loaded).
+        import tensorflow as tf
+
         x = tf.convert_to_tensor(inputs)
         kernel = tf.cast(tf.convert_to_tensor(self.kernel), x.dtype)
         rank = x.shape.rank

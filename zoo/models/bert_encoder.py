@@ -6,6 +6,7 @@ from keras import ops
 from zoo.configs import INPUT_NAMES, EncoderConfig, get_preset
 from zoo.layers.embeddings import BertEmbeddings
 from zoo.layers.transformer_encoder import TransformerEncoderBlock
+from zoo.models.backend_compat import setattr_before_init
 
 # The encoder class of each `EncoderConfig.family`; a subclass with a new
 # `_family` adds itself (see `BertEncoder.__init_subclass__`).
@@ -32,6 +33,7 @@ class BertEncoder(keras.Model):
     """
 
     _family = "bert"
+    __setattr__ = setattr_before_init  # layers are set before __init__ (PyTorch)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

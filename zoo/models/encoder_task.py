@@ -5,6 +5,7 @@ import contextlib
 
 import keras
 
+from zoo.models.backend_compat import setattr_before_init
 from zoo.models.bert_encoder import INPUT_NAMES, BertEncoder
 
 
@@ -28,6 +29,8 @@ class EncoderTask(keras.Model):
     """Base for heads: stores the encoder under `self.encoder` and serializes
     it inside the task's config, so a `.keras` file holds the whole model and
     reloads as the same subclass."""
+
+    __setattr__ = setattr_before_init  # heads are set before __init__ (PyTorch)
 
     def _task_config(self):
         return {}

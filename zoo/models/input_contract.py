@@ -15,7 +15,6 @@ mask or an empty sequence still returns logits: silently wrong answers.
 from __future__ import annotations
 
 import numpy as np
-import tensorflow as tf
 
 from zoo.configs import INPUT_NAMES
 
@@ -139,7 +138,12 @@ def check_ids(ids, contract, *, sequence_length=None, batch_size=None) -> None:
 
 def ids_assertions(ids, contract):
     """The same contract as in-graph assert ops for a `tf.function` taking
-    int32 ids `[batch, L]` (shape and dtype are fixed by its signature)."""
+    int32 ids `[batch, L]` (shape and dtype are fixed by its signature).
+    TensorFlow only: the SavedModel exporter calls it."""
+    # Loaded here, not at the top: `import zoo.models` on the JAX or PyTorch
+    # backend must not need TensorFlow (issue #39); only the exporter calls this.
+    import tensorflow as tf
+
     token_ids, segment_ids, mask = (ids[n] for n in INPUT_NAMES)
     limits = contract["sequence_length"]
     length = tf.shape(token_ids)[1]

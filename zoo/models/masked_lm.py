@@ -1,7 +1,6 @@
 """Masked language modelling: the head layer and the model."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from zoo.configs import INPUT_NAMES
@@ -17,7 +16,14 @@ def tied_logits(x, embeddings):
     as much per training step on CPU: the transpose copies the V x D table
     on every call and the 3-D x 2-D product's gradient for the table is a
     batched product summed over the batch (bert_tiny pre-training step, B32
-    x 10 predictions x 30,522 pieces; BUILD_NOTES.md, "Training and distribution")."""
+    x 10 predictions x 30,522 pieces; BUILD_NOTES.md, "Training and distribution").
+    On JAX and PyTorch, whose compilers fold the transpose into the product,
+    it is the plain `ops.matmul` form (issue #39)."""
+    if keras.backend.backend() != "tensorflow":
+        return ops.matmul(x, ops.transpose(embeddings))
+    # TensorFlow-only branch (the backend is TensorFlow here, so it is loaded).
+    import tensorflow as tf
+
     logits = tf.matmul(tf.reshape(x, (-1, x.shape[-1])), embeddings, transpose_b=True)
     leading = [d if d is not None else tf.shape(x)[i] for i, d in enumerate(x.shape[:-1])]
     return tf.reshape(logits, leading + [embeddings.shape[0]])

@@ -84,6 +84,12 @@ class TextPreprocessor(keras.layers.Layer):
 
     def __init__(self, tokenizer, sequence_length=DEFAULT_SEQUENCE_LENGTH, **kwargs):
         super().__init__(**kwargs)
+        if keras.backend.backend() != "tensorflow":
+            # On JAX and PyTorch this layer still runs TensorFlow ops (in
+            # tf.data, which feeds `fit` on every backend; issue #39): its
+            # string inputs reach `call` as they are, not as backend arrays.
+            self._convert_input_args = False
+            self._allow_non_tensor_positional_args = True
         if isinstance(tokenizer, dict):
             tokenizer = keras.saving.deserialize_keras_object(tokenizer)
         elif isinstance(tokenizer, (str, os.PathLike)):

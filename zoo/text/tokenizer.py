@@ -200,6 +200,12 @@ class WordPieceTokenizer(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if keras.backend.backend() != "tensorflow":
+            # On JAX and PyTorch this layer still runs TensorFlow ops (in
+            # tf.data, which feeds `fit` on every backend; issue #39): its
+            # string inputs reach `call` as they are, not as backend arrays.
+            self._convert_input_args = False
+            self._allow_non_tensor_positional_args = True
         tokens, source = _load_vocabulary(vocabulary)
         if (
             not isinstance(max_chars_per_word, int)

@@ -329,6 +329,7 @@ def _fit(
         "split_rule": data.split_rule,
         "sequence_length": config.sequence_length,
         "finetune_config": dataclasses.asdict(config),
+        "keras_backend": keras.backend.backend(),  # what trained it (issue #39)
     }
     history = HistoryFile(run.out / "history.json") if run.chief else None
     callbacks = [

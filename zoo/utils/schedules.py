@@ -5,7 +5,6 @@ loader of zoo model directories must know them (hence here, below them)."""
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -22,9 +21,17 @@ class AdamW(keras.optimizers.AdamW):
     lr x sqrt(2) instead of lr. The rest of the update is dense already
     (`ops.subtract` densifies the slices), so densifying first costs no
     sparsity and gives Adam's update, the one a dense gradient (PyTorch's
-    default) gets."""
+    default) gets. On JAX and PyTorch, gradients are dense already.
+
+    On TensorFlow the step is TensorFlow's fused Adam kernel; on JAX and
+    PyTorch, Keras's own (the same formula; issue #39)."""
 
     def apply(self, grads, trainable_variables=None):
+        if keras.backend.backend() != "tensorflow":
+            return super().apply(grads, trainable_variables)
+        # TensorFlow-only branch (the backend is TensorFlow here, so it is loaded).
+        import tensorflow as tf
+
         grads = [
             tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads
         ]
@@ -40,6 +47,9 @@ class AdamW(keras.optimizers.AdamW):
         before; AMSGrad and other backends keep Keras's own step."""
         if self.amsgrad or keras.backend.backend() != "tensorflow":
             return super().update_step(gradient, variable, learning_rate)
+        # TensorFlow-only branch (the backend is TensorFlow here, so it is loaded).
+        import tensorflow as tf
+
         dtype = variable.dtype
         index = self._get_variable_index(variable)
         step = tf.cast(self.iterations + 1, dtype)
