@@ -268,7 +268,10 @@ def test_android_assets_never_overwrite_a_file_the_demo_did_not_write(tmp_path):
     source = tmp_path / "run" / "exports" / f"{demo._phone(config)}_dynamic_int8"
     source.mkdir(parents=True)
     for name in demo.ANDROID_FILES:
-        (source / name).write_text(f"new {name}")
+        # metadata.json is read (a byte-level BPE model is refused): a JSON object.
+        (source / name).write_text(
+            '{"note": "new metadata.json"}' if name == "metadata.json" else f"new {name}"
+        )
     folder = tmp_path / "assets"
     folder.mkdir()
     (folder / "model.tflite").write_text("the user's own model")
