@@ -148,6 +148,15 @@ def test_parser_and_errors(tmp_path, capsys):
         == 2
     )
     assert "--student-intermediate-dim 17" in capsys.readouterr().err
+    # A Hub name is a checkpoint, not a teacher with its head: refused before
+    # anything is fetched or written, with the way to make one.
+    hub_teacher = ["distill", "--teacher", "hf://acme/bert", "--data", "d"]
+    assert main(hub_teacher + ["--student-layers", "1", "--out", str(tmp_path / "h")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "--teacher hf://acme/bert" in err and "zoo finetune --model hf://acme/bert" in err
+    )
+    assert not (tmp_path / "h").exists()
     for flag, value in (
         ("--gradient-accumulation", "0"),
         ("--warmup-fraction", "1.5"),

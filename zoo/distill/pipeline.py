@@ -24,7 +24,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from zoo.checkpoints import load_model_dir, save_model_dir
+from zoo.checkpoints import hub, load_model_dir, save_model_dir
 from zoo.checkpoints.model_dir import read_model_dir_meta
 from zoo.configs import EncoderConfig
 from zoo.distill.distiller import Distiller
@@ -109,6 +109,13 @@ def check_distill_inputs(teacher_dir, data, config):
         ),
     )
     multiworker.check_strategy(config.strategy, config.tpu)
+    if hub.is_hub_name(teacher_dir):
+        raise ValueError(
+            f"--teacher {teacher_dir}: a teacher is a zoo model directory with its head (a "
+            "fine-tuned classifier, tagger or QA model, or a masked LM), which a Hub "
+            f"checkpoint is not. Make one first: `zoo finetune --model {teacher_dir} --out "
+            "RUN ...`, then `--teacher RUN/model`."
+        )
     try:
         meta = read_model_dir_meta(teacher_dir)
     except FileNotFoundError as e:
