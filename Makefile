@@ -11,7 +11,7 @@
 #                runs)
 #   make demo    setup, then the main job on the real default checkpoint
 #   make android-test  the Android app's JVM tests, JNA end-to-end, debug APK
-#   make test-quick    the inner loop while editing (under 5 minutes on 2 cores):
+#   make test-quick    the inner loop while editing (4 to 6 minutes on 2 cores):
 #                ruff, the house check and the tests that need no real asset and
 #                are not marked slow, garden or full (`make test` runs those too)
 #   make test-full     the opt-in full-recipe checks (`-m full`, 10-25 min each)

@@ -203,6 +203,7 @@ def test_base_size_roberta_model_loads_with_parity(bpe, tmp_path):
     assert diff <= TOLERANCE
 
 
+@pytest.mark.slow  # a loopback Hub and a fresh zoo process
 def test_hub_name_fetches_the_bpe_files(small, tmp_path):
     """`hf://` through the loopback Hub: vocab.json and merges.txt are in the
     allow-list, so the fetched snapshot loads with its tokenizer."""

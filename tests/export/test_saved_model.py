@@ -222,6 +222,7 @@ def test_question_answerer_decodes_the_best_span_in_graph(tmp_path, tiny_tokeniz
     assert ids["segment_ids"][0][start] == 1 and end - start < saved_model.MAX_ANSWER_LENGTH
 
 
+@pytest.mark.slow  # XLA lowering of every bucket
 def test_tpu_endpoints_lower_to_xla_with_aliases(
     tmp_path, tiny_classifier, tiny_tokenizer, tiny_texts
 ):

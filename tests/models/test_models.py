@@ -105,6 +105,7 @@ def test_model_checks(name, tmp_path):
         check_fit_step(model, inputs, targets(), losses)
 
 
+@pytest.mark.slow  # a fresh process
 def test_keras_files_reload_in_a_fresh_process(tmp_path):
     """A .keras file loads with no custom_objects in a process that never
     built the model (only `import zoo`), in safe mode, to 1e-6."""
@@ -259,6 +260,7 @@ def test_masked_lm_ties_output_weights_to_token_embedding():
     assert model.count_params() == model.encoder.count_params() + (h * h + h) + 2 * h + v
 
 
+@pytest.mark.slow  # a fresh process
 def test_model_directory_of_a_trained_model_loads_in_a_fresh_process(tmp_path):
     """What `zoo finetune` writes (a compiled model, AdamW with the project's
     schedule, after fit) loads where nothing imported the trainer, and holds

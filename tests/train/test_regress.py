@@ -162,6 +162,7 @@ def _overlap_pairs(path, n, seed):
             )
 
 
+@pytest.mark.slow  # a training run
 def test_tiny_finetune_reduces_mse_and_evaluate_predict_agree(tmp_path, capsys):
     import zoo
     from zoo.checkpoints import load_model_dir, save_model_dir
