@@ -159,16 +159,12 @@ def _id_specs(shape, prefix=""):
     return {n: tf.TensorSpec(shape, tf.int32, name=prefix + n) for n in INPUT_NAMES}
 
 
-def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_path):
-    """ExportArchive with serving_default / serve_text_pair / serve_ids / tokenize.
-
-    Returns `(archive, signatures)` where `signatures` describes each
-    endpoint for metadata.json.
-    """
-    task = task_of(model)
-    archive = keras.export.ExportArchive()
-    # Variables used by the endpoints are tracked by add_endpoint; tracking the
-    # model itself only adds a slow walk of every layer for lookup tables.
+def _track_tables(archive, tokenizer, vocab_path, labels_path):
+    """The lookup tables the endpoints use, tracked by `archive`: the
+    vocabulary's and the labels' (None without labels) returned, and a
+    byte-level BPE tokenizer's merge table. Variables are tracked by
+    add_endpoint; tracking the model itself would only add a slow walk of
+    every layer for lookup tables."""
     vocab_table = _line_table(vocab_path)
     archive.track(vocab_table)
     # A byte-level BPE tokenizer's merge table is a TF resource of its own.
@@ -178,6 +174,18 @@ def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_pat
     if labels_path is not None:
         labels_table = _line_table(labels_path)
         archive.track(labels_table)
+    return vocab_table, labels_table
+
+
+def build_text_archive(model, tokenizer, sequence_length, vocab_path, labels_path):
+    """ExportArchive with serving_default / serve_text_pair / serve_ids / tokenize.
+
+    Returns `(archive, signatures)` where `signatures` describes each
+    endpoint for metadata.json.
+    """
+    task = task_of(model)
+    archive = keras.export.ExportArchive()
+    vocab_table, labels_table = _track_tables(archive, tokenizer, vocab_path, labels_path)
     sep_id = int(tokenizer.sep_id)
     length = int(sequence_length)
     text = tf.TensorSpec([None], tf.string, name="text")
