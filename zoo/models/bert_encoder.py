@@ -123,9 +123,10 @@ class BertEncoder(keras.Model):
                 name="pooler_dense",
             )
 
-    def _create_embeddings(self, config, dtype):
-        """The embeddings layer (RobertaEncoder's has its own positions)."""
-        return BertEmbeddings(
+    def _create_embeddings(self, config, dtype, layer=BertEmbeddings, **extra):
+        """The embeddings layer (RobertaEncoder passes its own, with positions
+        counted past the padding id)."""
+        return layer(
             config.vocabulary_size,
             config.hidden_dim,
             max_sequence_length=config.max_sequence_length,
@@ -135,6 +136,7 @@ class BertEncoder(keras.Model):
             initializer_range=config.initializer_range,
             dtype=dtype,
             name="embeddings",
+            **extra,
         )
 
     def _functional_outputs(self, inputs, config):

@@ -61,17 +61,8 @@ class RobertaEncoder(BertEncoder):
         )
 
     def _create_embeddings(self, config, dtype):
-        return RobertaEmbeddings(
-            config.vocabulary_size,
-            config.hidden_dim,
-            max_sequence_length=config.max_sequence_length,
-            num_segments=config.num_segments,
-            dropout=config.dropout,
-            layer_norm_epsilon=config.layer_norm_epsilon,
-            initializer_range=config.initializer_range,
-            padding_idx=ROBERTA_PADDING_IDX,
-            dtype=dtype,
-            name="embeddings",
+        return super()._create_embeddings(
+            config, dtype, layer=RobertaEmbeddings, padding_idx=ROBERTA_PADDING_IDX
         )
 
     def _functional_outputs(self, inputs, config):
