@@ -11,12 +11,15 @@ gives one of four outcomes:
     crash            any other exception (a traceback, an internal error),
                      or an error whose message does not name the field/file
     silent wrong     returned where an error was due, or a wrong answer
+    hang             still running after the case's `timeout` (seconds)
     data lost        whatever it returned or raised, a file of the user's
                      that the case watches (`kept`) was removed or changed
 
 `run_area` runs an area's cases and records the counts; the suite prints
 them per area at the end (tests/reliability/conftest.py) and every area's
-test fails on any crash or silent wrong result.
+test fails on any crash, silent wrong result, hang or lost file. Newer areas
+run each case as its own pytest item (`check_case`, with `case_ids` as the
+parametrize ids), so a failure names its case.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-OUTCOMES = ("clear error", "correct answer", "crash", "silent wrong", "data lost")
-FAILURES = ("crash", "silent wrong", "data lost")
+OUTCOMES = ("clear error", "correct answer", "crash", "silent wrong", "hang", "data lost")
+FAILURES = ("crash", "silent wrong", "hang", "data lost")
 COUNTS: dict[str, dict[str, int]] = {}
 PROBLEMS: dict[str, list[str]] = {}
 
@@ -43,6 +46,11 @@ class Case:
     # The user's files this case must leave alone: a function returning the
     # ones removed or changed after the run (empty when all survived).
     kept: Callable[[], list] | None = None
+    # Seconds the run may take before it counts as a hang (None: no limit).
+    # The run goes on in a daemon thread, which the case must be able to
+    # release (e.g. by opening the other end of a FIFO) in `release`.
+    timeout: float | None = None
+    release: Callable[[], None] | None = None
 
 
 def error(name, run, *names, errors=None):
@@ -68,11 +76,26 @@ def error_or_same(name, run, check, *names, errors=None):
 
 def outcome(case):
     """(outcome, detail) of running `case`."""
-    result, detail = _outcome(case)
+    result, detail = _outcome_in_time(case) if case.timeout else _outcome(case)
     lost = case.kept() if case.kept is not None else []
     if lost:
         return "data lost", f"{', '.join(map(str, lost))[:300]} ({result}: {detail[:200]})"
     return result, detail
+
+
+def _outcome_in_time(case):
+    import threading
+
+    found = []
+    worker = threading.Thread(target=lambda: found.append(_outcome(case)), daemon=True)
+    worker.start()
+    worker.join(case.timeout)
+    if worker.is_alive():
+        if case.release is not None:
+            case.release()
+            worker.join(10)
+        return "hang", f"still running after {case.timeout} s"
+    return found[0]
 
 
 def _outcome(case):
@@ -121,6 +144,24 @@ def run_area(area, cases):
         if result in FAILURES:
             problems.append(f"{case.name}: {result}: {detail}")
     return problems
+
+
+def case_ids(cases):
+    """pytest ids for parametrized cases: each case's name."""
+    return [case.name for case in cases]
+
+
+def check_case(area, case):
+    """Run one case as its own test item: count it under `area` and fail the
+    item (naming the case) on a crash, a silent wrong answer, a hang or a
+    lost file."""
+    counts = COUNTS.setdefault(area, dict.fromkeys(OUTCOMES, 0))
+    result, detail = outcome(case)
+    counts[result] += 1
+    if result in FAILURES:
+        PROBLEMS.setdefault(area, []).append(f"{case.name}: {result}: {detail}")
+        raise AssertionError(f"{area}: {case.name}: {result}: {detail}")
+    return result
 
 
 def summary_lines():
