@@ -37,7 +37,7 @@ def test_minilm_matches_hf_count_minus_buffer():
     "changes, field, fragment",
     [
         ({"hidden_dim": 100, "num_heads": 3}, "hidden_dim", "divisible by num_heads=3"),
-        ({"num_layers": 0}, "num_layers", "positive integer"),
+        ({"num_layers": 0}, "num_layers", "an integer from 1 to 256"),
         ({"family": "gpt"}, "family", "expected one of"),
         ({"dropout": 1.5}, "dropout", "0 <= dropout < 1"),
         ({"num_segments": 2, "family": "distilbert"}, "num_segments", "no segment"),

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import numbers
 from typing import Any
 
 FAMILIES = ("bert", "distilbert", "albert", "roberta")
@@ -51,6 +53,67 @@ INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 ROBERTA_PADDING_IDX = 1
 # The sequence length (tokens, with [CLS] and [SEP]) used when none is given.
 DEFAULT_SEQUENCE_LENGTH = 128
+
+
+# The ranges every config must fall in, wherever it comes from (a preset, a
+# constructor, an HF config.json, a keras-hub preset, a model directory's
+# model.keras): a file that claims more is refused before a layer exists
+# (docs/reliability.md lists them). Each bound is far above every released
+# BERT-family model -- BERT-Large is 24 layers of width 1,024; XLM-R XXL,
+# among the largest encoders, 48 layers of 4,096 with a 250,002-token
+# vocabulary -- and far below what would exhaust memory or time by itself.
+# Sizes that are each in range can still describe a model too big for this
+# machine: `zoo.utils.budget` checks the total before building.
+INT_LIMITS = {
+    "vocabulary_size": (1, 1 << 22),  # 4,194,304 tokens
+    "num_layers": (1, 256),
+    "num_heads": (1, 256),
+    "hidden_dim": (1, 32768),
+    "intermediate_dim": (1, 131072),
+    "max_sequence_length": (1, 1 << 16),  # 65,536 tokens
+    "num_segments": (0, 1024),
+    "embedding_dim": (1, 32768),
+    "num_groups": (1, 256),
+}
+# (low, high, low included, high included, why). The LayerNorm epsilon is
+# added to a variance of order 1: BERT uses 1e-12, RoBERTa 1e-5, Keras's
+# default is 1e-3; above 1e-2 it flattens the normalised activations (at 1e30
+# every text gets the same output), so a larger value is refused, not run.
+REAL_LIMITS = {
+    "dropout": (0.0, 1.0, True, False, "a rate: 0 <= dropout < 1"),
+    "layer_norm_epsilon": (
+        0.0,
+        1e-2,
+        False,
+        True,
+        "0 < layer_norm_epsilon <= 0.01 (BERT 1e-12, RoBERTa 1e-5; a larger one "
+        "flattens every LayerNorm's output)",
+    ),
+    "initializer_range": (0.0, 1.0, False, True, "0 < initializer_range <= 1"),
+}
+
+
+def field_problem(field, value) -> str | None:
+    """Why `value` cannot be EncoderConfig's `field`, or None. Types are
+    strict: a bool is not an int, a string is not a number, a float is not a
+    size (even 12.0), and a real number must be finite."""
+    if field in INT_LIMITS:
+        low, high = INT_LIMITS[field]
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"expected an integer from {low:,} to {high:,}, not a {type(value).__name__}"
+        if not low <= value <= high:
+            return f"expected an integer from {low:,} to {high:,}"
+        return None
+    low, high, low_in, high_in, advice = REAL_LIMITS[field]
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return f"expected a number ({advice}), not a {type(value).__name__}"
+    if not math.isfinite(value):
+        return f"expected a finite number ({advice})"
+    above = value >= low if low_in else value > low
+    below = value <= high if high_in else value < high
+    if not (above and below):
+        return f"expected {advice}"
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,21 +155,15 @@ class EncoderConfig:
             if not condition:
                 raise ValueError(f"EncoderConfig.{field}: received {value!r}; {advice}.")
 
-        for field in (
-            "vocabulary_size",
-            "num_layers",
-            "num_heads",
-            "hidden_dim",
-            "intermediate_dim",
-            "max_sequence_length",
-        ):
+        for field in (*INT_LIMITS, *REAL_LIMITS):
             value = getattr(self, field)
-            _need(
-                isinstance(value, int) and not isinstance(value, bool) and value > 0,
-                field,
-                value,
-                "expected a positive integer",
-            )
+            if field == "embedding_dim" and value is None:
+                continue
+            problem = field_problem(field, value)
+            if problem:
+                raise ValueError(
+                    f"EncoderConfig.{field}: received {value!r:.80}; {problem}."
+                )
         _need(
             self.hidden_dim % self.num_heads == 0,
             "hidden_dim",
@@ -115,7 +172,7 @@ class EncoderConfig:
             "(each head gets hidden_dim // num_heads features)",
         )
         _need(
-            self.family in FAMILIES,
+            isinstance(self.family, str) and self.family in FAMILIES,
             "family",
             self.family,
             f"expected one of {FAMILIES}",
@@ -129,31 +186,26 @@ class EncoderConfig:
             )
         else:
             _need(
-                isinstance(self.num_segments, int) and self.num_segments >= 1,
+                self.num_segments >= 1,
                 "num_segments",
                 self.num_segments,
                 "a bert-family encoder needs at least 1 segment type",
             )
         _need(
-            self.activation in ACTIVATIONS,
+            isinstance(self.activation, str) and self.activation in ACTIVATIONS,
             "activation",
             self.activation,
             f"expected one of {ACTIVATIONS} (exact erf GELU, or its tanh approximation)",
         )
         if self.family == "albert":
             _need(
-                isinstance(self.embedding_dim, int)
-                and not isinstance(self.embedding_dim, bool)
-                and self.embedding_dim > 0,
+                self.embedding_dim is not None,
                 "embedding_dim",
                 self.embedding_dim,
                 "an albert-family encoder needs a positive embedding width (128 in ALBERT)",
             )
             _need(
-                isinstance(self.num_groups, int)
-                and not isinstance(self.num_groups, bool)
-                and self.num_groups > 0
-                and self.num_layers % self.num_groups == 0,
+                self.num_layers % self.num_groups == 0,
                 "num_groups",
                 self.num_groups,
                 f"expected a positive divisor of num_layers={self.num_layers} "
@@ -174,15 +226,6 @@ class EncoderConfig:
                 f"a {self.family}-family encoder has one block per layer; use 1 "
                 "(shared layers are family='albert')",
             )
-        _need(
-            0.0 <= self.dropout < 1.0, "dropout", self.dropout, "expected 0 <= dropout < 1"
-        )
-        _need(
-            self.layer_norm_epsilon > 0,
-            "layer_norm_epsilon",
-            self.layer_norm_epsilon,
-            "expected a positive float",
-        )
 
     @property
     def head_dim(self) -> int:

@@ -212,7 +212,7 @@ def test_model_directories(source, tmp_path):
                 )
             ),
             "model.keras",
-            "rows",
+            "vocabulary_size",
         ),
         error(
             "model.keras of another model",

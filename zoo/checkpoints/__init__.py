@@ -6,6 +6,7 @@ from __future__ import annotations
 import pathlib
 
 from zoo.checkpoints import hub, keras_hub
+from zoo.checkpoints.config_fields import read_bool
 from zoo.checkpoints.errors import CheckpointMismatchError
 from zoo.checkpoints.garden import (
     config_from_garden,
@@ -124,10 +125,12 @@ def _hf_lowercase(path):
     for base in (pathlib.Path(path), pathlib.Path(path) / "0_Transformer"):
         cfg = base / "tokenizer_config.json"
         if cfg.is_file():
-            return bool(
-                read_json_object(cfg, "use the checkpoint's own tokenizer_config.json").get(
-                    "do_lower_case", True
-                )
+            # A JSON boolean only: "false" (a string) would read as true.
+            return read_bool(
+                read_json_object(cfg, "use the checkpoint's own tokenizer_config.json"),
+                "do_lower_case",
+                cfg,
+                True,
             )
     return True
 

@@ -29,6 +29,13 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
+from zoo.checkpoints.config_fields import (
+    HF_FIELDS,
+    checked,
+    read_choice,
+    read_fields,
+    read_int,
+)
 from zoo.checkpoints.names import hf_albert_name, hf_distilbert_name, hf_name, model_entries
 from zoo.configs import ROBERTA_PADDING_IDX, EncoderConfig
 from zoo.models.bert_encoder import build_encoder
@@ -81,89 +88,81 @@ def find_hf_dir(path) -> pathlib.Path | None:
     return None
 
 
-def _require(hf, keys, origin, what):
-    missing = [k for k in keys if k not in hf]
-    if missing:
-        raise ValueError(f"{origin}: missing key(s) {missing}; is this a {what} config?")
-
-
 def _check_activation(hf, key, origin, default="gelu"):
     """`EncoderConfig.activation` for HF's activation name under `key`."""
-    activation = hf.get(key, default)
-    if activation not in _HF_ACTIVATIONS:
-        raise ValueError(
-            f"{origin}: {key}={activation!r}; zoo encoders compute GELU, exact "
-            "(HF 'gelu') or tanh-approximate (HF 'gelu_new', 'gelu_pytorch_tanh', "
-            "'gelu_fast'). A checkpoint trained with another activation would load "
-            "but give different outputs."
-        )
-    return _HF_ACTIVATIONS[activation]
+    return read_choice(
+        hf,
+        key,
+        origin,
+        default,
+        _HF_ACTIVATIONS,
+        "; zoo encoders compute GELU, exact (HF 'gelu') or tanh-approximate (HF "
+        "'gelu_new', 'gelu_pytorch_tanh', 'gelu_fast'). A checkpoint trained with another "
+        "activation would load but give different outputs",
+    )
 
 
 def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
     """Translate HF / google-research BERT config keys, or HF DistilBERT's
-    (`model_type: "distilbert"`), into an EncoderConfig."""
+    (`model_type: "distilbert"`), ALBERT's or RoBERTa's, into an
+    EncoderConfig: every field typed and in range under its HF key
+    (`config_fields.HF_FIELDS`), and the model's memory within the limit,
+    before anything is built."""
+    if not isinstance(hf, dict):
+        raise ValueError(f"{origin}: expected a JSON object, not {type(hf).__name__}.")
     model_type = hf.get("model_type", "bert")
-    if model_type == "distilbert":
-        return _config_from_distilbert(hf, origin)
-    if model_type == "albert":
-        return _config_from_albert(hf, origin)
-    if model_type == "roberta":
-        return _config_from_roberta(hf, origin)
-    if model_type != "bert":
+    if not isinstance(model_type, str) or model_type not in HF_FIELDS:
         raise ValueError(
-            f"{origin}: model_type={model_type!r}; only BERT-architecture checkpoints "
+            f"{origin}: model_type={model_type!r:.80}; only BERT-architecture checkpoints "
             "(model_type 'bert', e.g. BERT, MiniLM, TinyBERT), DistilBERT "
             "(model_type 'distilbert'), ALBERT (model_type 'albert') and RoBERTa "
             "(model_type 'roberta') load here."
         )
-    activation = _check_activation(hf, "hidden_act", origin)
-    _require(
-        hf,
-        (
-            "vocab_size",
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "intermediate_size",
-        ),
-        origin,
-        "BERT",
-    )
-    return EncoderConfig(
-        vocabulary_size=hf["vocab_size"],
-        num_layers=hf["num_hidden_layers"],
-        num_heads=hf["num_attention_heads"],
-        hidden_dim=hf["hidden_size"],
-        intermediate_dim=hf["intermediate_size"],
-        max_sequence_length=hf.get("max_position_embeddings", 512),
-        num_segments=hf.get("type_vocab_size", 2),
-        dropout=hf.get("hidden_dropout_prob", 0.1),
-        layer_norm_epsilon=hf.get("layer_norm_eps", 1e-12),
-        initializer_range=hf.get("initializer_range", 0.02),
-        activation=activation,
-    )
+    what = {"bert": "BERT", "distilbert": "DistilBERT", "albert": "ALBERT"}
+    fields = read_fields(hf, HF_FIELDS[model_type], origin, what.get(model_type, "RoBERTa"))
+    if model_type == "distilbert":
+        config = EncoderConfig(
+            **fields,
+            num_segments=0,
+            layer_norm_epsilon=DISTILBERT_LAYER_NORM_EPSILON,
+            family="distilbert",
+            activation=_check_activation(hf, "activation", origin),
+        )
+    elif model_type == "albert":
+        inner = read_int(hf, "inner_group_num", origin, 1, 1, 1 << 10)
+        if inner != 1:
+            raise ValueError(
+                f"{origin}: inner_group_num={inner!r}; the zoo's AlbertEncoder runs one "
+                "block per layer (inner_group_num 1, as in every released ALBERT). "
+                "This checkpoint stacks several blocks inside each layer and cannot load."
+            )
+        config = EncoderConfig(
+            **fields,
+            family="albert",
+            activation=_check_activation(hf, "hidden_act", origin, default="gelu_new"),
+        )
+    elif model_type == "roberta":
+        config = _config_from_roberta(hf, fields, origin)
+    else:
+        read_choice(
+            hf,
+            "position_embedding_type",
+            origin,
+            "absolute",
+            ("absolute",),
+            "; the zoo's BertEncoder has learned absolute positions only",
+        )
+        config = EncoderConfig(
+            **fields, activation=_check_activation(hf, "hidden_act", origin)
+        )
+    return checked(config, origin)
 
 
-def _config_from_roberta(hf, origin):
+def _config_from_roberta(hf, fields, origin):
     # RobertaConfig's own defaults (type_vocab_size 2, eps 1e-12, 512
     # positions) are not RoBERTa's released values; sizes must be given, the
     # rest falls back to roberta-base's config.json.
-    activation = _check_activation(hf, "hidden_act", origin)
-    _require(
-        hf,
-        (
-            "vocab_size",
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "intermediate_size",
-            "max_position_embeddings",
-        ),
-        origin,
-        "RoBERTa",
-    )
-    pad = hf.get("pad_token_id", ROBERTA_PADDING_IDX)
+    pad = read_int(hf, "pad_token_id", origin, ROBERTA_PADDING_IDX, 0, 1 << 22)
     if pad != ROBERTA_PADDING_IDX:
         raise ValueError(
             f"{origin}: pad_token_id={pad!r}; RoBERTa's position ids count from the "
@@ -171,97 +170,26 @@ def _config_from_roberta(hf, origin):
             "(RoBERTa's <pad>). A checkpoint with another padding id would load and "
             "compute other positions."
         )
-    embedding_type = hf.get("position_embedding_type", "absolute")
-    if embedding_type != "absolute":
-        raise ValueError(
-            f"{origin}: position_embedding_type={embedding_type!r}; the zoo's "
-            "RobertaEncoder has learned absolute positions ('absolute') only."
-        )
-    positions = hf["max_position_embeddings"]
-    if not isinstance(positions, int) or positions <= ROBERTA_PADDING_IDX + 1:
+    read_choice(
+        hf,
+        "position_embedding_type",
+        origin,
+        "absolute",
+        ("absolute",),
+        "; the zoo's RobertaEncoder has learned absolute positions ('absolute') only",
+    )
+    positions = fields.pop("max_sequence_length")
+    if positions <= ROBERTA_PADDING_IDX + 1:
         raise ValueError(
             f"{origin}: max_position_embeddings={positions!r}; expected an int above "
             f"{ROBERTA_PADDING_IDX + 1} (RoBERTa's positions start after the padding id: "
             "514 rows for 512 tokens)."
         )
     return EncoderConfig(
-        vocabulary_size=hf["vocab_size"],
-        num_layers=hf["num_hidden_layers"],
-        num_heads=hf["num_attention_heads"],
-        hidden_dim=hf["hidden_size"],
-        intermediate_dim=hf["intermediate_size"],
+        **fields,
         max_sequence_length=positions - ROBERTA_PADDING_IDX - 1,
-        num_segments=hf.get("type_vocab_size", 1),
-        dropout=hf.get("hidden_dropout_prob", 0.1),
-        layer_norm_epsilon=hf.get("layer_norm_eps", 1e-5),
-        initializer_range=hf.get("initializer_range", 0.02),
         family="roberta",
-        activation=activation,
-    )
-
-
-def _config_from_albert(hf, origin):
-    # HF's AlbertConfig defaults (its ALBERT-xxlarge shape) are not filled in:
-    # a config.json without the sizes is refused rather than guessed.
-    activation = _check_activation(hf, "hidden_act", origin, default="gelu_new")
-    _require(
-        hf,
-        (
-            "vocab_size",
-            "embedding_size",
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "intermediate_size",
-        ),
-        origin,
-        "ALBERT",
-    )
-    inner = hf.get("inner_group_num", 1)
-    if inner != 1:
-        raise ValueError(
-            f"{origin}: inner_group_num={inner!r}; the zoo's AlbertEncoder runs one "
-            "block per layer (inner_group_num 1, as in every released ALBERT). "
-            "This checkpoint stacks several blocks inside each layer and cannot load."
-        )
-    return EncoderConfig(
-        vocabulary_size=hf["vocab_size"],
-        num_layers=hf["num_hidden_layers"],
-        num_heads=hf["num_attention_heads"],
-        hidden_dim=hf["hidden_size"],
-        intermediate_dim=hf["intermediate_size"],
-        max_sequence_length=hf.get("max_position_embeddings", 512),
-        num_segments=hf.get("type_vocab_size", 2),
-        dropout=hf.get("hidden_dropout_prob", 0.0),
-        layer_norm_epsilon=hf.get("layer_norm_eps", 1e-12),
-        initializer_range=hf.get("initializer_range", 0.02),
-        family="albert",
-        activation=activation,
-        embedding_dim=hf["embedding_size"],
-        num_groups=hf.get("num_hidden_groups", 1),
-    )
-
-
-def _config_from_distilbert(hf, origin):
-    # DistilBERT's `hidden_dim` is the feed-forward width (our
-    # intermediate_dim) and `dim` the model width (our hidden_dim).
-    activation = _check_activation(hf, "activation", origin)
-    _require(
-        hf, ("vocab_size", "dim", "n_layers", "n_heads", "hidden_dim"), origin, "DistilBERT"
-    )
-    return EncoderConfig(
-        vocabulary_size=hf["vocab_size"],
-        num_layers=hf["n_layers"],
-        num_heads=hf["n_heads"],
-        hidden_dim=hf["dim"],
-        intermediate_dim=hf["hidden_dim"],
-        max_sequence_length=hf.get("max_position_embeddings", 512),
-        num_segments=0,
-        dropout=hf.get("dropout", 0.1),
-        layer_norm_epsilon=DISTILBERT_LAYER_NORM_EPSILON,
-        initializer_range=hf.get("initializer_range", 0.02),
-        family="distilbert",
-        activation=activation,
+        activation=_check_activation(hf, "hidden_act", origin),
     )
 
 

@@ -68,6 +68,13 @@ import keras
 import numpy as np
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
+from zoo.checkpoints.config_fields import (
+    KERAS_HUB_FIELDS,
+    checked,
+    read_bool,
+    read_fields,
+    read_int,
+)
 from zoo.checkpoints.model_dir import save_model_dir
 from zoo.checkpoints.names import encoder_entries
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH, EncoderConfig
@@ -198,51 +205,38 @@ def is_preset_dir(path) -> bool:
 
 
 def _config_from_backbone_json(config, where, activation=None):
-    """EncoderConfig of a backbone's serialized config (config.json)."""
-    name = str(config.get("registered_name", "")).removeprefix("keras_hub>")
+    """EncoderConfig of a backbone's serialized config (config.json): every
+    field typed and in range (`config_fields.KERAS_HUB_FIELDS`) and the
+    model's memory within the limit, before keras-hub or the zoo builds it."""
+    if not isinstance(config, dict):
+        raise ValueError(f"{where}: expected a JSON object, not {type(config).__name__}.")
+    registered = config.get("registered_name", "")
+    name = registered.removeprefix("keras_hub>") if isinstance(registered, str) else ""
     if name not in BACKBONES:
         raise ValueError(
-            f"{where}: a keras-hub {name or config.get('class_name')!r}; the zoo reads "
-            f"{', '.join(BACKBONES)} (and their TextClassifier tasks)."
+            f"{where}: a keras-hub {name or str(config.get('class_name'))[:80]!r}; the zoo "
+            f"reads {', '.join(BACKBONES)} (and their TextClassifier tasks)."
         )
     args = config.get("config") or {}
-    try:
-        common = dict(
-            vocabulary_size=args["vocabulary_size"],
-            num_layers=args["num_layers"],
-            num_heads=args["num_heads"],
-            hidden_dim=args["hidden_dim"],
-            intermediate_dim=args["intermediate_dim"],
-            max_sequence_length=args.get("max_sequence_length", 512),
-            dropout=float(args.get("dropout", 0.0 if name == "AlbertBackbone" else 0.1)),
-            layer_norm_epsilon=LAYER_NORM_EPSILON,
-        )
-    except KeyError as e:
-        raise ValueError(f"{where}: the {name} config has no {e.args[0]!r}.") from None
+    fields = read_fields(args, KERAS_HUB_FIELDS[name], where, f"keras-hub {name}")
+    fields["layer_norm_epsilon"] = LAYER_NORM_EPSILON
     if name == "BertBackbone":
-        return EncoderConfig(
-            **common,
-            num_segments=args.get("num_segments", 2),
-            activation=activation or "gelu_tanh",
+        config = EncoderConfig(**fields, activation=activation or "gelu_tanh")
+    elif name == "DistilBertBackbone":
+        config = EncoderConfig(
+            **fields, num_segments=0, family="distilbert", activation=activation or "gelu"
         )
-    if name == "DistilBertBackbone":
-        return EncoderConfig(
-            **common, num_segments=0, family="distilbert", activation=activation or "gelu"
+    else:
+        repetitions = read_int(args, "num_inner_repetitions", where, 1, 1, 1 << 10)
+        if repetitions != 1:
+            raise ValueError(
+                f"{where}: AlbertBackbone num_inner_repetitions={repetitions}; the zoo's "
+                "ALBERT (as every released ALBERT) runs each shared block once per layer (1)."
+            )
+        config = EncoderConfig(
+            **fields, family="albert", activation=activation or "gelu_tanh"
         )
-    repetitions = args.get("num_inner_repetitions", 1)
-    if repetitions != 1:
-        raise ValueError(
-            f"{where}: AlbertBackbone num_inner_repetitions={repetitions}; the zoo's ALBERT "
-            "(as every released ALBERT) runs each shared block once per layer (1)."
-        )
-    return EncoderConfig(
-        **common,
-        num_segments=args.get("num_segments", 2),
-        family="albert",
-        activation=activation or "gelu_tanh",
-        embedding_dim=args["embedding_dim"],
-        num_groups=args.get("num_groups", 1),
-    )
+    return checked(config, where)
 
 
 def preset_config(path) -> EncoderConfig:
@@ -535,6 +529,61 @@ def _load_preset(preset):
     return backbone, tokenizer, preprocessor
 
 
+def _check_preset(path):
+    """What keras-hub's `from_preset` would build and open, checked first:
+    config.json's sizes (typed, in range, within the memory limit); for a
+    local directory also tokenizer.json, task.json and preprocessor.json's
+    fields (a string "false" is not a bool; a vocabulary is read from the
+    preset's own assets/, never from a path the file names) and every file
+    under assets/ a regular file inside the preset."""
+    preset_config(path)
+    if is_preset_name(str(path)):
+        return
+    path = pathlib.Path(path)
+    tokenizer = _preset_json(path, "tokenizer.json")
+    if tokenizer is not None:
+        where = path / "tokenizer.json"
+        args = tokenizer.get("config") or {}
+        if not isinstance(args, dict):
+            raise ValueError(f"{where}: config is {type(args).__name__}, not an object.")
+        for key in ("lowercase", "strip_accents"):
+            read_bool(args, key, where, None)
+        vocabulary = args.get("vocabulary")
+        if vocabulary is not None:
+            raise ValueError(
+                f"{where}: vocabulary={str(vocabulary)[:80]!r}; keras-hub's save_to_preset "
+                "writes null here and keeps the vocabulary in the preset's assets/tokenizer/. "
+                "A preset that points elsewhere would read a file from outside it; re-save "
+                "the preset with save_to_preset."
+            )
+    task = _preset_json(path, "task.json")
+    if task is not None and isinstance(task.get("config"), dict):
+        if "num_classes" in task["config"]:
+            read_int(task["config"], "num_classes", path / "task.json", None, 1, 1 << 20)
+    preprocessor = _preset_json(path, "preprocessor.json")
+    if preprocessor is not None and isinstance(preprocessor.get("config"), dict):
+        if preprocessor["config"].get("sequence_length") is not None:
+            read_int(
+                preprocessor["config"],
+                "sequence_length",
+                path / "preprocessor.json",
+                None,
+                1,
+                1 << 16,
+            )
+    assets = path / "assets"
+    if assets.exists():
+        root = assets.resolve()
+        for item in sorted(assets.rglob("*")):
+            if item.is_symlink() or not (item.is_dir() or item.is_file()):
+                raise ValueError(
+                    f"{item}: not a regular file (a link, FIFO or device) in the preset's "
+                    "assets; keras-hub would open what it names. Re-save the preset."
+                )
+            if not item.resolve().is_relative_to(root):
+                raise ValueError(f"{item}: lies outside the preset's assets/.")
+
+
 @dataclasses.dataclass
 class _Length:
     """A preprocessor as far as the conversion reads one: its length."""
@@ -564,6 +613,8 @@ def read_keras_hub(source, *, labels=None, tokenizer=None, lowercase=None):
         if labels is None:
             labels = _labels_beside(source)
         preset = _preset_argument(where) if is_preset_name(where) else where
+        # Typed and bounded before keras-hub builds anything from it.
+        _check_preset(where)
         obj, tokenizer_found, preprocessor = _load_preset(preset)
         tokenizer = tokenizer or tokenizer_found
     else:

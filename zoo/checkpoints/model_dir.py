@@ -35,7 +35,9 @@ import keras
 # A model saved after `compile` carries its optimizer config, whose
 # learning-rate schedule is ours: importing it registers it for Keras.
 import zoo.utils.schedules  # noqa: F401
+from zoo.configs import EncoderConfig
 from zoo.models import TASK_MODELS, task_of
+from zoo.models.bert_encoder import ENCODER_CLASSES
 from zoo.models.encoder_task import with_dtype_policy
 from zoo.text.byte_pair_tokenizer import BytePairTokenizer
 from zoo.text.tokenizer import (
@@ -46,6 +48,7 @@ from zoo.text.tokenizer import (
     vocabulary_text,
 )
 from zoo.utils.atomic import atomic_directory
+from zoo.utils.budget import check_memory
 from zoo.utils.file_record import file_differences, malformed_entries, record_files
 from zoo.utils.jsonfile import read_json_object
 
@@ -58,6 +61,16 @@ MANIFEST = "zoo_model.json"
 BYTE_PAIR = "byte_pair"
 BYTE_PAIR_FILES = ("vocab.json", "merges.txt")
 RUN_INFO = "args.json"
+# A classifier's classes, at most: far above any real label set, far below
+# a head that would not fit in memory.
+MAX_LABELS = 1 << 20
+# model.keras's config.json, at most (uncompressed): a zoo model's is ~1 kB;
+# a zip member's declared size is checked before it is read.
+KERAS_CONFIG_LIMIT = 16 << 20
+
+
+# The zoo's encoder classes, as model.keras names them (`zoo>BertEncoder`).
+ENCODER_CLASS_NAMES = {cls.__name__ for cls in ENCODER_CLASSES.values()}
 
 
 class ModelDirError(ValueError):
@@ -173,12 +186,16 @@ def _check_fields(meta, path):
             f"is {config!r:.120}; expected the encoder's configuration (an object with "
             "vocabulary_size, num_layers, ...)",
         )
+    try:
+        check_memory(EncoderConfig.from_dict(config), path)
+    except ValueError as e:  # a type, a range, an unknown field, or the memory limit
+        _refuse(path, "encoder_config", f"is not a config this zoo builds: {e}")
     if not isinstance(meta.get("lowercase", True), bool):
         _refuse(path, "lowercase", f"is {meta['lowercase']!r:.40}; expected true or false")
     labels = meta.get("labels")
     if labels is not None and not (
         isinstance(labels, list)
-        and labels
+        and 0 < len(labels) <= MAX_LABELS
         and all(isinstance(x, str) and x for x in labels)
         and len(set(labels)) == len(labels)
     ):
@@ -371,6 +388,88 @@ def _check_against_model(directory, meta, model):
             differs("lowercase", meta.get("lowercase", True), bool(lowercase))
 
 
+def _check_keras_archive(directory, meta):
+    """model.keras read as data before Keras builds it: its config.json
+    (bounded, parsed) must describe the encoder zoo_model.json records (which
+    `_check_fields` typed, ranged and budgeted), its heads' class count the
+    labels, and its weights file must be large enough to hold those weights.
+    So a model.keras whose config claims 10**9 layers, or differs from the
+    record, is refused before a layer exists."""
+    path = directory / "model.keras"
+    record = meta["encoder_config"]
+
+    def refuse(problem):
+        raise ModelDirError(f"{path}: {problem}. Re-create the model directory.")
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = {info.filename: info for info in archive.infolist()}
+            info = members.get("config.json")
+            if info is None:
+                refuse("no config.json inside (not a Keras 3 .keras file)")
+            if info.file_size > KERAS_CONFIG_LIMIT:
+                refuse(
+                    f"its config.json is {info.file_size:,} bytes (a zoo model's is about "
+                    f"1 kB; the limit is {KERAS_CONFIG_LIMIT:,})"
+                )
+            text = archive.read(info).decode("utf-8")
+            weights = members.get("model.weights.h5")
+            weight_bytes = weights.file_size if weights is not None else 0
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError, RuntimeError) as e:
+        refuse(f"cannot be read as a Keras archive ({type(e).__name__}: {str(e)[:120]})")
+    try:
+        config = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        refuse(f"its config.json is not JSON this zoo wrote ({str(e)[:120]})")
+    encoders, heads = [], []
+    pending = [(config, 0)]
+    while pending:  # iterative: a config nested deeply cannot exhaust the stack
+        node, depth = pending.pop()
+        if depth > 64:
+            refuse("its config.json nests more than 64 levels (a zoo model's nests 4)")
+        if isinstance(node, dict):
+            name = node.get("registered_name")
+            if isinstance(name, str) and name.removeprefix("zoo>") in ENCODER_CLASS_NAMES:
+                encoders.append(node.get("config"))
+            if "num_classes" in node:
+                heads.append(node["num_classes"])
+            pending.extend((value, depth + 1) for value in node.values())
+        elif isinstance(node, list):
+            pending.extend((value, depth + 1) for value in node)
+    if len(encoders) != 1 or not isinstance(encoders[0], dict):
+        refuse(f"its config.json holds {len(encoders)} zoo encoders, expected 1")
+    for field, recorded in record.items():
+        if field == "family":
+            continue
+        if field in ("embedding_dim", "num_groups") and record.get("family") != "albert":
+            continue
+        if _plain(encoders[0].get(field)) != _plain(recorded):
+            _refuse(
+                directory / MANIFEST,
+                f"encoder_config.{field}",
+                f"is {recorded!r:.60} but model.keras's config says "
+                f"{encoders[0].get(field)!r:.60}: zoo_model.json was edited, or model.keras "
+                "replaced, after the directory was written",
+            )
+    labels = meta.get("labels")
+    for count in heads:
+        if not _is_int(count, 1, MAX_LABELS) or (
+            labels is not None and count != len(labels)
+        ):
+            _refuse(
+                directory / MANIFEST,
+                "labels",
+                f"names {len(labels) if labels is not None else 'no'} classes but model.keras's "
+                f"head has num_classes={count!r:.40}",
+            )
+    needed = EncoderConfig.from_dict(record).num_parameters() * 4
+    if weight_bytes < needed:
+        refuse(
+            f"its weights file holds {weight_bytes:,} bytes, less than the {needed:,} the "
+            "recorded encoder's float32 weights need"
+        )
+
+
 def load_model_dir(directory):
     """Return `(model, tokenizer, meta)` from a zoo model directory. The model
     loads in Keras's safe mode: no custom objects, no lambdas. The directory's
@@ -385,6 +484,7 @@ def load_model_dir(directory):
         byte_pair = None
         tokens = read_vocabulary(directory / "vocab.txt")
         _check_vocabulary(directory, meta, tokens)
+    _check_keras_archive(directory, meta)
     with warnings.catch_warnings():
         # Saved without optimizer state (see save_model_dir): nothing to restore.
         warnings.filterwarnings("ignore", message="Skipping variable loading for optimizer")

@@ -6,6 +6,7 @@ from zoo.configs import INPUT_NAMES, EncoderConfig
 from zoo.layers.embeddings import BertEmbeddings
 from zoo.layers.transformer_encoder import TransformerEncoderBlock
 from zoo.models.bert_encoder import BertEncoder
+from zoo.utils.budget import check_memory
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -74,6 +75,10 @@ class AlbertEncoder(BertEncoder):
             embedding_dim=embedding_dim,
             num_groups=num_groups,
         )
+
+        # A config in range can still describe a model this machine cannot
+        # hold: refuse it before the first weight is allocated.
+        check_memory(config, type(self).__name__)
 
         # === Layers ===
         self._create_layers(config, dtype)

@@ -7,6 +7,7 @@ from zoo.configs import INPUT_NAMES, EncoderConfig, get_preset
 from zoo.layers.embeddings import BertEmbeddings
 from zoo.layers.transformer_encoder import TransformerEncoderBlock
 from zoo.models.backend_compat import setattr_before_init
+from zoo.utils.budget import check_memory
 
 # The encoder class of each `EncoderConfig.family`; a subclass with a new
 # `_family` adds itself (see `BertEncoder.__init_subclass__`).
@@ -70,6 +71,10 @@ class BertEncoder(keras.Model):
             family=self._family,
             activation=activation,
         )
+
+        # A config in range can still describe a model this machine cannot
+        # hold: refuse it before the first weight is allocated.
+        check_memory(config, type(self).__name__)
 
         # === Layers ===
         self._create_layers(config, dtype)
