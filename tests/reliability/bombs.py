@@ -222,6 +222,67 @@ TYPED = [
 ]  # fmt: skip
 
 
+def _rewrite_archive(model_dir, change):
+    """Apply `change` to model.keras's members (name -> bytes), write it
+    back compressed, and regenerate the record."""
+    archive = model_dir / "model.keras"
+    with zipfile.ZipFile(archive) as z:
+        members = {name: z.read(name) for name in z.namelist()}
+    change(members)
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    meta_path = model_dir / "zoo_model.json"
+    meta = json.loads(meta_path.read_text())
+    meta["files"] = record_files(model_dir, skip={"zoo_model.json"})
+    meta_path.write_text(json.dumps(meta))
+
+
+def _padded(name, size):
+    def change(members):
+        members[name] = members.get(name, b"") + b" " * size
+
+    return change
+
+
+def _nested(depth):
+    def change(members):
+        config = members["config.json"].decode()
+        members["config.json"] = (
+            config[:-1] + ', "x": ' + "[" * depth + "]" * depth + "}"
+        ).encode()
+
+    return change
+
+
+def _cut_weights(members):
+    members["model.weights.h5"] = members["model.weights.h5"][:1024]
+
+
+# What model.keras declares it unpacks to (a zip bomb: megabytes of spaces
+# compress to kilobytes), nests or holds, with the record regenerated:
+# (name, change, names the error must contain).
+ARCHIVES = [
+    ("an extra member unpacking to 64 MB", _padded("assets/pad.bin", 64 << 20), "unpacks"),
+    ("config.json padded to 20 MB", _padded("config.json", 20 << 20), "config.json"),
+    ("config.json nested 100,000 deep", _nested(100_000), "config.json"),
+    ("weights cut to 1 kB", _cut_weights, "weights"),
+]
+
+
+def make_archive_case(spec, sources, workdir) -> Case:
+    name, change, *names = spec
+
+    def run():
+        target = pathlib.Path(workdir) / name.replace(" ", "_").replace(",", "")
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(sources["zoo"], target)
+        _rewrite_archive(target, change)
+        return load_model_dir(target)
+
+    return error(name, run, "model.keras", *names)
+
+
 def _load(kind, path):
     if kind == "zoo":
         return load_model_dir(path)

@@ -13,6 +13,13 @@ each with one field of its config edited (tests/reliability/bombs.py):
   count belongs: refused naming the field, never built into a model that
   answers wrongly.
 
+- "archive sizes" (the next class, found by asking what else a file could
+  make us trust): model.keras declaring more than it can need -- a member
+  unpacking to 64 MB of spaces (a zip bomb, kilobytes compressed), a 20 MB
+  config.json, a config nested 100,000 deep, a weights file too small for
+  the recorded encoder: refused from the archive's directory before Keras
+  extracts anything.
+
 The unedited sources load (the control cases), so the refusals are the
 edits' doing.
 """
@@ -40,6 +47,11 @@ def test_config_bombs(spec, sources, tmp_path):
 @pytest.mark.parametrize("spec", bombs.TYPED, ids=[s[0] for s in bombs.TYPED])
 def test_typed_config_fields(spec, sources, tmp_path):
     check_case("typed config fields", bombs.make_case(spec, sources, tmp_path))
+
+
+@pytest.mark.parametrize("spec", bombs.ARCHIVES, ids=[s[0] for s in bombs.ARCHIVES])
+def test_archive_sizes(spec, sources, tmp_path):
+    check_case("archive sizes", bombs.make_archive_case(spec, sources, tmp_path))
 
 
 def test_unedited_sources_load(sources):

@@ -67,6 +67,9 @@ MAX_LABELS = 1 << 20
 # model.keras's config.json, at most (uncompressed): a zoo model's is ~1 kB;
 # a zip member's declared size is checked before it is read.
 KERAS_CONFIG_LIMIT = 16 << 20
+# What model.keras may unpack to beyond its weights (HDF5's structure,
+# config.json, metadata.json, a tokenizer's assets).
+ARCHIVE_SLACK = 32 << 20
 
 
 # The zoo's encoder classes, as model.keras names them (`zoo>BertEncoder`).
@@ -415,6 +418,9 @@ def _check_keras_archive(directory, meta):
             text = archive.read(info).decode("utf-8")
             weights = members.get("model.weights.h5")
             weight_bytes = weights.file_size if weights is not None else 0
+            # What Keras will extract: the sizes the archive declares, which a
+            # zip bomb (a few MB of zeros declaring gigabytes) inflates.
+            unpacked = sum(member.file_size for member in members.values())
     except (zipfile.BadZipFile, OSError, UnicodeDecodeError, RuntimeError) as e:
         refuse(f"cannot be read as a Keras archive ({type(e).__name__}: {str(e)[:120]})")
     try:
@@ -463,10 +469,20 @@ def _check_keras_archive(directory, meta):
                 f"head has num_classes={count!r:.40}",
             )
     needed = EncoderConfig.from_dict(record).num_parameters() * 4
-    if weight_bytes < needed:
+    # At least 2 bytes a weight (float32 as saved; bfloat16 at the least).
+    if weight_bytes < needed // 2:
         refuse(
-            f"its weights file holds {weight_bytes:,} bytes, less than the {needed:,} the "
-            "recorded encoder's float32 weights need"
+            f"its weights file holds {weight_bytes:,} bytes, less than the {needed // 2:,} "
+            "that the recorded encoder's weights need at 2 bytes each"
+        )
+    # The encoder's weights, a head (at most a second encoder's worth: a
+    # masked-LM head is about one vocabulary table) and HDF5's overhead.
+    allowed = 2 * needed + ARCHIVE_SLACK
+    if unpacked > allowed:
+        refuse(
+            f"it unpacks to {unpacked:,} bytes, more than the {allowed:,} a model of the "
+            "recorded encoder_config can need (twice its float32 weights and "
+            f"{ARCHIVE_SLACK >> 20} MB): not the archive this directory was saved with"
         )
 
 
