@@ -22,3 +22,10 @@ class CheckpointMismatchError(ValueError):
             "weights; pass allow_partial=True to load the matching tensors anyway."
         )
         super().__init__("\n".join(lines))
+
+
+class SafetensorsFileError(ValueError):
+    """A `model.safetensors` file that breaks the format's rules, or whose
+    tensors cannot be what the model expects (a dtype, a shape against
+    config.json). The message is one line: the file, the field or tensor,
+    what it holds, and what to do."""

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import pathlib
 
 import numpy as np
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import save_file
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
 from zoo.checkpoints.config_fields import (
@@ -37,6 +38,12 @@ from zoo.checkpoints.config_fields import (
     read_int,
 )
 from zoo.checkpoints.names import hf_albert_name, hf_distilbert_name, hf_name, model_entries
+from zoo.checkpoints.safetensors_file import (
+    check_against_config,
+    check_dtypes,
+    read_header,
+    read_tensors,
+)
 from zoo.configs import ROBERTA_PADDING_IDX, EncoderConfig
 from zoo.models.bert_encoder import build_encoder
 from zoo.text.byte_pair_tokenizer import BytePairTokenizer
@@ -308,8 +315,12 @@ def _config_to_distilbert(config: EncoderConfig) -> dict:
 
 
 def read_hf_tensors(directory) -> NamedTensors:
+    """The tensors of `directory`'s model.safetensors, read by the rules
+    `zoo.checkpoints.safetensors_file` checks (header bounded by the file,
+    offsets inside it, weights floating point and returned as float32; HF's
+    integer buffers as stored)."""
     path = pathlib.Path(directory) / "model.safetensors"
-    return NamedTensors(load_file(str(path)), path)
+    return NamedTensors(read_tensors(path, buffers=_HF_BUFFERS), path)
 
 
 def _hf_naming(model, tensors):
@@ -370,6 +381,7 @@ def load_hf_encoder(directory, *, allow_partial=False):
     "distilbert") from an HF directory and load its weights."""
     found = find_hf_dir(directory)
     if found is None:
+        _explain_missing_hf_files(directory)
         raise FileNotFoundError(
             f"{directory}: no HF BertModel / DistilBertModel files here (expected "
             "config.json and model.safetensors, or a 0_Transformer/ folder holding them)."
@@ -378,9 +390,33 @@ def load_hf_encoder(directory, *, allow_partial=False):
         read_json_object(found / "config.json", "use the checkpoint's own config.json"),
         found / "config.json",
     )
+    # The weights file's header is checked (format, dtypes, shapes against
+    # config.json) before a layer exists: a file that cannot load is refused
+    # in milliseconds, not after building the model it does not fit.
+    header = read_header(found / "model.safetensors")
+    check_dtypes(header, _HF_BUFFERS)
+    check_against_config(header, config, found / "config.json")
     encoder = build_encoder(config)
     load_hf_weights(encoder, found, allow_partial=allow_partial)
     return encoder
+
+
+def _explain_missing_hf_files(directory):
+    """Raise the precise error when `find_hf_dir` found no directory because
+    model.safetensors is there but not a regular file (a FIFO, a broken link:
+    `read_header` names it without opening it), or the checkpoint is sharded."""
+    for candidate in (pathlib.Path(directory), pathlib.Path(directory) / "0_Transformer"):
+        if not (candidate / "config.json").is_file():
+            continue
+        if os.path.lexists(candidate / "model.safetensors"):
+            read_header(candidate / "model.safetensors")
+        if (candidate / "model.safetensors.index.json").exists():
+            raise FileNotFoundError(
+                f"{candidate}: holds a sharded checkpoint (model.safetensors.index.json); "
+                "zoo reads one model.safetensors file (every BERT-family model fits one). "
+                "Merge the shards into model.safetensors, e.g. with transformers' "
+                "save_pretrained(..., max_shard_size='100GB')."
+            )
 
 
 def _tokenizer_config(config: EncoderConfig, lowercase) -> dict:
