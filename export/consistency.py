@@ -38,11 +38,14 @@ import collections
 import json
 import mmap
 import pathlib
+import struct
 import zipfile
+import zlib
 
 import flatbuffers
 import numpy as np
 import tensorflow as tf
+from google.protobuf.message import DecodeError
 from tensorflow.core.protobuf import saved_model_pb2
 
 from export import manifest as mf
@@ -172,8 +175,31 @@ def tflite_facts(path) -> dict:
     with open(path, "rb") as f:
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     if len(data) < 8 or data[4:8] != _MODEL_IDENTIFIER:
-        raise ValueError("not a TFLite flatbuffer (no TFL3 identifier)")
-    model = tfl.Model.GetRootAs(data, 0)
+        raise ValueError("no TFL3 identifier")
+    # The root table's offset (the first 4 bytes) must point inside the
+    # file; the generated reader follows it without asking.
+    root = struct.unpack_from("<I", data, 0)[0]
+    if root + 4 > len(data):
+        raise ValueError(
+            f"its root table at byte {root:,} lies past its end ({len(data):,} bytes)"
+        )
+    try:
+        return _facts(model=tfl.Model.GetRootAs(data, 0), data=data, path=path)
+    except _FLATBUFFER_ERRORS as e:
+        # The Python flatbuffers reader has no verifier: an offset past the
+        # end (a truncated or edited file) surfaces as whichever of these
+        # the read it reached raises.
+        what = "a read past its end" if isinstance(e, struct.error) else type(e).__name__
+        raise ValueError(f"{what}: {str(e)[:200]}") from None
+
+
+# What reading a damaged flatbuffer raises (struct's unpack past the end,
+# numpy's frombuffer, an index into a list built from the file, a name that
+# is not UTF-8).
+_FLATBUFFER_ERRORS = (struct.error, IndexError, ValueError, TypeError, OverflowError)
+
+
+def _facts(model, data, path):
     codes = _operator_names(model)
     signatures = {}
     for i in range(model.SignatureDefsLength()):
@@ -280,7 +306,15 @@ def _associated_files(path):
                         found[info.filename] = None
                         continue
                     found[info.filename] = archive.read(info).decode("utf-8")
-    except (zipfile.BadZipFile, UnicodeDecodeError, OSError, ValueError):
+    except (
+        zipfile.BadZipFile,
+        UnicodeDecodeError,
+        OSError,
+        ValueError,
+        EOFError,
+        zlib.error,
+        NotImplementedError,  # a compression method zipfile lacks
+    ):
         return {}
     return found
 
@@ -327,14 +361,23 @@ def check_tflite_file(directory, meta, file):
     _check_size_and_operators(directory, file, info, facts)
 
 
+class ModelFileError(ValueError):
+    """A model file of an artifact (a `.tflite`, `saved_model.pb`) that its
+    runtime cannot parse: truncated, or not that kind of file."""
+
+
 def _read_tflite(directory, file):
     path = directory / file
     if not path.is_file():
         _refuse(directory, "files", f"it describes {file}, which is not in the artifact")
     try:
         return tflite_facts(path)
-    except (ValueError, IndexError, TypeError, OSError) as e:
-        _refuse(directory, "files", f"{file} cannot be read as a .tflite ({e})")
+    except (ValueError, OSError) as e:
+        raise ModelFileError(
+            f"{path}: not a valid TFLite flatbuffer ({e}); the file is truncated or damaged "
+            "(its manifest entry was regenerated, or it never matched). Restore it from the "
+            "original export or re-export the artifact with `zoo export`."
+        ) from None
 
 
 def _check_tflite_inputs(directory, where, inputs, kind, length):
@@ -539,8 +582,12 @@ def _graph_signatures(directory, meta):
     """saved_model.pb's signatures, which must be the ones metadata.json lists."""
     try:
         signatures = saved_model_signatures(directory)
-    except (OSError, ValueError) as e:
-        _refuse(directory, "signatures", f"saved_model.pb cannot be read ({e})")
+    except (OSError, ValueError, DecodeError, RecursionError) as e:
+        raise ModelFileError(
+            f"{pathlib.Path(directory) / 'saved_model.pb'}: not a valid SavedModel "
+            f"({type(e).__name__}: {str(e).strip()[:200]}); the file is truncated or damaged. "
+            "Restore it from the original export or re-export the artifact with `zoo export`."
+        ) from None
     # A TPU model also serves its first bucket as serving_default.
     expected = set(meta["signatures"]) | (
         {"serving_default"} if meta.get("serving_default") in meta["signatures"] else set()

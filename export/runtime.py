@@ -23,6 +23,7 @@ import time
 import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  registers the text signatures' ops
+from google.protobuf.message import DecodeError
 from tensorflow_text import tflite_registrar
 
 from export import manifest as mf
@@ -104,7 +105,59 @@ def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1, *, meta=None)
             f"{path}: LiteRT cannot load it ({str(e).strip()[:300]}); re-export the artifact."
         ) from None
     interpreter.zoo_lock = threading.Lock()
+    if info.get("input") == "text":
+        # LiteRT's own runner resizes the text-in file's [1] string input to
+        # whatever it is fed, and the graph, packed to [1, L], then answers
+        # for the first text only; every runner of this file loops instead.
+        raw_runner = interpreter.get_signature_runner
+        interpreter.get_signature_runner = lambda signature_key=None: TextBatchRunner(
+            raw_runner(signature_key), signature_key or "the signature"
+        )
     return interpreter
+
+
+class TextBatchRunner:
+    """A signature runner of a text-in `.tflite` (string inputs of shape
+    [1]) that takes a batch of N texts and answers N times: the file's
+    graph tokenizes and packs one text, so the batch is run one text at a
+    time and the outputs are stacked on their first (batch) axis. N = 0
+    gives outputs with 0 rows. Everything else is the LiteRT runner's."""
+
+    def __init__(self, raw, signature):
+        self._raw = raw
+        self.signature = signature
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+
+    def __call__(self, **inputs):
+        batches = {}
+        for name, value in inputs.items():
+            value = np.asarray(value, dtype=object)
+            if value.ndim != 1:
+                raise InvalidInputError(
+                    f"{name}: {self.signature} takes a 1-D array of texts (shape [N]; the "
+                    f"file's own input is [1], one text per call); received shape "
+                    f"{list(value.shape)}."
+                )
+            batches[name] = value
+        sizes = {len(v) for v in batches.values()}
+        if len(sizes) > 1:
+            raise InvalidInputError(
+                f"{self.signature}: inputs {sorted(batches)} hold different numbers of texts "
+                f"({sorted(sizes)}); give each the same N."
+            )
+        count = sizes.pop() if sizes else 1
+        answers = [
+            self._raw(**{k: np.array([v[i]], dtype=object) for k, v in batches.items()})
+            for i in range(count)
+        ]
+        if answers:
+            return {k: np.concatenate([a[k] for a in answers]) for k in answers[0]}
+        details = self._raw.get_output_details()
+        return {
+            k: np.zeros((0, *d["shape"][1:]), dtype=d["dtype"]) for k, d in details.items()
+        }
 
 
 class CheckedSignature:
@@ -133,15 +186,22 @@ class CheckedSignature:
     def check(self, inputs):
         """Raise `InvalidInputError` unless `inputs` fit this signature."""
         if self.kind == "text":
+            # N texts, each run on its own (TextBatchRunner): N answers.
             for name, value in inputs.items():
-                value = np.asarray(value, dtype=object).reshape(-1)
-                if value.shape != (1,) or not isinstance(value[0], (str, bytes)):
+                value = np.asarray(value, dtype=object)
+                if value.ndim != 1:
                     raise InvalidInputError(
-                        f"{name}: this signature takes one text (an array of one str); "
-                        f"received {value.shape[0]} items."
+                        f"{name}: {self.signature} takes a 1-D array of texts (shape [N]); "
+                        f"received shape {list(value.shape)}."
                     )
-                if isinstance(value[0], str):
-                    check_text(value[0], name)
+                for i, text in enumerate(value):
+                    if not isinstance(text, (str, bytes)):
+                        raise InvalidInputError(
+                            f"{name}[{i}]: {self.signature} takes texts (str or UTF-8 "
+                            f"bytes); received {type(text).__name__}."
+                        )
+                    if isinstance(text, str):
+                        check_text(text, f"{name}[{i}]")
             return
         check_ids(inputs, self.contract, sequence_length=self.sequence_length, batch_size=1)
 
@@ -594,8 +654,8 @@ def load_saved_model(version_dir, *, meta=None):
     meta = open_artifact(version_dir) if meta is None else meta
     try:
         loaded = tf.saved_model.load(str(version_dir))
-    except (tf.errors.OpError, ValueError, IndexError, OSError) as e:
-        first = str(getattr(e, "message", e)).strip().splitlines()[0][:300]
+    except (tf.errors.OpError, ValueError, IndexError, OSError, DecodeError) as e:
+        first = (str(getattr(e, "message", e)).strip().splitlines() or [""])[0][:300]
         raise ArtifactLoadError(
             f"{version_dir}: TensorFlow cannot load the SavedModel ({type(e).__name__}: "
             f"{first}); it is damaged. Restore it from the original export or re-export it."
