@@ -17,6 +17,7 @@ from zoo.tasks.text_task import (
     head_label_names,
     is_ids,
     labels_and_classes,
+    positive_int,
     refuse_non_text,
     require_examples,
     targets_name,
@@ -104,6 +105,12 @@ class TextClassifier(TextTaskMixin, Classifier):
         (another count, other or reordered names) are a ValueError naming
         both. A new head's `sequence_length` defaults to 128, or the
         encoder's maximum when that is less."""
+        cls._check_settings(
+            sequence_length,
+            num_classes=num_classes,
+            max_windows=max_windows,
+            doc_stride=doc_stride,
+        )
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
             names = head_label_names(
@@ -218,6 +225,7 @@ class TextClassifier(TextTaskMixin, Classifier):
 
     def _predict_texts(self, x):
         """`(texts, texts_b or None)` of what predict takes (`_x_forms`)."""
+        x, _ = self._tables(x, None, "x", targets=False)
         refuse_non_text(x, "x", self._x_forms, datasets=True)
         if isinstance(x, tf.data.Dataset):
             x, y = dataset_lists(x, "x", labelled=False)
@@ -226,7 +234,8 @@ class TextClassifier(TextTaskMixin, Classifier):
             # text_b silently, so the labels must be this model's.
             for i, label in enumerate(y):
                 try:
-                    _label_names([label], self.labels, "label")
+                    # Ignored labels: an int is not ambiguous here.
+                    _label_names([label], self.labels, "label", ignored=True)
                 except ValueError:
                     raise ValueError(
                         f"`x`: a tf.data.Dataset's (a, b) elements are read as (text, "
@@ -244,6 +253,7 @@ class TextClassifier(TextTaskMixin, Classifier):
     def predict_logits(self, x, batch_size=None):
         """Logits `[N, C]` (float64) of texts (the forms of `predict`):
         windows averaged. No texts: an empty `[0, C]` array."""
+        batch_size = positive_int(batch_size, "batch_size", None)
         a, b = self._predict_texts(x)
         if not a:
             return np.zeros((0, self.num_classes))
@@ -268,7 +278,7 @@ class TextClassifier(TextTaskMixin, Classifier):
         dicts: the id-level model's `predict` (logits). Anything else (a dict
         of texts, None, numbers) is a TypeError naming `x`."""
         if is_ids(x):
-            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+            return self._predict_ids(x, batch_size, verbose, kwargs)
         return softmax(self.predict_logits(x, batch_size)).astype(np.float32)
 
     def predict_labels(self, x, batch_size=None):
@@ -280,6 +290,7 @@ class TextClassifier(TextTaskMixin, Classifier):
     ):
         """As `fit`'s forms. With `max_windows` > 1 a text is scored by its
         windows' mean logits (loss: cross-entropy of those, accuracy)."""
+        batch_size = positive_int(batch_size, "batch_size", None)
         if is_ids(x) or self.max_windows == 1:
             return super().evaluate(
                 x,
@@ -305,24 +316,72 @@ class TextClassifier(TextTaskMixin, Classifier):
         return result if return_dict else [result["loss"], result["accuracy"]]
 
 
-def _label_names(values, labels, where):
-    """Label names from names or class indices."""
-    index = set(labels)
-    names = []
+def _integer_like(name):
+    try:
+        int(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _label_names(values, labels, where, *, ignored=False):
+    """Label names from names or class indices (ints). Where some label
+    names read as integers ("1", "2", "3"; not the default "0".."N-1", where
+    both readings agree), an int target could be either, so int targets are
+    refused naming both readings (unless `ignored`: labels predict
+    ignores); names (str) are always read as names. Unknown names are
+    refused naming all of them, indices out of range naming the range."""
+    known = set(labels)
+    digit_names = [n for n in labels if _integer_like(n)]
+    defaults = [str(i) for i in range(len(labels))]
+    names, unknown = [], {}
     for i, value in enumerate(values):
         if isinstance(value, bytes):
             value = value.decode("utf-8")
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-            if not 0 <= value < len(labels):
+            if digit_names and labels != defaults and not ignored:
+                as_index = (
+                    f"class index {value} (label {labels[value]!r})"
+                    if 0 <= value < len(labels)
+                    else f"class index {value} (outside 0...{len(labels) - 1})"
+                )
+                as_name = (
+                    f"label {str(value)!r}"
+                    if str(value) in known
+                    else f"label {str(value)!r} (none such)"
+                )
+                raise ValueError(
+                    f"{where}[{i}] = {value}: an int target with labels {labels} (names "
+                    f"that read as numbers) is ambiguous: {as_index}, or {as_name}. Pass "
+                    "the targets as label names (str): [str(v) for v in y] when they "
+                    "are the names, [model.labels[v] for v in y] when they are class "
+                    "indices."
+                )
+            if ignored and str(value) in known:
+                value = str(value)  # either reading names a label: predict ignores it
+            elif not 0 <= value < len(labels):
                 raise ValueError(
                     f"{where}[{i}]: class index {value} is outside 0..."
                     f"{len(labels) - 1} (labels {labels})."
                 )
-            value = labels[int(value)]
+            else:
+                value = labels[int(value)]
         value = str(value)
-        if value not in index:
-            raise ValueError(
-                f"{where}[{i}]: label {value!r} is not one of this model's labels {labels}."
-            )
+        if value not in known:
+            unknown.setdefault(value, i)
         names.append(value)
+    if unknown:
+        first = next(iter(unknown.values()))
+        shown = list(unknown)[:10]
+        raise ValueError(
+            f"{where}[{first}]: label {shown[0]!r} is not one of this model's labels "
+            f"{labels}"
+            + (
+                f"; {len(unknown)} unknown labels in all: {shown}"
+                f"{' ...' if len(unknown) > 10 else ''}"
+                if len(unknown) > 1
+                else ""
+            )
+            + "."
+        )
     return names

@@ -15,6 +15,7 @@ from zoo.tasks.text_task import (
     as_texts,
     describe,
     is_ids,
+    positive_int,
     refuse_non_text,
     require_examples,
     targets_name,
@@ -36,6 +37,12 @@ def _qa_pairs(x, where):
     """`(questions, contexts)` lists of what a question answerer takes
     (`QA_FORMS`); an empty list gives two empty lists."""
     refuse_non_text(x, where, QA_FORMS)
+    if isinstance(x, np.ndarray) and x.ndim != 1:
+        # Rows of (question, context) by accident of the array's width.
+        raise TypeError(
+            f"`{where}`: a numpy array of shape {x.shape}; give (question, context) "
+            "pairs as a (questions, contexts) tuple, e.g. (array[:, 0], array[:, 1])."
+        )
     if isinstance(x, (list, tuple)) and len(x) == 0:
         return [], []
     if isinstance(x, list) and isinstance(x[0], dict):
@@ -83,9 +90,11 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
         seed=0,
         **kwargs,
     ):
+        doc_stride = positive_int(doc_stride, "doc_stride")
+        max_answer_length = positive_int(max_answer_length, "max_answer_length")
         super().__init__(encoder, **kwargs)
-        self.doc_stride = int(doc_stride)
-        self.max_answer_length = int(max_answer_length)
+        self.doc_stride = doc_stride
+        self.max_answer_length = max_answer_length
         self._init_text(preprocessor, seed)
 
     @classmethod
@@ -100,6 +109,9 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
         lowercase=None,
     ):
         """As `TextClassifier.from_checkpoint`, for span QA (default length 384)."""
+        cls._check_settings(
+            sequence_length, doc_stride=doc_stride, max_answer_length=max_answer_length
+        )
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
             if isinstance(model, cls):
@@ -147,6 +159,10 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
         }
 
     _x_forms = QA_FORMS
+    _needed_columns = ("question", "context")
+    _optional_columns = ()
+    _target_columns = ("answer",)
+    _missing_target = {"missing_as": None}  # no answer in the context
 
     def _dataset(self, x, y, batch_size, *, shuffle=False, epoch_variable=None, where="x"):
         questions, contexts = _qa_pairs(x, where)
@@ -206,7 +222,9 @@ class TextQuestionAnswerer(TextTaskMixin, QuestionAnswerer):
         columns, a tf.data.Dataset, None, a list of str) is an error naming
         `x`."""
         if is_ids(x):
-            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+            return self._predict_ids(x, batch_size, verbose, kwargs)
+        batch_size = positive_int(batch_size, "batch_size", None)
+        x, _ = self._tables(x, None, "x", targets=False)
         questions, contexts = _qa_pairs(x, "x")
         if not questions:
             return []

@@ -16,6 +16,7 @@ from zoo.tasks.text_task import (
     head_label_names,
     is_ids,
     labels_and_classes,
+    positive_int,
     refuse_non_text,
     require_examples,
     targets_name,
@@ -68,6 +69,7 @@ class TextTagger(TextTaskMixin, TokenClassifier):
     ):
         """As `TextClassifier.from_checkpoint`, for tags (`labels`: the tag
         names, checked against a fine-tuned head's the same way)."""
+        cls._check_settings(sequence_length, num_classes=num_classes)
         model, encoder, tokenizer, meta = cls._load(path, lowercase)
         if model is not None:
             names = head_label_names(
@@ -145,7 +147,13 @@ class TextTagger(TextTaskMixin, TokenClassifier):
             shuffle=shuffle,
         )
 
+    # A DataFrame's targets: one tag list per row.
+    _optional_columns = ()
+    _target_columns = ("tags", "labels")
+
     def _words(self, x, batch_size):
+        batch_size = positive_int(batch_size, "batch_size", None)
+        x, _ = self._tables(x, None, "x", targets=False)
         refuse_non_text(x, "x", self._x_forms)
         texts = as_texts(x, "x")
         if not texts:
@@ -166,7 +174,7 @@ class TextTagger(TextTaskMixin, TokenClassifier):
         dict of texts, a tf.data.Dataset, None, numbers) is a TypeError
         naming `x`."""
         if is_ids(x):
-            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+            return self._predict_ids(x, batch_size, verbose, kwargs)
         return [w.astype(np.float32) for _, (_, w) in zip(*self._words(x, batch_size))]
 
     def predict_entities(self, x, batch_size=None):

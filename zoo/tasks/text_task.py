@@ -28,6 +28,8 @@ LayerNorm and biases), as `zoo finetune` does.
 
 from __future__ import annotations
 
+import sys
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -36,7 +38,7 @@ from zoo.checkpoints import load_checkpoint, load_model_dir, save_model_dir
 from zoo.checkpoints.model_dir import is_model_dir
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.models import ID_LEVEL_CLASS, TASK_MODELS, Classifier, task_of
-from zoo.text.preprocessor import TextPreprocessor
+from zoo.text.preprocessor import TextPreprocessor, check_lengths
 from zoo.text.tokenizer import check_text
 from zoo.train.callbacks import EpochCounter
 from zoo.train.finetune import task_losses
@@ -58,10 +60,74 @@ def is_ids(x):
     return False
 
 
+_REQUIRED = object()
+
+
+def positive_int(value, name, default=_REQUIRED):
+    """`value` as an int >= 1 (None: `default`, when one is given), or one
+    TypeError (not an int: a bool, float or str is not taken, since Keras
+    and TensorFlow then fail deep inside with their own errors) or
+    ValueError (< 1) naming `name` and what was received."""
+    if value is None and default is not _REQUIRED:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        hint = (
+            f"; pass {value.strip()} (an int), not a str"
+            if isinstance(value, str) and value.strip().isdigit()
+            else ""
+        )
+        raise TypeError(
+            f"`{name}` must be a positive int; received {describe(value)}{hint}."
+        )
+    if value < 1:
+        raise ValueError(f"`{name}` must be a positive int (1 or more); received {value}.")
+    return int(value)
+
+
+def _pandas_type(value, name):
+    """True when `value` is a pandas `name` ("DataFrame", "Series"). pandas
+    is optional: a value can only be one if pandas is already imported, so
+    it is looked up, never imported here."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, getattr(pandas, name))
+
+
+def is_frame(value):
+    return _pandas_type(value, "DataFrame")
+
+
+def _column_names(frame):
+    return list(frame.columns)
+
+
+def frame_column(frame, column, where, *, missing_as=_REQUIRED):
+    """One column of a DataFrame as a list; missing values (NaN, None) are
+    refused naming the column and rows (as a text they would be the str
+    'nan', as a label an unknown one), or, where the column may lack a
+    value (a question answerer's `answer`: no answer), read as
+    `missing_as`."""
+    values = frame[column]
+    missing = values.isna()
+    if missing_as is not _REQUIRED:
+        return [missing_as if m else v for v, m in zip(values.tolist(), missing.tolist())]
+    if bool(missing.any()):
+        rows = list(frame.index[missing.to_numpy()][:5])
+        raise ValueError(
+            f"`{where}['{column}']`: {int(missing.sum())} missing values (NaN/None), in rows "
+            f"{rows}{' ...' if int(missing.sum()) > 5 else ''}; drop them "
+            "(frame.dropna()) or fill them in."
+        )
+    return values.tolist()
+
+
 def describe(value):
     """`value` for an error message: its type and a short repr."""
     if isinstance(value, dict):
         return f"a dict with keys {sorted(map(str, value))[:6]}"
+    if is_frame(value):
+        return f"a DataFrame with columns {_column_names(value)[:10]}"
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        return f"a numpy array of shape {value.shape}"
     if isinstance(value, tf.data.Dataset):
         return "a tf.data.Dataset"
     if value is None:
@@ -93,7 +159,17 @@ def as_texts(values, where):
         values = [values]
     if isinstance(values, tf.Tensor):
         values = values.numpy()
-    if isinstance(values, (dict, tf.data.Dataset)) or values is None:
+    if isinstance(values, np.ndarray) and values.ndim == 0:
+        values = [values.item()]  # one text, as a bare str is
+    if isinstance(values, np.ndarray) and values.ndim > 1:
+        # Iterated, a 2-D array gives rows: each row would be read as one
+        # text (an error at best), or pairs by accident of its width.
+        raise TypeError(
+            f"`{where}`: a numpy array or tensor of shape {tuple(values.shape)}; texts are "
+            "1-D (one str per example). Pairs: a (texts, texts_b) tuple, e.g. "
+            "(array[:, 0], array[:, 1])."
+        )
+    if isinstance(values, (dict, tf.data.Dataset)) or values is None or is_frame(values):
         raise TypeError(
             f"`{where}`: expected texts (a list or array of str); received "
             f"{describe(values)}."
@@ -301,6 +377,79 @@ class TextTaskMixin:
     # What each model's fit/evaluate/predict take as `x`, for errors.
     _x_forms = "texts: a list of str"
 
+    # The pandas DataFrame columns each model reads: those it needs, those
+    # it may take, and its target columns (fit/evaluate read one of them
+    # when y is not given; predict ignores them, as Keras ignores a
+    # dataset's labels). One needed or optional column read gives a list,
+    # two give a tuple of lists: the (texts, texts_b) form.
+    _needed_columns = ("text",)
+    _optional_columns = ("text_b",)
+    _target_columns = ("label", "labels")
+    _missing_target = {}  # frame_column's `missing_as` for the target column
+
+    def _columns_help(self):
+        optional = "".join(f", optional {c!r}" for c in self._optional_columns)
+        targets = " or ".join(repr(c) for c in self._target_columns)
+        return (
+            f"{type(self).__name__} reads columns "
+            f"{', '.join(repr(c) for c in self._needed_columns)}{optional}, and for fit/"
+            f"evaluate the targets in {targets}"
+        )
+
+    def _tables(self, x, y, where, *, targets):
+        """`(x, y)` with pandas read as the lists each model takes: a Series
+        as a list of its values; a DataFrame by its column names
+        (`_needed_columns`, `_optional_columns`, and with `targets`
+        (fit/evaluate) `y` from a `_target_columns` column when y is not
+        given). Iterated, a DataFrame gives its column names: any other
+        columns, or a name missing, are refused naming the columns received
+        and those expected. Everything else passes unchanged."""
+        y_name = targets_name(where)
+        if _pandas_type(y, "Series"):
+            y = y.tolist()
+        elif is_frame(y):
+            if len(y.columns) != 1:
+                raise TypeError(
+                    f"`{y_name}`: a DataFrame with columns {_column_names(y)}; give one "
+                    "target per example: a list, a Series or a one-column DataFrame."
+                )
+            y = frame_column(y, y.columns[0], y_name)
+        if _pandas_type(x, "Series"):
+            return x.tolist(), y
+        if not is_frame(x):
+            return x, y
+        columns = _column_names(x)
+        known = (*self._needed_columns, *self._optional_columns, *self._target_columns)
+        unknown = [c for c in columns if c not in known]
+        missing = [c for c in self._needed_columns if c not in columns]
+        present = [c for c in self._target_columns if c in columns]
+        problems = [f"no column {c!r}" for c in missing]
+        if unknown:
+            problems.append(f"columns {unknown} are not read")
+        if len(set(map(str, columns))) != len(columns):
+            problems.append("a column name twice")
+        if problems:
+            raise ValueError(
+                f"`{where}`: a DataFrame with columns {columns}: {'; '.join(problems)}. "
+                f"{self._columns_help()}; select or rename them, e.g. "
+                f"frame[{list(self._needed_columns)}]."
+            )
+        if len(present) > 1:
+            raise ValueError(
+                f"`{where}`: a DataFrame with columns {columns} holds targets twice "
+                f"({present}); keep one."
+            )
+        read = [c for c in (*self._needed_columns, *self._optional_columns) if c in columns]
+        values = [frame_column(x, c, where) for c in read]
+        if targets and present:
+            if y is not None:
+                raise ValueError(
+                    f"`{where}`: the DataFrame has a target column {present[0]!r} and "
+                    f"`{y_name}` is given as well; pass one of them."
+                )
+            y = frame_column(x, present[0], where, **self._missing_target)
+        return (values[0] if len(values) == 1 else tuple(values)), y
+
     def _split_xy(self, x, y, where):
         """`(x, y)` for `_dataset` from fit/evaluate's `x` and `y`: a
         classifier's tf.data.Dataset is read into lists; `x` and `y` must be
@@ -311,6 +460,7 @@ class TextTaskMixin:
                 "tag list per text / (question, context) pairs and answers); "
                 "read the dataset into lists first."
             )
+        x, y = self._tables(x, y, where, targets=True)
         refuse_non_text(x, where, self._x_forms, datasets=True)
         if isinstance(x, tf.data.Dataset):
             if y is not None:
@@ -325,8 +475,9 @@ class TextTaskMixin:
             )
         if y is None:
             raise ValueError(
-                f"`{where}`: labels are missing; pass y (one per example), or a "
-                "tf.data.Dataset of (text, label)."
+                f"`{where}`: labels are missing; pass y (one per example), a "
+                "tf.data.Dataset of (text, label), or a DataFrame with a column "
+                f"{' or '.join(repr(c) for c in self._target_columns)}."
             )
         y_name = "y" if where == "x" else f"{where} labels"
         if isinstance(y, (str, bytes, dict)):
@@ -357,9 +508,31 @@ class TextTaskMixin:
         `tf.data.Dataset` of `(text, label)` (then no `y`);
         `validation_data` the same forms as a tuple `(x, y)` or a dataset.
         Batches are shuffled by `seed` and the epoch (default batch size
-        16). No examples, `x` and `y` of other lengths, a bare str (wrap one
-        example in a list), a dict of texts or None are refused naming the
-        argument: nothing would be trained."""
+        16). A pandas DataFrame is read by its column names (`text`,
+        optional `text_b`, targets in `label` or `labels` when `y` is not
+        given; a tagger's targets in `tags`/`labels`, a question answerer's
+        `question`, `context` and `answer`); other columns are refused
+        naming them. No examples, `x` and `y` of other lengths, a bare str
+        (wrap one example in a list), a dict of texts or None are refused
+        naming the argument: nothing would be trained. `batch_size`,
+        `epochs` and `steps_per_epoch` are positive ints (`initial_epoch`
+        0 or more, below `epochs`)."""
+        batch_size = positive_int(batch_size, "batch_size", None)
+        epochs = positive_int(epochs, "epochs")
+        if kwargs.get("steps_per_epoch") is not None:
+            kwargs["steps_per_epoch"] = positive_int(
+                kwargs["steps_per_epoch"], "steps_per_epoch"
+            )
+        initial = kwargs.get("initial_epoch", 0)
+        if isinstance(initial, bool) or not isinstance(initial, (int, np.integer)):
+            raise TypeError(
+                f"`initial_epoch` must be an int; received {describe(initial)}."
+            )
+        if not 0 <= initial < epochs:
+            raise ValueError(
+                f"`initial_epoch`={initial} with epochs={epochs}: no epoch would run; "
+                "epochs counts from 0, so give initial_epoch in 0..epochs-1."
+            )
         if is_ids(x):
             steps = _count_steps(x, y, batch_size, kwargs.get("steps_per_epoch"))
             self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
@@ -402,7 +575,7 @@ class TextTaskMixin:
         if validation_data is not None:
             if isinstance(validation_data, tf.data.Dataset) and is_ids(validation_data):
                 validation = validation_data
-            elif isinstance(validation_data, tf.data.Dataset):
+            elif isinstance(validation_data, tf.data.Dataset) or is_frame(validation_data):
                 validation = self._dataset(
                     *self._split_xy(validation_data, None, "validation_data"),
                     batch_size,
@@ -411,8 +584,9 @@ class TextTaskMixin:
             else:
                 if not (isinstance(validation_data, tuple) and len(validation_data) == 2):
                     raise ValueError(
-                        "`validation_data`: expected (texts, labels) or a "
-                        "tf.data.Dataset of (text, label)."
+                        "`validation_data`: expected (texts, labels), a "
+                        "tf.data.Dataset of (text, label) or a DataFrame with its "
+                        f"targets' column; received {describe(validation_data)}."
                     )
                 validation = self._dataset(
                     *self._split_xy(*validation_data, "validation_data"),
@@ -443,6 +617,7 @@ class TextTaskMixin:
     ):
         """`evaluate` on texts and labels (or on ids). Text forms as `fit`,
         refused as there (no examples: no metrics to give)."""
+        batch_size = positive_int(batch_size, "batch_size", None)
         self._ensure_compiled()
         if is_ids(x):
             return super().evaluate(
@@ -458,8 +633,16 @@ class TextTaskMixin:
 
     def _run_ids(self, inputs, batch_size=None):
         return super().predict(
-            inputs, batch_size=batch_size or PREDICT_BATCH_SIZE, verbose=0
+            inputs,
+            batch_size=positive_int(batch_size, "batch_size", PREDICT_BATCH_SIZE),
+            verbose=0,
         )
+
+    def _predict_ids(self, x, batch_size, verbose, kwargs):
+        """The id-level `predict` of encoder ids, `batch_size` checked (Keras
+        takes 0 as its default and fails inside on -1, 1.5 or '8')."""
+        batch_size = positive_int(batch_size, "batch_size", None)
+        return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
 
     # --- saving ----------------------------------------------------------------------------
 
@@ -506,12 +689,22 @@ class TextTaskMixin:
         encoder, tokenizer = load_checkpoint(path, lowercase=lowercase)
         return None, encoder, tokenizer, {}
 
+    @staticmethod
+    def _check_settings(sequence_length=None, **settings):
+        """`from_checkpoint`'s numbers, before anything loads: `sequence_length`
+        an int >= 3 (or bucket lengths), the others positive ints or None
+        (0 would otherwise read as "not given" and take the default)."""
+        if sequence_length is not None:
+            check_lengths(sequence_length)
+        for name, value in settings.items():
+            positive_int(value, name, None)
+
     @classmethod
     def _with_settings(cls, model, sequence_length=None, **settings):
         """A loaded text model with the settings `from_checkpoint` was given."""
         if sequence_length is not None:
             longest = model.encoder.max_sequence_length
-            if sequence_length > longest:
+            if max(check_lengths(sequence_length)) > longest:
                 raise ValueError(
                     f"sequence_length={sequence_length}: the encoder takes at most "
                     f"{longest} tokens."
@@ -643,9 +836,9 @@ def labels_and_classes(num_classes, labels, who):
             raise ValueError(
                 f"{who}: give labels=[names] (or num_classes=N for labels '0'..'N-1')."
             )
-        labels = [str(i) for i in range(int(num_classes))]
+        labels = [str(i) for i in range(positive_int(num_classes, "num_classes"))]
     labels = [str(label) for label in labels]
-    if num_classes is not None and int(num_classes) != len(labels):
+    if num_classes is not None and positive_int(num_classes, "num_classes") != len(labels):
         raise ValueError(
             f"{who}: {len(labels)} labels given for num_classes={num_classes}."
         )
@@ -660,7 +853,8 @@ def as_list(values, where):
     naming `where` (iterating it would make one target per character/key)."""
     if isinstance(values, tf.Tensor):
         values = values.numpy()
-    if isinstance(values, (str, bytes, dict)) or values is None:
+    if isinstance(values, (str, bytes, dict)) or values is None or is_frame(values):
+        # A DataFrame iterates over its column names, not its rows.
         raise TypeError(
             f"`{where}`: expected a list (one item per example); received "
             f"{describe(values)}."
