@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 
@@ -28,6 +29,7 @@ from zoo.cli import (
     evaluate,
     export,
     finetune,
+    interrupts,
     predict,
     presets,
     pretrain,
@@ -50,7 +52,12 @@ where zoo writes (docs/outputs.md):
     its inputs were checked. Files zoo did not write are never removed.
   zoo export --format saved_model|tpu adds to a TF Serving base: NAME's entry is
     merged into models.config (other entries kept verbatim); a conflicting entry
-    needs --force; your README.md and batching_parameters.txt are kept."""
+    needs --force; your README.md and batching_parameters.txt are kept.
+
+exit status: 0 done; 1 an artifact failed validation (export, validate); 2 a bad
+  input, a missing file or a full disk (one line naming it); 130 / 143 interrupted
+  by SIGINT (Ctrl-C) / SIGTERM: temporaries removed, nothing published, and the
+  same command run again starts over (pretrain, finetune, distill, demo: resume)."""
 
 # In `zoo --help` order.
 COMMANDS = (
@@ -96,25 +103,55 @@ def build_parser():
 
 
 def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    # Installed first: an interrupt while the command parses or imports is
+    # the same one line as one during its work.
+    command = "command"
+    with interrupts.handled():
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            command = args.command or command
+            return _run(parser, args, argv)
+        except KeyboardInterrupt as e:
+            # Ctrl-C (KeyboardInterrupt) or SIGTERM (`Interrupted`): the
+            # writers removed their temporaries on the way up.
+            signum = getattr(e, "signum", signal.SIGINT)
+            print(interrupts.interrupted_line(command, signum), file=sys.stderr)
+            return interrupts.exit_status(signum)
+
+
+def _run(parser, args, argv):
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     backend = getattr(args, "backend", None)
     if backend is not None and backend != keras.backend.backend():
         # The backend is fixed when Keras is imported (it already is, by the
-        # `zoo` package): the command runs again in a process started on it.
+        # `zoo` package): the command runs again in a process started on it,
+        # which gets our signals, reports them itself, and whose status is ours.
         argv = sys.argv[1:] if argv is None else list(argv)
         env = dict(os.environ, KERAS_BACKEND=backend)
-        return subprocess.run([sys.executable, "-m", "zoo", *argv], env=env).returncode
+        child = subprocess.Popen([sys.executable, "-m", "zoo", *argv], env=env)
+        with interrupts.forwarded_to(child):
+            # wait() returns only when the child is gone; a forwarded
+            # signal interrupts it only to run the forwarding handler.
+            return interrupts.child_status(child.wait())
     try:
         return args.func(args)
     except CliError as e:
         print(f"zoo {args.command}: error: {e}", file=sys.stderr)
         return 2
-    except (OSError, ValueError, ImportError, NotATaskModelError) as e:
-        # Bad input, a missing or damaged file, a missing package: each
-        # message names what and where; a traceback would only hide it.
-        print(f"zoo {args.command}: error: {e}", file=sys.stderr)
-        return 2
+    except Exception as e:
+        # A full disk first: whichever layer raised it (an OSError, or
+        # TensorFlow's error from a SavedModel or checkpoint write), one line
+        # naming the path and the free space there.
+        line = interrupts.disk_full_line(args.command, e, getattr(args, "out", None))
+        if line is not None:
+            print(line, file=sys.stderr)
+            return 2
+        if isinstance(e, (OSError, ValueError, ImportError, NotATaskModelError)):
+            # Bad input, a missing or damaged file, a missing package: each
+            # message names what and where; a traceback would only hide it.
+            print(f"zoo {args.command}: error: {e}", file=sys.stderr)
+            return 2
+        raise

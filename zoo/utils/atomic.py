@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import hashlib
 import json
 import os
 import pathlib
 import re
 import shutil
+import signal
 import tempfile
+import threading
 
 OUTPUT_MARKER = ".zoo-output"
 MARKER_TEXT = (
@@ -198,15 +201,95 @@ def remove_stale(directory, prefix) -> list:
     return removed
 
 
+def _remove(path):
+    """Remove a temporary file or directory, even when a second Ctrl-C comes
+    while it goes: the first interrupt is already on its way up, and a
+    temporary left behind would wait for the next write to remove it."""
+    path = pathlib.Path(path)
+    while True:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            return
+        except KeyboardInterrupt:
+            continue
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """Hold SIGINT and SIGTERM (those whose handler runs Python code) until
+    the block ends, then deliver the first one: for steps that must not be
+    cut in half. Only the main thread receives signals; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending = []
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            previous[signum] = handler
+            signal.signal(signum, lambda s, _frame: pending.append(s))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if pending:
+            previous[pending[0]](pending[0], None)
+
+
+# What tempfile.mkdtemp/mkstemp append to a prefix (8 random characters),
+# and room for the longest process id Linux hands out (pid_max <= 2**22, 7
+# digits; 10 covers any 32-bit pid).
+_RANDOM_SUFFIX = 8
+_PID_DIGITS = 10
+
+
+def _name_max(directory) -> int:
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255  # NAME_MAX of every Linux file system we write to
+
+
+def _short_name(destination, kind) -> str:
+    """The name part of `destination`'s temporaries: its own name when
+    `.NAME.KIND-PID-XXXXXXXX` fits the file system's name limit, else a cut
+    of it (on a UTF-8 character boundary) plus a hash of the whole name, so
+    every legal --out keeps legal temporaries and two long names that share
+    a beginning still get different ones. Deterministic, so `remove_stale`
+    finds what a killed writer of the same destination left."""
+    destination = pathlib.Path(destination)
+    name = destination.name
+    fixed = len(f"..{kind}--".encode()) + _PID_DIGITS + _RANDOM_SUFFIX
+    room = _name_max(destination.parent if destination.parent.is_dir() else ".") - fixed
+    encoded = name.encode("utf-8", "surrogateescape")
+    if len(encoded) <= room:
+        return name
+    digest = "~" + hashlib.sha256(encoded).hexdigest()[:16]
+    cut = encoded[: max(room - len(digest), 0)].decode("utf-8", "ignore")
+    return cut + digest
+
+
+def stale_prefix(destination, kind="tmp") -> str:
+    """`.NAME.KIND-`: the name prefix of every process's temporaries for
+    `destination` (what `remove_stale` takes)."""
+    return f".{_short_name(destination, kind)}.{kind}-"
+
+
 def temporary_prefix(destination, kind="tmp") -> str:
-    """`.NAME.KIND-PID-`: the name prefix of this process's temporaries."""
-    return f".{pathlib.Path(destination).name}.{kind}-{os.getpid()}-"
+    """`.NAME.KIND-PID-`: the name prefix of this process's temporaries
+    (NAME shortened when the whole would pass the name limit)."""
+    return f"{stale_prefix(destination, kind)}{os.getpid()}-"
 
 
 def _clean_beside(destination):
-    name = pathlib.Path(destination).name
     for kind in ("tmp", "old"):
-        remove_stale(pathlib.Path(destination).parent, f".{name}.{kind}-")
+        remove_stale(pathlib.Path(destination).parent, stale_prefix(destination, kind))
 
 
 @contextlib.contextmanager
@@ -245,13 +328,17 @@ def atomic_directory(destination, *, overwrite=True):
                     prefix=temporary_prefix(destination, "old"), dir=destination.parent
                 )
             )
-            os.replace(destination, old / "replaced")
-            os.replace(tmp, destination)
-            shutil.rmtree(old, ignore_errors=True)
+            # Two renames: an interrupt between them would leave no
+            # destination, and the old one in a temporary that the next
+            # write removes. Signals wait until both are done.
+            with signals_deferred():
+                os.replace(destination, old / "replaced")
+                os.replace(tmp, destination)
+            _remove(old)
         else:
             os.replace(tmp, destination)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove(tmp)
         raise
 
 
@@ -261,7 +348,7 @@ def atomic_file(destination, mode="wb"):
     `destination` when the block succeeds (fsynced first)."""
     destination = pathlib.Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale(destination.parent, f".{destination.name}.tmp-")
+    remove_stale(destination.parent, stale_prefix(destination))
     fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(destination), dir=destination.parent)
     try:
         with os.fdopen(fd, mode) as handle:
@@ -270,6 +357,5 @@ def atomic_file(destination, mode="wb"):
             os.fsync(handle.fileno())
         os.replace(tmp, destination)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        _remove(tmp)
         raise

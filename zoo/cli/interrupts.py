@@ -1,0 +1,194 @@
+"""How a command stops before it is done, in one line each: an interrupt
+(SIGINT from Ctrl-C, SIGTERM from `kill`, a scheduler or a container's
+stop) and a full disk.
+
+An interrupt raises `Interrupted` (a KeyboardInterrupt, so every cleanup
+that Ctrl-C runs runs for SIGTERM too) in the main thread. The exception
+unwinds through the writers' own cleanup (`zoo.utils.atomic` removes its
+temporaries on any exception, and publishes by rename, so nothing half
+written is ever where a reader looks); the command then prints one line
+and exits 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as
+a shell reports a process a signal stopped. Signals after the first are
+ignored while that cleanup runs: a second Ctrl-C must not cut it short.
+
+A full disk (ENOSPC or EDQUOT from a write, or TensorFlow's error whose
+message carries the same text: tf.io and the SavedModel writer report
+"No space left on device" as a `ResourceExhaustedError`, `InternalError` or
+`UnknownError`) ends in one line naming the path being written and the
+free space there, with exit status 2, as every other error a user can fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import pathlib
+import re
+import shutil
+import signal
+import threading
+
+# The commands that resume from their own checkpoints when run again with
+# the same arguments (zoo.cli.runs.training_output; demo re-runs skip the
+# stages that are done and resume its training stages).
+RESUMING = ("pretrain", "finetune", "distill", "demo")
+DISK_FULL_TEXTS = ("No space left on device", "Disk quota exceeded")
+_DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal asked this command to stop (`signum`: SIGINT or SIGTERM)."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def exit_status(signum) -> int:
+    """What a shell reports for a process stopped by `signum`."""
+    return 128 + int(signum)
+
+
+def interrupted_line(command, signum) -> str:
+    name = signal.Signals(signum).name
+    if command == "demo":
+        outcome = "finished stages are kept; run the same command again to resume"
+    elif command in RESUMING:
+        outcome = "nothing published; run the same command again to resume"
+    else:
+        outcome = "nothing published; run the same command again"
+    return f"zoo {command}: interrupted ({name}): {outcome}"
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def handled():
+    """Within the block, SIGINT and SIGTERM raise `Interrupted` in the main
+    thread, once; later ones are ignored (cleanup is under way). A signal
+    the caller ignores (`nohup`, a shell's background job: SIG_IGN) stays
+    ignored, and a handler someone else installed is left alone. The
+    previous handlers come back afterwards, so `main` may be called from
+    Python (tests, notebooks) without changing the caller's signals."""
+    if not _in_main_thread():
+        yield
+        return
+    seen = []
+
+    def raise_once(signum, _frame):
+        seen.append(signum)
+        if len(seen) == 1:
+            raise Interrupted(signum)
+
+    previous = {}
+    for signum, ours_to_replace in (
+        (signal.SIGINT, (signal.default_int_handler, signal.SIG_DFL)),
+        (signal.SIGTERM, (signal.SIG_DFL,)),
+    ):
+        current = signal.getsignal(signum)
+        if current in ours_to_replace:
+            previous[signum] = current
+            signal.signal(signum, raise_once)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def forwarded_to(process):
+    """Within the block, SIGINT and SIGTERM go to `process` (a command
+    re-run in a child, e.g. on another Keras backend), which cleans up and
+    reports; this process only waits for it and passes on its status."""
+    if not _in_main_thread():
+        yield
+        return
+
+    def forward(signum, _frame):
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signum)
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for signum, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(signum, forward)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def child_status(returncode) -> int:
+    """A child's exit status as this process should pass it on: a child
+    stopped by signal N (returncode -N) exits 128 + N, as a shell says."""
+    return exit_status(-returncode) if returncode < 0 else returncode
+
+
+def is_disk_full(error) -> bool:
+    """Whether `error` (or an error it was raised from) says the disk or
+    the user's quota is full."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in _DISK_FULL_ERRNOS:
+            return True
+        if any(text in str(error) for text in DISK_FULL_TEXTS):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _written_path(error, fallback):
+    """The path a full-disk error names: an OSError's filename, else the
+    first absolute path in the message (TensorFlow names the file it was
+    writing), else `fallback` (the command's --out)."""
+    while error is not None:
+        if isinstance(error, OSError) and error.filename:
+            return os.fsdecode(error.filename)
+        match = re.search(r"(/[^\s;:,'\"]+)", str(error))
+        if match:
+            return match.group(1)
+        error = error.__cause__ or error.__context__
+    return None if fallback is None else str(fallback)
+
+
+def _free_space(path) -> str:
+    """Free bytes on the file system holding `path` (its nearest existing
+    ancestor: the file itself is gone or was never made), in words."""
+    place = pathlib.Path(path).absolute()
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    try:
+        free = shutil.disk_usage(place).free
+    except OSError:
+        return "free space unknown"
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if free < 1024 or unit == "TB":
+            amount = f"{free:.0f}" if unit == "bytes" else f"{free:.1f}"
+            return f"{amount} {unit} free there"
+        free /= 1024
+    return ""  # not reached
+
+
+def disk_full_line(command, error, out=None):
+    """One line for a full disk (None when `error` is something else)."""
+    if not is_disk_full(error):
+        return None
+    path = _written_path(error, out)
+    if path is None:
+        where = "writing"
+    elif out is not None and path != str(out):
+        # TensorFlow names its own temporary inside --out: say both.
+        where = f"writing {out} ({path}; {_free_space(path)})"
+    else:
+        where = f"writing {path} ({_free_space(path)})"
+    return (
+        f"zoo {command}: error: no space left on the device {where}; nothing was "
+        "published. Free some space (or choose an --out on another disk) and run the "
+        "same command again."
+    )
