@@ -258,9 +258,70 @@ def read_metadata(directory) -> dict:
     return meta
 
 
+# The top-level fields of metadata.json the exporters write (every kind and
+# version); any other is refused by name: a field no loader reads could
+# still be honoured by a consumer, so the file says nothing we do not check.
+KNOWN_FIELDS = frozenset(
+    {
+        # every kind (base_metadata, validate_artifact)
+        "format", "format_version", "kind", "task", "labels", "lowercase",
+        "tokenizer", "vocabulary_file", "merges_file", "merges_sha256",
+        "vocabulary_size", "vocabulary_sha256", "input_contract", "special_tokens",
+        "source_model", "created", "versions", "sequence_lengths",
+        "validation_profile", "validated",
+        # .tflite
+        "quantization", "inputs", "outputs", "representative_texts", "files",
+        "mediapipe",
+        # SavedModel and TPU SavedModel
+        "name", "version", "signatures", "latency_signature", "assets",
+        "batch_size", "compute_dtype", "serving_default", "function_aliases", "xla",
+        "tokenization",
+    }
+)  # fmt: skip
+# sequence_lengths (and each file's or signature's length): ints in this
+# range, each once, and no longer than the encoder's max_sequence_length when
+# metadata.json records it. 3 is the shortest the exporters accept
+# ([CLS] one token [SEP]); 8192 is above every BERT-family encoder's
+# position table (512 for BERT, 4096 for the longest here) and keeps a
+# [1, L] input and its L x L attention within a phone's memory.
+MIN_SEQUENCE_LENGTH = 3
+MAX_SEQUENCE_LENGTH = 8192
+# vocabulary_size: at most the number of tokens zoo.text's readers accept.
+MAX_VOCABULARY_SIZE = 1 << 24
+# A file name inside the artifact: one plain path component.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+
+def plain_name(value) -> bool:
+    """Whether `value` names a file directly inside the artifact (no
+    directory part, no `..`, not hidden)."""
+    return (
+        isinstance(value, str) and bool(_PLAIN_NAME.fullmatch(value)) and ".." not in value
+    )
+
+
 def check_metadata_fields(meta, path):
     """The type and range of every field a loader reads; `MetadataError`
-    naming the field, what it holds and what is expected."""
+    naming the field, what it holds and what is expected.
+
+    Ranges: `sequence_lengths` a non-empty list of distinct ints in
+    MIN_SEQUENCE_LENGTH..MAX_SEQUENCE_LENGTH (3..8192) and at most the
+    recorded encoder's `max_sequence_length` (first = primary, as the
+    exporter writes it; a .tflite file's and a SavedModel signature's
+    lengths obey the same rule and are among them); `vocabulary_size`
+    1..2**24; bools are not ints, floats are not ints. `vocabulary_file`,
+    `merges_file`, `assets` and `files` name plain files inside the
+    artifact, and the tokenizer files are exactly the ones the loaders read
+    (vocab.txt, or vocab.json + merges.txt). Any top-level field not in
+    KNOWN_FIELDS is refused by name."""
+    unknown = sorted(set(meta) - KNOWN_FIELDS)
+    if unknown:
+        raise MetadataError(
+            f"{path}: unknown field{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(k)[:60] for k in unknown[:5])}; no exporter writes "
+            f"{'them' if len(unknown) > 1 else 'it'}, so metadata.json was edited. "
+            "Re-export the artifact with `zoo export`."
+        )
 
     def need(ok, field, expected):
         if not ok:
@@ -298,7 +359,13 @@ def check_metadata_fields(meta, path):
         "tokenizer",
         f"{BYTE_PAIR!r} (vocab.json + merges.txt) or absent (WordPiece vocab.txt)",
     )
-    need(is_int(meta.get("vocabulary_size"), 1), "vocabulary_size", "a positive integer")
+    need(
+        is_int(meta.get("vocabulary_size"), 1)
+        and meta["vocabulary_size"] <= MAX_VOCABULARY_SIZE,
+        "vocabulary_size",
+        f"an integer in 1..{MAX_VOCABULARY_SIZE:,}",
+    )
+    _check_file_fields(meta, need)
     digest = meta.get("vocabulary_sha256")
     need(
         isinstance(digest, str) and len(digest) == 64,
@@ -315,13 +382,31 @@ def check_metadata_fields(meta, path):
         "special_tokens",
         "ids of cls, sep, pad and unk inside the vocabulary",
     )
+    config = (meta.get("source_model") or {}).get("encoder_config") or {}
+    longest = config.get("max_sequence_length") if isinstance(config, dict) else None
+    longest = (
+        min(longest, MAX_SEQUENCE_LENGTH) if is_int(longest, 1) else MAX_SEQUENCE_LENGTH
+    )
+    span = f"{MIN_SEQUENCE_LENGTH}..{longest}"
+
+    def is_length(x):
+        return is_int(x, MIN_SEQUENCE_LENGTH) and x <= longest
+
+    def are_lengths(values):
+        return (
+            isinstance(values, list)
+            and values
+            and all(is_length(x) for x in values)
+            and len(set(values)) == len(values)
+        )
+
+    lengths = meta.get("sequence_lengths")
     if "sequence_lengths" in meta:
         need(
-            isinstance(meta["sequence_lengths"], list)
-            and meta["sequence_lengths"]
-            and all(is_int(x, 1) for x in meta["sequence_lengths"]),
+            are_lengths(lengths),
             "sequence_lengths",
-            "a list of positive integers",
+            f"a non-empty list of distinct integers in {span} (the encoder's "
+            "max_sequence_length), the primary length first",
         )
     if meta["kind"] == "tflite":
         files = meta.get("files")
@@ -329,20 +414,33 @@ def check_metadata_fields(meta, path):
             isinstance(files, dict)
             and files
             and all(
-                isinstance(i, dict)
+                plain_name(name)
+                and name.endswith(".tflite")
+                and isinstance(i, dict)
                 and isinstance(i.get("signatures"), list)
-                and isinstance(i.get("sequence_lengths"), list)
+                and all(isinstance(n, str) for n in i["signatures"])
+                and are_lengths(i.get("sequence_lengths"))
                 and len(i["signatures"]) == len(i["sequence_lengths"])
-                for i in files.values()
+                and (lengths is None or set(i["sequence_lengths"]) <= set(lengths))
+                for name, i in files.items()
             ),
             "files",
-            "each .tflite file with its signatures and their sequence lengths",
+            "each .tflite file (a plain name inside the artifact) with its signatures "
+            f"and their sequence lengths, distinct integers in {span} among "
+            "`sequence_lengths`",
         )
     else:
+        signatures = meta.get("signatures")
         need(
-            isinstance(meta.get("signatures"), dict) and meta["signatures"],
+            isinstance(signatures, dict)
+            and signatures
+            and all(
+                isinstance(i, dict)
+                and (i.get("sequence_length") is None or is_length(i["sequence_length"]))
+                for i in signatures.values()
+            ),
             "signatures",
-            "the SavedModel's signatures",
+            f"the SavedModel's signatures, each sequence_length null or in {span}",
         )
     contract = meta.get("input_contract")
     if contract is not None:
@@ -353,6 +451,34 @@ def check_metadata_fields(meta, path):
             "input_contract",
             f"token ids 0..{meta['vocabulary_size'] - 1} (vocabulary_size "
             "- 1) with the segment, mask and length rules",
+        )
+
+
+def _check_file_fields(meta, need):
+    """The fields that name files: the tokenizer's, exactly the names the
+    loaders read (a consumer honouring another name would read a file no
+    check covered); `assets`, plain names (checked against assets/ by
+    export.consistency)."""
+    byte_pair = is_byte_pair(meta)
+    expected = {"vocabulary_file": "vocab.json" if byte_pair else VOCABULARY}
+    if byte_pair:
+        expected["merges_file"] = "merges.txt"
+    elif "merges_file" in meta:
+        need(False, "merges_file", "absent (a WordPiece artifact has no merges)")
+    for field, name in expected.items():
+        if field in meta:  # absent in artifacts written before it was recorded
+            need(
+                meta[field] == name,
+                field,
+                f"{name!r}, the file beside metadata.json that the loaders read",
+            )
+    if "assets" in meta:
+        assets = meta["assets"]
+        need(
+            assets is None
+            or (isinstance(assets, list) and all(plain_name(a) for a in assets)),
+            "assets",
+            "a list of plain file names in assets/",
         )
 
 
@@ -514,16 +640,19 @@ def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
 
 
 def check_sequence_lengths(sequence_lengths, model):
-    """Distinct ints in 3..max_sequence_length; the first is the primary length."""
+    """Distinct ints in 3..min(max_sequence_length, 8192); the first is the primary length."""
     if isinstance(sequence_lengths, numbers.Integral):
         sequence_lengths = (sequence_lengths,)
     lengths = [int(x) for x in sequence_lengths]
     encoder = getattr(model, "encoder", model)
-    bad = [x for x in lengths if x < 3 or x > encoder.max_sequence_length]
+    # The bounds read_metadata holds every artifact to (MIN/MAX_SEQUENCE_LENGTH).
+    longest = min(encoder.max_sequence_length, MAX_SEQUENCE_LENGTH)
+    bad = [x for x in lengths if x < MIN_SEQUENCE_LENGTH or x > longest]
     if not lengths or bad or len(set(lengths)) != len(lengths):
         raise ValueError(
-            f"sequence_lengths={list(sequence_lengths)}: need distinct ints in 3.."
-            f"{encoder.max_sequence_length} (the encoder's max_sequence_length); the first is "
-            "the primary length validation runs every text through."
+            f"sequence_lengths={list(sequence_lengths)}: need distinct ints in "
+            f"{MIN_SEQUENCE_LENGTH}..{longest} (the encoder's max_sequence_length, at most "
+            f"{MAX_SEQUENCE_LENGTH}); the first is the primary length validation runs every "
+            "text through."
         )
     return lengths

@@ -85,9 +85,11 @@ import tensorflow as tf
 
 from zoo.configs import INPUT_NAMES
 from zoo.text.tokenizer import (
+    MAX_VOCABULARY_TOKENS,
     WordPieceTokenizer,
     as_strings,
     packing_arguments,
+    read_tokenizer_file,
     refuse_path_in_config,
 )
 
@@ -180,8 +182,11 @@ def _symbol_bytes(token: str, byte_of: dict) -> bytes:
 
 
 def _read_text(path, what):
+    # A regular file of at most 64 MB (RoBERTa's vocab.json is 0.9 MB, its
+    # tokenizer.json 1.4 MB): read_tokenizer_file says why.
+    data = read_tokenizer_file(path, what)
     try:
-        return pathlib.Path(path).read_bytes().decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(
             f"{path}: not UTF-8 text (byte {e.start}); a {what} is UTF-8. Use the "
@@ -198,9 +203,19 @@ def read_vocab_json(path) -> dict:
             f"{path}: not JSON ({e.msg} at line {e.lineno}); a vocab.json is one JSON "
             'object of token -> id, e.g. {"<s>": 0, ...}. Use the checkpoint\'s own file.'
         ) from None
+    except RecursionError:
+        raise ValueError(
+            f"{path}: JSON nested too deep for Python's parser; a vocab.json is one flat "
+            "object of token -> id. Use the checkpoint's own file."
+        ) from None
     if not isinstance(vocab, dict):
         raise ValueError(
             f"{path}: holds a JSON {type(vocab).__name__}, not an object of token -> id; "
+            "pass the checkpoint's vocab.json."
+        )
+    if len(vocab) > MAX_VOCABULARY_TOKENS:
+        raise ValueError(
+            f"{path}: {len(vocab):,} tokens, over the limit of {MAX_VOCABULARY_TOKENS:,}; "
             "pass the checkpoint's vocab.json."
         )
     return vocab
@@ -215,6 +230,12 @@ def read_merges_txt(path) -> list:
     lines = _read_text(path, "merges.txt").split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final newline
+    if len(lines) > MAX_VOCABULARY_TOKENS:
+        # Each merge makes one token: no more merges than a vocabulary may hold.
+        raise ValueError(
+            f"{path}: {len(lines):,} lines, over the limit of {MAX_VOCABULARY_TOKENS:,} "
+            "merges. Use the checkpoint's own merges.txt."
+        )
     merges = []
     for number, line in enumerate(lines, 1):
         line = line.removesuffix("\r")

@@ -29,13 +29,24 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tft
 
-from zoo.text.tokenizer import WordPieceTokenizer, refuse_path_in_config
+from zoo.text.tokenizer import (
+    MAX_TOKENIZER_FILE_BYTES,
+    WordPieceTokenizer,
+    read_tokenizer_file,
+    refuse_path_in_config,
+)
 
 BASE64 = "base64:"
 
 
 def _model_bytes(model) -> bytes:
     if isinstance(model, (bytes, bytearray)):
+        if len(model) > MAX_TOKENIZER_FILE_BYTES:
+            raise ValueError(
+                f"SentencePieceTokenizer: {len(model):,} bytes of model, over the "
+                f"{MAX_TOKENIZER_FILE_BYTES:,}-byte limit (ALBERT's spiece.model is 0.8 MB); "
+                "pass the checkpoint's spiece.model."
+            )
         return bytes(model)
     path = pathlib.Path(model)
     if path.is_dir():
@@ -45,7 +56,8 @@ def _model_bytes(model) -> bytes:
             f"SentencePieceTokenizer: no SentencePiece model at {path}; pass the "
             "checkpoint's spiece.model (or the directory holding it), or its bytes."
         )
-    return path.read_bytes()
+    # A regular file of at most 64 MB, read no further (read_tokenizer_file).
+    return read_tokenizer_file(path, "SentencePiece model")
 
 
 @keras.saving.register_keras_serializable(package="zoo")
