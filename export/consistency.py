@@ -724,7 +724,8 @@ def _read_variables_intact(directory):
         _refuse(
             directory,
             "variables",
-            f"the SavedModel's variables cannot be read back intact ({type(e).__name__}: "
+            "the SavedModel's variables (variables/variables.index and "
+            f"variables.data-*) cannot be read back intact ({type(e).__name__}: "
             f"{first})",
         )
 
