@@ -9,7 +9,10 @@ after writing is found before anything is loaded.
 Every file must be listed: a file the record does not list is a difference
 too (otherwise removing a file's entry would let it change unchecked). A
 symbolic link anywhere is a difference: a link can point outside the
-directory, or at a file that changes later.
+directory, or at a file that changes later. So is anything else that is
+not a regular file (a FIFO, a socket, a device): it is named, never opened,
+since opening a FIFO for hashing blocks until a writer comes, and a device
+like /dev/zero never ends (`zoo.utils.safe_files`).
 """
 
 from __future__ import annotations
@@ -18,45 +21,62 @@ import hashlib
 import os
 import pathlib
 import re
+import stat
+
+from zoo.utils.safe_files import kind, open_regular
 
 _CHUNK = 1 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def sha256_file(path) -> str:
+def sha256_file(path, *, follow_symlinks=True) -> str:
+    """The sha256 of the regular file `path`; `UnsafeFileError` for anything
+    else (checked before opening: a FIFO would block the read forever)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path, "rb", follow_symlinks=follow_symlinks) as f:
         for chunk in iter(lambda: f.read(_CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
 
 
 def list_files(directory, skip=()):
-    """`(files, links)`: `(name, path)` of every plain file under `directory`
-    whose relative POSIX name is not in `skip`, in name order, and the names
-    of the symbolic links found (not followed)."""
+    """`(files, refused)`: `(name, path)` of every regular file under
+    `directory` whose relative POSIX name is not in `skip`, in name order,
+    and `{name: what it is}` for everything else found that a record cannot
+    hold: symbolic links (not followed), FIFOs, sockets, devices. Types come
+    from `lstat`; nothing is opened."""
     directory = pathlib.Path(directory)
-    files, links = [], []
+    files, refused = [], {}
     for root, dirs, names in os.walk(directory):
         for name in dirs + names:
             path = pathlib.Path(root) / name
-            if path.is_symlink():
-                links.append(path.relative_to(directory).as_posix())
-        for name in names:
-            path = pathlib.Path(root) / name
             relative = path.relative_to(directory).as_posix()
-            if not path.is_symlink() and relative not in skip:
-                files.append((relative, path))
-    return sorted(files), sorted(links)
+            try:
+                mode = path.lstat().st_mode
+            except FileNotFoundError:  # removed while we walked: not there
+                continue
+            if stat.S_ISREG(mode):
+                if relative not in skip:
+                    files.append((relative, path))
+            elif not stat.S_ISDIR(mode):
+                refused[relative] = kind(mode)
+    return sorted(files), dict(sorted(refused.items()))
 
 
 def record_files(directory, skip=()) -> dict:
     """`{name: {"sha256", "size"}}` of every file under `directory` but `skip`."""
-    files, links = list_files(directory, skip)
-    if links:
-        raise ValueError(f"{directory}: symbolic links {links} cannot be recorded.")
+    files, refused = list_files(directory, skip)
+    if refused:
+        raise ValueError(
+            f"{directory}: only regular files can be recorded; found "
+            + ", ".join(f"{name} ({what})" for name, what in refused.items())
+            + "."
+        )
     return {
-        name: {"sha256": sha256_file(path), "size": path.stat().st_size}
+        name: {
+            "sha256": sha256_file(path, follow_symlinks=False),
+            "size": path.stat().st_size,
+        }
         for name, path in files
     }
 
@@ -98,21 +118,29 @@ def file_differences(directory, files, skip=(), unlisted_ok=None):
     """One line per difference between `directory` and the record `files`
     (well-formed entries, see `malformed_entries`): a listed file missing or
     of another size or sha256, a file not listed (unless `unlisted_ok(name)`),
-    a symbolic link."""
-    present, links = list_files(directory, skip)
+    a symbolic link, or anything else but a regular file (a FIFO, a socket,
+    a device, a directory where a file is listed): named, never opened."""
+    present, refused = list_files(directory, skip)
     present = dict(present)
-    problems = [f"{name}: a symbolic link (only plain files are allowed)" for name in links]
+    problems = [
+        f"{name}: {what} (only regular files are allowed)" for name, what in refused.items()
+    ]
     for name, entry in files.items():
         file = present.get(name)
         if file is None:
-            if name not in links:
+            if name in refused:
+                continue
+            if (pathlib.Path(directory) / name).is_dir():
+                problems.append(f"{name}: a directory (only regular files are allowed)")
+            else:
                 problems.append(f"{name}: missing")
             continue
         size = file.stat().st_size
         if size != entry["size"]:
             problems.append(f"{name}: size {size} bytes, recorded {entry['size']}")
             continue
-        digest = sha256_file(file)
+        # No links: a file swapped for one since the walk is refused, not followed.
+        digest = sha256_file(file, follow_symlinks=False)
         if digest != entry["sha256"]:
             problems.append(
                 f"{name}: sha256 {digest[:16]}..., recorded {entry['sha256'][:16]}..."
