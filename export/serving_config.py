@@ -23,17 +23,26 @@ with tensorflow-serving-api would add a dependency for one message; a small
 scanner suffices (`parse_text_proto`): strings with escapes, `#` comments,
 `{}` and `<>` messages, lists, scalars. It keeps every field's offsets, so
 an entry can be replaced or added without touching the rest of the text.
+
+models.config is read only when it is a regular file of at most
+`MAX_CONFIG_BYTES` (1 MB: an entry is about 150 bytes, a few hundred with a
+version policy, so that is thousands of models; a 100 MB file would cost
+gigabytes of tokens), and messages may nest `MAX_DEPTH` (32) levels (a
+ModelServerConfig nests 5: model_config_list, config, model_version_policy,
+specific, and a list), so a hostile file is refused with a line, not by
+memory or Python's recursion limit.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pathlib
 import re
 
 from zoo.utils.atomic import atomic_file, check_replaceable, written_by_zoo
+from zoo.utils.jsonfile import read_json_object
+from zoo.utils.safe_files import UnsafeFileError, open_regular, read_bounded
 
 CONFIG = "models.config"
 BATCHING = "batching_parameters.txt"
@@ -63,6 +72,11 @@ _BATCHING_BODY = (
 )
 _LEGACY_README = "# TF Serving models exported by `zoo export`\n"
 VERSION_KINDS = ("saved_model", "tpu_saved_model")
+MAX_CONFIG_BYTES = 1 << 20
+MAX_DEPTH = 32
+# How much of batching_parameters.txt / README.md is read to tell whether
+# it is ours (by its first line, or equality with a few-line body).
+_HEAD_BYTES = 1 << 16
 
 
 class ServingBaseError(ValueError):
@@ -162,10 +176,22 @@ def _decode(literal, text, offset):
 
 
 class _Parser:
-    def __init__(self, text):
+    def __init__(self, text, max_depth=MAX_DEPTH):
         self.text = text
         self.tokens = _tokens(text)
         self.i = 0
+        self.depth = 0  # messages and lists open at this point
+        self.max_depth = max_depth
+
+    def enter(self, start):
+        """One level deeper; refused past `max_depth`, long before Python's
+        recursion limit (each level is three frames)."""
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise TextProtoError(
+                f"messages nested more than {self.max_depth} levels deep at "
+                f"{_position(self.text, start)} (TF Serving's config nests 5)"
+            )
 
     def peek(self):
         return (
@@ -232,13 +258,15 @@ class _Parser:
         return Field(name, value, start, end)
 
     def message(self):
-        opener = self.take("{", "<")[1]
+        _, opener, start, _ = self.take("{", "<")
+        self.enter(start)
         closer = "}" if opener == "{" else ">"
         value = self.fields(closer)
+        self.depth -= 1
         return value, self.take(closer)[3]
 
     def list(self):
-        self.take("[")
+        self.enter(self.take("[")[2])
         values = []
         while self.peek()[1] != "]":
             if values:
@@ -247,6 +275,7 @@ class _Parser:
                 values.append(self.message()[0])
             else:
                 values.append(self.scalar()[0])
+        self.depth -= 1
         return tuple(values), self.take("]")[3]
 
     def scalar(self):
@@ -330,7 +359,17 @@ def read_models_config(base):
     if not path.is_file():
         raise ServingBaseError(f"{path} is not a file; {fix}")
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_bounded(
+            path,
+            MAX_CONFIG_BYTES,
+            "TF Serving's models.config lists each model in a few hundred bytes; zoo "
+            "export adds to it and never overwrites it: fix the file, move it away, or "
+            "give another --out",
+        )
+    except UnsafeFileError as e:
+        raise ServingBaseError(str(e)) from None
+    try:
+        text = data.decode("utf-8")
         fields = parse_text_proto(text)
     except (OSError, UnicodeDecodeError, TextProtoError) as e:
         raise ServingBaseError(
@@ -372,8 +411,8 @@ def _our_version(path):
     if written_by_zoo(path):
         return True
     try:
-        meta = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # unreadable, or nested too deep
+        meta = read_json_object(path / "metadata.json")
+    except (OSError, ValueError):  # unreadable, too large, or nested too deep
         return False
     return isinstance(meta, dict) and meta.get("kind") in VERSION_KINDS
 
@@ -491,8 +530,11 @@ def _ours(path, header, legacy):
     if path.is_symlink() or not path.is_file():
         return False
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        # Ours are a few kB: the head decides (a longer file is not equal to
+        # our body, and only our first line counts).
+        with open_regular(path, "rb") as f:
+            text = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
         return False
     return text.startswith(header) or legacy(text)
 
