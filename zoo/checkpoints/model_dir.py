@@ -449,6 +449,10 @@ def _check_keras_archive(directory, meta):
             continue
         if field in ("embedding_dim", "num_groups") and record.get("family") != "albert":
             continue
+        if field not in encoders[0]:
+            # A field the class fixes (DistilBertEncoder's num_segments=0) is not
+            # in its config; the loaded model is compared in full afterwards.
+            continue
         if _plain(encoders[0].get(field)) != _plain(recorded):
             _refuse(
                 directory / MANIFEST,
