@@ -511,7 +511,8 @@ def test_hub_names(name, hub_env):
     kind, key = name.split(": ", 1)
     if kind == "revision":
         source = f"hf://{REPO}@{BAD_REVISIONS[key]}"
-        shown = repr(BAD_REVISIONS[key][:80])
+        # As a repr shows it, without the quotes (a control character escaped).
+        shown = repr(BAD_REVISIONS[key][:80])[1:-1]
     else:
         source = f"hf://{BAD_REPOS[key]}"
         shown = BAD_REPOS[key]
