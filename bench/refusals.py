@@ -106,6 +106,7 @@ def main(argv=None):
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    # After the path is set: the case list lives beside the tests that use it.
     from tests.reliability import bombs
 
     names = args.cases or [s[0] for s in bombs.BOMBS + bombs.TYPED]
