@@ -134,6 +134,8 @@ class TextBatchRunner:
         batches = {}
         for name, value in inputs.items():
             value = np.asarray(value, dtype=object)
+            if value.ndim == 0:  # one text, not in a list: a batch of one
+                value = value.reshape(1)
             if value.ndim != 1:
                 raise InvalidInputError(
                     f"{name}: {self.signature} takes a 1-D array of texts (shape [N]; the "
@@ -189,12 +191,12 @@ class CheckedSignature:
             # N texts, each run on its own (TextBatchRunner): N answers.
             for name, value in inputs.items():
                 value = np.asarray(value, dtype=object)
-                if value.ndim != 1:
+                if value.ndim > 1:
                     raise InvalidInputError(
                         f"{name}: {self.signature} takes a 1-D array of texts (shape [N]); "
                         f"received shape {list(value.shape)}."
                     )
-                for i, text in enumerate(value):
+                for i, text in enumerate(value.reshape(-1)):
                     if not isinstance(text, (str, bytes)):
                         raise InvalidInputError(
                             f"{name}[{i}]: {self.signature} takes texts (str or UTF-8 "
