@@ -70,6 +70,8 @@ import socket
 import keras
 import tensorflow as tf
 
+from zoo.utils.atomic import signals_deferred
+
 STRATEGIES = ("none", "mirrored", "multiworker", "tpu")
 
 STRATEGY_HELP = (
@@ -369,7 +371,7 @@ class TrainingRun:
         sync, then the caller's `callbacks` (so they see each epoch after
         its state is saved)."""
         return [
-            keras.callbacks.BackupAndRestore(
+            _Backup(
                 str(backup_dir(self.out, self.strategy)),
                 save_freq="epoch",
                 delete_checkpoint=True,
@@ -378,6 +380,16 @@ class TrainingRun:
             *([EpochSync(self.strategy)] if self.multi else []),
             *callbacks,
         ]
+
+
+class _Backup(keras.callbacks.BackupAndRestore):
+    """BackupAndRestore whose write is not cut by Ctrl-C or SIGTERM: Keras
+    overwrites the backup's weights in place, and an interrupt raised half
+    way through left a file the re-run could not load (issue #43)."""
+
+    def _save_model(self):
+        with signals_deferred():
+            super()._save_model()
 
 
 def start_training_run(out_dir, config):

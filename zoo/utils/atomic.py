@@ -330,11 +330,12 @@ def atomic_directory(destination, *, overwrite=True):
             )
             # Two renames: an interrupt between them would leave no
             # destination, and the old one in a temporary that the next
-            # write removes. Signals wait until both are done.
+            # write removes. Signals wait until both are done and the old
+            # one is gone.
             with signals_deferred():
                 os.replace(destination, old / "replaced")
                 os.replace(tmp, destination)
-            _remove(old)
+                _remove(old)
         else:
             os.replace(tmp, destination)
     except BaseException:
