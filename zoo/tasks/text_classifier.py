@@ -36,6 +36,11 @@ class TextClassifier(TextTaskMixin, Classifier):
     Args:
         encoder: a zoo encoder.
         num_classes, labels: the classes (labels default to "0".."N-1").
+            Targets are label names (str) or class indices (int); with
+            names that read as numbers ("1", "2", "3"), other than the
+            default "0".."N-1", an int target could be either and is
+            refused: pass names (`[str(v) for v in y]`) or map indices
+            (`[clf.labels[i] for i in y]`).
         preprocessor: a `TextPreprocessor` (the encoder's own tokenizer).
         max_windows: texts longer than the sequence are cut into up to this
             many windows (stepping `doc_stride` pieces); `fit` trains on every
@@ -271,8 +276,10 @@ class TextClassifier(TextTaskMixin, Classifier):
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Class probabilities, float32 `[N, num_classes]`, of texts: a str (a
         batch of one), a list, tuple, generator, numpy array or tf.string
-        tensor of str, pairs (a list of `(text, text_b)` or a `(texts,
-        texts_b)` tuple), or a `tf.data.Dataset` of texts or of fit's
+        tensor of str, a pandas Series, a DataFrame with a `text` (and
+        `text_b`) column (a `label` column is ignored), pairs (a list of
+        `(text, text_b)` or a `(texts, texts_b)` tuple), or a
+        `tf.data.Dataset` of texts or of fit's
         `(text, label)` elements (labels ignored, as Keras's `predict`
         does). An empty list gives an empty `[0, num_classes]` array. On id
         dicts: the id-level model's `predict` (logits). Anything else (a dict
