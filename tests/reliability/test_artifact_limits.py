@@ -15,7 +15,9 @@ reader that checks the content can refuse it).
   bounded in size, tokens and characters before any table is built.
 
 One tiny classifier is exported once per module (a .tflite artifact with
-its text-in file, and a SavedModel): ~15 s on 2 cores."""
+its text-in file, and a SavedModel): ~13 s on 2 cores; the other cases take
+~2 s together, and the three LiteRT-in-a-fresh-process cases ~16 s (slow
+tier)."""
 
 import contextlib
 import io
@@ -203,6 +205,7 @@ except ValueError as e:
 """
 
 
+@pytest.mark.slow  # a fresh process each (imports TensorFlow): ~5 s a case
 @pytest.mark.parametrize(
     "name",
     ["model.tflite at 50%", "model.tflite first 8 bytes", "model_text.tflite at 50%"],
