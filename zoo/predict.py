@@ -244,9 +244,18 @@ def open_predictor(
     for name, value in (
         ("--max-windows", max_windows),
         ("--sequence-length", sequence_length),
+        ("--batch-size", batch_size),
     ):
-        if value is not None and (isinstance(value, bool) or int(value) < 1):
-            raise PredictError(f"{name} must be a positive integer; received {value}.")
+        # An int, not a bool, a float or a string ("8" and 1.5 passed int();
+        # batch_size 0 was taken as Keras's default, -1 gave no answers).
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
+        ):
+            raise PredictError(
+                f"{name} must be a positive integer; received {value!r:.40}."
+            )
+    if batch_size is None:
+        raise PredictError("--batch-size must be a positive integer; received None.")
     if kind == "model":
         return _model_dir_predictor(path, sequence_length, max_windows, batch_size)
     # The manifest, the metadata and their agreement with the model files,

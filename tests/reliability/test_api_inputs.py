@@ -35,6 +35,7 @@ import tensorflow as tf
 
 from tests.export.conftest import TINY, TINY_LABELS, VOCABULARY
 from tests.reliability.corpus import answer, check_case, error
+from zoo.predict import open_predictor
 from zoo.text.preprocessor import TextPreprocessor
 from zoo.text.tokenizer import WordPieceTokenizer
 
@@ -729,6 +730,20 @@ refused(
     "qa.predict(batch_size=1.5)",
     lambda m: m.qa.predict(PAIRS, batch_size=1.5),
     "batch_size",
+)
+
+# zoo.predict.open_predictor (what `zoo predict` and scripts call) checks its
+# numbers as the text models do.
+for bad in (0, -1, 1.5, "8", True, None):
+    refused(
+        f"open_predictor(batch_size={bad!r})",
+        lambda m, bad=bad: open_predictor(m.directory, batch_size=bad),
+        "--batch-size",
+    )
+works(
+    "open_predictor(batch_size=2) answers every text",
+    lambda m: open_predictor(m.directory, batch_size=2).predict(TEXTS[:5]),
+    lambda m, got: len(got) == 5,
 )
 
 
