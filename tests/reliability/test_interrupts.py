@@ -132,7 +132,9 @@ class Interrupt:
             # model so far) to resume from; its final output is metrics.json.
             "published": (self.out / "metrics.json").exists()
             if self.training
-            else self.out.exists() and any(self.out.iterdir()),
+            # Elsewhere no file at --out (a SavedModel's NAME/ folder may
+            # exist, empty: the writer makes the version's parent first).
+            else any(p.is_file() for p in self.out.rglob("*")),
             "workers left": _workers_of(self.scratch),
         }
         again = self._start("again")
