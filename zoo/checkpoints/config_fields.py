@@ -144,8 +144,7 @@ def read_int(data, key, origin, default, low, high):
     value = data.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise ValueError(
-            f"{origin}: {key}={value!r:.80}; expected an integer from {low:,} "
-            f"to {high:,}."
+            f"{origin}: {key}={value!r:.80}; expected an integer from {low:,} to {high:,}."
         )
     return value
 
@@ -155,8 +154,7 @@ def read_choice(data, key, origin, default, choices, advice=""):
     value = data.get(key, default)
     if not isinstance(value, str) or value not in choices:
         raise ValueError(
-            f"{origin}: {key}={value!r:.80}; expected one of "
-            f"{sorted(choices)}{advice}."
+            f"{origin}: {key}={value!r:.80}; expected one of {sorted(choices)}{advice}."
         )
     return choices[value] if isinstance(choices, dict) else value
 

@@ -57,7 +57,11 @@ where zoo writes (docs/outputs.md):
 exit status: 0 done; 1 an artifact failed validation (export, validate); 2 a bad
   input, a missing file or a full disk (one line naming it); 130 / 143 interrupted
   by SIGINT (Ctrl-C) / SIGTERM: temporaries removed, nothing published, and the
-  same command run again starts over (pretrain, finetune, distill, demo: resume)."""
+  same command run again starts over (pretrain, finetune, distill, demo: resume).
+
+files read are checked before anything is built (docs/reliability.md): config
+  sizes and types in range, and the model's memory within ZOO_MEMORY_LIMIT (bytes,
+  or 48G; default half of this machine's memory): raise it for a model you trust."""
 
 # In `zoo --help` order.
 COMMANDS = (
