@@ -103,6 +103,39 @@ def _cpu_flags():
     return sorted(f for f in flags if f.startswith(("avx", "fma", "amx", "vnni")))
 
 
+def cpu_features(flags) -> dict:
+    """What the CPU offers int8 and bfloat16 work, in the words the ratios
+    depend on (LiteRT int8 ran 15.6x the float teacher on an AVX-512 VNNI
+    machine, about 5x on an AVX2-only one): `{"int8": ..., "bf16": ...}`."""
+    flags = set(flags)
+    if "amx_int8" in flags:
+        int8 = "AMX"
+    elif "avx512_vnni" in flags:
+        int8 = "AVX-512 VNNI"
+    elif "avx_vnni" in flags:
+        int8 = "AVX-VNNI"
+    elif "avx2" in flags:
+        int8 = "AVX2 only"
+    else:
+        int8 = "no AVX2"
+    bf16 = [
+        name
+        for flag, name in (("amx_bf16", "AMX"), ("avx512_bf16", "AVX-512 BF16"))
+        if flag in flags
+    ]
+    return {"int8": int8, "bf16": " and ".join(bf16) or "none"}
+
+
+def _cpu_model():
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 # --- one process per thread count: every engine, interleaved ------------------
 
 
@@ -637,6 +670,9 @@ def write_report(rows, meta, out):
         "# `make bench`: the project and its peers, one run",
         "",
         f"{meta['date']}, {meta['cpu']} ({meta['cores']} cores; {', '.join(meta['cpu_flags'])}); "
+        f"int8: {cpu_features(meta['cpu_flags'])['int8']}, bfloat16: "
+        f"{cpu_features(meta['cpu_flags'])['bf16']}; load {meta.get('load_at_start', '?')} at "
+        "the start (the ratios depend on all three: compare runs on one machine only); "
         f"{'quick' if meta['quick'] else 'full'} run, {meta['seconds']:.0f} s. Versions: "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
         + ".",
@@ -719,6 +755,7 @@ def main():
     if args.child:
         return _child(args)
     started = time.time()
+    load_at_start = _load()
     work = args.work or pathlib.Path(tempfile.mkdtemp(prefix="zoo-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     encoders = ["minilm"] if args.quick else ["minilm", "bert_base"]
@@ -822,7 +859,9 @@ def main():
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "quick": args.quick,
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": _cpu_model(),
+        "cpu_features": cpu_features(_cpu_flags()),
+        "load_at_start": load_at_start,
         "cores": os.cpu_count(),
         "cpu_flags": _cpu_flags(),
         "versions": versions,

@@ -67,3 +67,16 @@ def test_ratios_and_report(peers, tmp_path):
     assert "| keras-hub (best peer) | 9.00 |" in report
     assert "load 0.3 / 0.4; median of 3 rounds" in report
     assert (tmp_path / "results.png").stat().st_size > 0
+    # The header says what the ratios depend on: the int8/bf16 features and the load.
+    assert "int8: AVX2 only, bfloat16: none; load ? at the start" in report
+
+
+def test_cpu_features_name_the_int8_and_bf16_paths(peers):
+    assert peers.cpu_features(["avx2", "fma"]) == {"int8": "AVX2 only", "bf16": "none"}
+    assert peers.cpu_features(["avx2", "avx512f", "avx512_vnni"])["int8"] == "AVX-512 VNNI"
+    assert peers.cpu_features(
+        ["avx2", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8"]
+    ) == {
+        "int8": "AMX",
+        "bf16": "AMX and AVX-512 BF16",
+    }
