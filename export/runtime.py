@@ -10,6 +10,7 @@ checks manifest.json first.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -537,12 +538,8 @@ def run_tf1(artifact_dir, requests, texts_by_name, inputs, timeout=900):
         }
         (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
-        proc = subprocess.run(
-            [sys.executable, str(TF1_WORKER), str(tmp / "request.json")],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=timeout,
+        proc = _run_worker(
+            [sys.executable, str(TF1_WORKER), str(tmp / "request.json")], env, timeout
         )
         if proc.returncode == MANIFEST_MISMATCH:
             # The worker's own manifest check failed: say which file, the
@@ -557,6 +554,24 @@ def run_tf1(artifact_dir, requests, texts_by_name, inputs, timeout=900):
         numeric = dict(np.load(tmp / "outputs.npz", allow_pickle=False))
         info = json.loads((tmp / "result.json").read_text(encoding="utf-8"))
     return numeric, info["strings"], info
+
+
+def _run_worker(command, env, timeout):
+    """`subprocess.run(command)`, except that the worker never outlives this
+    call: on any exception (an interrupt included) it is killed and waited
+    for. `subprocess.run` waits only 0.25 s after a KeyboardInterrupt, so a
+    SIGINT/SIGTERM could leave the TF1 worker running past `zoo export`."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except BaseException:
+        process.kill()
+        with contextlib.suppress(BaseException):  # a second signal: still reap it
+            process.wait(timeout=30)
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def _outputs_of(numeric, signature):
