@@ -14,6 +14,8 @@
 #   make test-quick    the inner loop while editing (4 to 6 minutes on 2 cores):
 #                ruff, the house check and the tests that need no real asset and
 #                are not marked slow, garden or full (`make test` runs those too)
+#   make test-durations  the test suite, recording each file's seconds in
+#                tests/durations.json (the longest files run first)
 #   make test-full     the opt-in full-recipe checks (`-m full`, 10-25 min each)
 #   make lint    ruff over the sources, and the house check (scripts/import_graph.py)
 #   make docs    the docs site (mkdocs.yml, docs/) with `mkdocs build --strict` into
@@ -43,7 +45,7 @@ TEST_STAMP := $(VENV)/.zoo-test-stamp
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
-.PHONY: setup setup-test test test-quick test-full demo lint clean android-test mediapipe-venv bench bench-backends docs docs-check
+.PHONY: setup setup-test test test-quick test-durations test-full demo lint clean android-test mediapipe-venv bench bench-backends docs docs-check
 
 setup: $(STAMP)
 
@@ -93,6 +95,11 @@ test-quick: setup-test
 	$(PY) -m ruff format --check $(LINTED)
 	$(PY) scripts/import_graph.py
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "$(QUICK_MARKERS)" --durations=10
+
+# The seconds each test file takes, into tests/durations.json, which orders
+# the files longest first (tests/conftest.py): run after adding a long file.
+test-durations: setup-test mediapipe-venv
+	ZOO_RECORD_DURATIONS=tests/durations.json $(PY) -m pytest $(PYTEST_ARGS)
 
 # Checks too long for CI (marked `full`, deselected by default in pyproject).
 test-full: setup-test mediapipe-venv

@@ -2,7 +2,11 @@
 a test that needs one FAILS in CI when it is missing and skips elsewhere,
 with the command that installs it."""
 
+import collections
+import json
 import os
+import pathlib
+import time
 
 # isort: off
 import zoo  # noqa: F401  first: sets TensorFlow's log level and Keras's backend
@@ -13,28 +17,50 @@ import pytest
 
 INSTALL_HINT = "run `make setup` (or `bash scripts/install_assets.sh .venv/bin/python`)"
 
-# The longest files first (seconds with two workers on 2 cores, 2026-11-26):
+# The longest files first, by the seconds each took in the last recorded
+# run (tests/durations.json; `make test-durations` records it again):
 # `make test` runs pytest-xdist with `--dist loadfile`, which hands out whole
 # files in collection order, so a long file collected last would run alone
-# at the end while the other worker idles. Order only; every test runs.
-LONGEST_FIRST = (
-    "tests/test_demo.py",  # ~610 s: `zoo demo --fast`
-    "tests/train/test_pretrain.py",  # ~470 s
-    "tests/train/test_finetune.py",  # ~330 s
-    "tests/train/test_distribute.py",  # ~330 s
-    "tests/distill/test_multiworker.py",  # ~180 s
-    "tests/reliability/test_kills.py",  # ~185 s
-)
+# at the end while the other worker idles. Order only; every test runs, and
+# a file the record does not know yet keeps its place after the known ones.
+DURATIONS = pathlib.Path(__file__).with_name("durations.json")
+RECORD = "ZOO_RECORD_DURATIONS"  # set to a path: write the seconds per file there
+_SPENT = collections.defaultdict(float)
+
+
+def _recorded_seconds() -> dict:
+    try:
+        files = json.loads(DURATIONS.read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {k: float(v) for k, v in files.items() if isinstance(v, (int, float))}
+
+
+def _file_of(nodeid):
+    return nodeid.split("::")[0]
 
 
 def pytest_collection_modifyitems(session, config, items):
-    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    seconds = _recorded_seconds()
+    items.sort(key=lambda item: -seconds.get(_file_of(item.nodeid), 0.0))  # stable
 
-    def key(item):
-        path = item.nodeid.split("::")[0]
-        return rank.get(path, len(rank))
 
-    items.sort(key=key)  # stable: the rest keep their order
+def pytest_runtest_logreport(report):
+    # Under xdist the controller sees every worker's reports too.
+    if os.environ.get(RECORD):
+        _SPENT[_file_of(report.nodeid)] += report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = os.environ.get(RECORD)
+    if not path or not _SPENT or hasattr(session.config, "workerinput"):
+        return
+    record = {
+        "measured": time.strftime("%Y-%m-%d"),
+        "how": "seconds per test file (setup, call and teardown), pytest's own reports",
+        "files": {k: round(v, 1) for k, v in sorted(_SPENT.items(), key=lambda kv: -kv[1])},
+    }
+    pathlib.Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 def asset_or_fail(loader, what):
