@@ -47,9 +47,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pathlib
 import re
-import stat
 
 import keras
 import numpy as np
@@ -58,6 +56,7 @@ import tensorflow_text as tft
 
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES
 from zoo.text import normalization
+from zoo.utils.safe_files import read_bounded
 
 TRUNCATION_STRATEGIES = ("longest_first", "round_robin")
 
@@ -94,32 +93,15 @@ SUFFIX_INDICATOR = "##"
 
 def read_tokenizer_file(path, what, limit=MAX_TOKENIZER_FILE_BYTES) -> bytes:
     """The bytes of a tokenizer file (`what`: "vocab.txt", "merges.txt",
-    ...), after checking that it is a regular file of at most `limit`
-    bytes: a FIFO would block the read, /dev/zero or a huge file fill
-    memory before any token is checked."""
-    path = pathlib.Path(path)
+    ...), once it is known to be a regular file of at most `limit` bytes
+    (`zoo.utils.safe_files.read_bounded`): a FIFO would block the read,
+    /dev/zero or a huge file fill memory before any token is checked."""
     try:
-        info = path.stat()
+        return read_bounded(path, limit, f"pass the checkpoint's own {what}")
     except FileNotFoundError:
         raise FileNotFoundError(
             f"{path}: no such file; pass the checkpoint's own {what}."
         ) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ValueError(
-            f"{path}: not a regular file (a directory, FIFO or device); a {what} is a "
-            "file. Pass the checkpoint's own file."
-        )
-    if info.st_size > limit:
-        raise ValueError(
-            f"{path}: {info.st_size:,} bytes, over the {limit:,}-byte limit on a {what} "
-            "(real ones are a few MB at most); it is not a tokenizer file. Use the "
-            "checkpoint's own file."
-        )
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)  # the file may grow after the stat
-    if len(data) > limit:
-        raise ValueError(f"{path}: over the {limit:,}-byte limit on a {what}.")
-    return data
 
 
 def read_vocabulary(path) -> list:
