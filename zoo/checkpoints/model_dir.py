@@ -50,7 +50,7 @@ from zoo.text.tokenizer import (
 from zoo.utils.atomic import atomic_directory
 from zoo.utils.budget import check_memory
 from zoo.utils.file_record import file_differences, malformed_entries, record_files
-from zoo.utils.jsonfile import read_json_object
+from zoo.utils.jsonfile import MAX_DEPTH, json_depth, read_json_object
 
 FORMAT = "zoo-model"
 # Version 2 adds `files`, the record of every other file of the directory.
@@ -423,25 +423,28 @@ def _check_keras_archive(directory, meta):
             unpacked = sum(member.file_size for member in members.values())
     except (zipfile.BadZipFile, OSError, UnicodeDecodeError, RuntimeError) as e:
         refuse(f"cannot be read as a Keras archive ({type(e).__name__}: {str(e)[:120]})")
+    # Nesting counted before parsing (zoo.utils.jsonfile), as for every JSON file.
+    if json_depth(text) > MAX_DEPTH:
+        refuse(
+            f"its config.json nests more than {MAX_DEPTH} levels (a zoo model's nests 4)"
+        )
     try:
         config = json.loads(text)
-    except (ValueError, RecursionError) as e:
+    except ValueError as e:
         refuse(f"its config.json is not JSON this zoo wrote ({str(e)[:120]})")
     encoders, heads = [], []
-    pending = [(config, 0)]
-    while pending:  # iterative: a config nested deeply cannot exhaust the stack
-        node, depth = pending.pop()
-        if depth > 64:
-            refuse("its config.json nests more than 64 levels (a zoo model's nests 4)")
+    pending = [config]
+    while pending:
+        node = pending.pop()
         if isinstance(node, dict):
             name = node.get("registered_name")
             if isinstance(name, str) and name.removeprefix("zoo>") in ENCODER_CLASS_NAMES:
                 encoders.append(node.get("config"))
             if "num_classes" in node:
                 heads.append(node["num_classes"])
-            pending.extend((value, depth + 1) for value in node.values())
+            pending.extend(node.values())
         elif isinstance(node, list):
-            pending.extend((value, depth + 1) for value in node)
+            pending.extend(node)
     if len(encoders) != 1 or not isinstance(encoders[0], dict):
         refuse(f"its config.json holds {len(encoders)} zoo encoders, expected 1")
     for field, recorded in record.items():
