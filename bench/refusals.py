@@ -1,4 +1,4 @@
-"""Time and peak memory of refusing a lying config (issue #43).
+"""Time and peak memory of refusing a lying config.
 
     python bench/refusals.py                       # every case, this checkout
     python bench/refusals.py --checkout /tmp/old   # the same cases on another checkout

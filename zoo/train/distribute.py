@@ -385,7 +385,7 @@ class TrainingRun:
 class _Backup(keras.callbacks.BackupAndRestore):
     """BackupAndRestore whose write is not cut by Ctrl-C or SIGTERM: Keras
     overwrites the backup's weights in place, and an interrupt raised half
-    way through left a file the re-run could not load (issue #43)."""
+    way through would leave a file the re-run cannot load."""
 
     def _save_model(self):
         with signals_deferred():
