@@ -33,6 +33,7 @@ from export.mediapipe import same_graph_as_source
 from export.tf1_worker import MANIFEST_MISMATCH
 from zoo.models import INPUT_NAMES, InvalidInputError, check_ids
 from zoo.text.tokenizer import check_text, split_pairs, tokenize_texts
+from zoo.utils import children
 from zoo.utils.atomic import remove_stale
 
 try:
@@ -560,11 +561,14 @@ def _run_worker(command, env, timeout):
     """`subprocess.run(command)`, except that the worker never outlives this
     call: on any exception (an interrupt included) it is killed and waited
     for. `subprocess.run` waits only 0.25 s after a KeyboardInterrupt, so a
-    SIGINT/SIGTERM could leave the TF1 worker running past `zoo export`."""
-    process = subprocess.Popen(
+    SIGINT/SIGTERM could leave the TF1 worker running past `zoo export`; and
+    a signal during `Popen` itself is held back until the handle is ours
+    (`zoo.utils.children`)."""
+    process, pending = children.start(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
     try:
+        children.redeliver(pending)  # a signal during Popen: now, inside this try
         stdout, stderr = process.communicate(timeout=timeout)
     except BaseException:
         process.kill()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
 import sys
 
 import keras
@@ -38,6 +37,7 @@ from zoo.cli import (
 )
 from zoo.cli.runs import CliError, HelpFormatter, help_examples
 from zoo.models import NotATaskModelError
+from zoo.utils import children
 
 # Where every writing command may write (zoo.cli.runs; docs/outputs.md).
 OUTPUT_RULES = """\
@@ -135,8 +135,9 @@ def _run(parser, args, argv):
         # which gets our signals, reports them itself, and whose status is ours.
         argv = sys.argv[1:] if argv is None else list(argv)
         env = dict(os.environ, KERAS_BACKEND=backend)
-        child = subprocess.Popen([sys.executable, "-m", "zoo", *argv], env=env)
+        child, pending = children.start([sys.executable, "-m", "zoo", *argv], env=env)
         with interrupts.forwarded_to(child):
+            children.redeliver(pending)  # a signal during Popen goes to the child too
             # wait() returns only when the child is gone; a forwarded
             # signal interrupts it only to run the forwarding handler.
             return interrupts.child_status(child.wait())
