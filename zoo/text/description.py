@@ -13,7 +13,8 @@ in this order:
                                        after splitting, so a character NFKC
                                        expands to "(1)" stays one word)
      "model":           {"type": "WordPiece" | "BPE" | "Unigram", ...},
-     "post_processor":  {"type": "bert" | "roberta", "cls": ..., "sep": ...}}
+     "post_processor":  {"type": "bert" | "roberta", "cls": ..., "sep": ...,
+                         "pad": ..., "mask": ...}}   (pad, mask optional)
 
 Normalizer steps (`{"type": NAME}`):
 
@@ -94,6 +95,8 @@ def wordpiece(
     max_word=100,
     cls="[CLS]",
     sep="[SEP]",
+    pad="[PAD]",
+    mask="[MASK]",
 ):
     """The description of a WordPiece tokenizer.
 
@@ -130,11 +133,25 @@ def wordpiece(
             "max_word": int(max_word),
             "max_word_unit": unit,
         },
-        "post_processor": {"type": "bert", "cls": cls, "sep": sep},
+        "post_processor": {
+            "type": "bert",
+            "cls": cls,
+            "sep": sep,
+            "pad": pad,
+            "mask": mask,
+        },
     }
 
 
-def byte_pair(*, add_prefix_space=False, unk_token="<unk>", cls="<s>", sep="</s>"):
+def byte_pair(
+    *,
+    add_prefix_space=False,
+    unk_token="<unk>",
+    cls="<s>",
+    sep="</s>",
+    pad="<pad>",
+    mask="<mask>",
+):
     """The description of a byte-level BPE (RoBERTa) tokenizer."""
     return {
         "version": VERSION,
@@ -142,11 +159,26 @@ def byte_pair(*, add_prefix_space=False, unk_token="<unk>", cls="<s>", sep="</s>
         "pre_tokenizer": {"type": "byte_level", "add_prefix_space": bool(add_prefix_space)},
         "word_normalizer": [],
         "model": {"type": "BPE", "unk_token": unk_token},
-        "post_processor": {"type": "roberta", "cls": cls, "sep": sep},
+        "post_processor": {
+            "type": "roberta",
+            "cls": cls,
+            "sep": sep,
+            "pad": pad,
+            "mask": mask,
+        },
     }
 
 
-def sentencepiece(*, lowercase, keep_accents, cls="[CLS]", sep="[SEP]", unk_token="<unk>"):
+def sentencepiece(
+    *,
+    lowercase,
+    keep_accents,
+    cls="[CLS]",
+    sep="[SEP]",
+    unk_token="<unk>",
+    pad="<pad>",
+    mask="[MASK]",
+):
     """The description of ALBERT's SentencePiece tokenizer (its pre-
     normalisation: quotes, NFKD and marks dropped unless accents are kept,
     lowercase; then the model's own normaliser)."""
@@ -158,7 +190,13 @@ def sentencepiece(*, lowercase, keep_accents, cls="[CLS]", sep="[SEP]", unk_toke
         "pre_tokenizer": {"type": "metaspace"},
         "word_normalizer": [],
         "model": {"type": "Unigram", "unk_token": unk_token},
-        "post_processor": {"type": "bert", "cls": cls, "sep": sep},
+        "post_processor": {
+            "type": "bert",
+            "cls": cls,
+            "sep": sep,
+            "pad": pad,
+            "mask": mask,
+        },
     }
 
 
@@ -288,7 +326,7 @@ def _check(value):
         if out["model"]["unk_token"] is None:
             raise DescriptionError("model.unk_token: missing; WordPiece needs one")
     post = value["post_processor"]
-    _only(post, "post_processor", ("type", "cls", "sep"))
+    _only(post, "post_processor", ("type", "cls", "sep", "pad", "mask"))
     if post.get("type") not in POST_PROCESSORS:
         raise DescriptionError(
             f"post_processor.type: {_short(post.get('type'))}; expected one of "
@@ -299,6 +337,9 @@ def _check(value):
         "cls": _token(post.get("cls"), "post_processor.cls"),
         "sep": _token(post.get("sep"), "post_processor.sep"),
     }
+    for name in ("pad", "mask"):  # optional: the packer's padding, MLM's mask
+        if name in post:
+            out["post_processor"][name] = _token(post[name], f"post_processor.{name}")
     return out
 
 
@@ -371,6 +412,8 @@ def wordpiece_arguments(description, runtime="the zoo's WordPiece tokenizer"):
         "unk_token": d["model"]["unk_token"],
         "cls": d["post_processor"]["cls"],
         "sep": d["post_processor"]["sep"],
+        "pad": d["post_processor"].get("pad", "[PAD]"),
+        "mask": d["post_processor"].get("mask", "[MASK]"),
     }
 
 
