@@ -242,7 +242,7 @@ def _only(obj, field, allowed):
     unknown = sorted(set(obj) - set(allowed))
     if unknown:
         raise DescriptionError(
-            f"{field}.{unknown[0]}: not a field of a tokenization description "
+            f"{field + '.' if field else ''}{unknown[0]}: not a field of a tokenization description "
             f"(fields: {', '.join(allowed)})"
         )
 
@@ -253,7 +253,10 @@ def check(value, where="tokenization"):
     try:
         return _check(value)
     except DescriptionError as e:
-        raise DescriptionError(f"{where}.{e}") from None
+        text = str(e)
+        raise DescriptionError(
+            f"{where}{text if text.startswith(':') else '.' + text}"
+        ) from None
 
 
 def _check(value):
@@ -429,3 +432,35 @@ def summary(description) -> str:
     if d["model"]["type"] == "WordPiece":
         parts.append(f"words up to {d['model']['max_word']} {d['model']['max_word_unit']}")
     return "; ".join(parts)
+
+
+# The runtimes a phone artifact's ids are fed by, beside the zoo's own
+# tokenizer (Python, tf.data and the SavedModel's in-graph signatures, which
+# run the same layer): the Android app's Java tokenizer implements BERT's
+# rule, all lowercase/strip_accents/cjk settings, words limited in characters.
+APP = "the Android app's tokenizer"
+
+
+def app_refusal(description):
+    """Why the Android app refuses `description` (naming the stage and the
+    step), or None when it implements it exactly."""
+    try:
+        args = wordpiece_arguments(description, APP)
+    except DescriptionError as e:
+        return str(e)
+    if args["flavor"] != "bert":
+        return (
+            f"{APP} implements BERT's rule (pre_tokenizer 'bert'); this tokenizer uses "
+            f"keras-hub's ({summary(check(description))})"
+        )
+    return None
+
+
+def runtimes(description) -> dict:
+    """{runtime: "exact" | "refused: why"} for a phone artifact's
+    metadata.json (`tokenizer_runtimes`)."""
+    refusal = app_refusal(description)
+    return {
+        "zoo": "exact",
+        "android_app": "exact" if refusal is None else f"refused: {refusal}",
+    }
