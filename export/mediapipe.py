@@ -30,12 +30,18 @@ The ~8 metadata tables are written with the `flatbuffers` builder by field
 slot (a union takes two slots: its type byte, then the value); the model
 flatbuffer is read and written with the LiteRT schema's object API. No
 MediaPipe, tflite-support or generated metadata module is needed.
+
+MediaPipe's own C++ BertTokenizer runs inside the Task, so the export
+measures it: `export.validate.mediapipe_probes` runs `CLASSIFY` (below) in
+MediaPipe's venv on zoo.text.probes and records its agreement with LiteRT
+fed the project tokenizer's ids in validation.json.
 """
 
 from __future__ import annotations
 
 import io
 import mmap
+import os
 import pathlib
 import zipfile
 
@@ -87,6 +93,46 @@ BYTE_PAIR_REFUSAL = (
     "holds byte-level BPE merges (RoBERTa's vocab.json + merges.txt), so MediaPipe "
     "would tokenize this model's text into other ids than in training"
 )
+
+
+# MediaPipe Tasks lives in its own venv (`make mediapipe-venv`; it pins
+# absl-py 2, the garden extra absl-py 1): the export runs its TextClassifier
+# there, in one child process, on the probe set (export.validate).
+PYTHON_ENV = "ZOO_MEDIAPIPE_PYTHON"
+DEFAULT_PYTHON = pathlib.Path(__file__).resolve().parents[1] / ".venv-mediapipe/bin/python"
+# Run by that interpreter as `python -c CLASSIFY MODEL TEXTS.json OUT.json`;
+# imports nothing of the project. OUT.json: MediaPipe's version and, per
+# text, the probability of every label in label order (max_results=-1).
+CLASSIFY = """
+import json, sys
+import mediapipe
+from mediapipe.tasks.python import text
+from mediapipe.tasks.python.core.base_options import BaseOptions
+
+model, texts_file, out_file = sys.argv[1:4]
+with open(texts_file, encoding="utf-8") as f:
+    texts = json.load(f)
+options = text.TextClassifierOptions(
+    base_options=BaseOptions(model_asset_path=model), max_results=-1
+)
+scores = []
+with text.TextClassifier.create_from_options(options) as classifier:
+    for t in texts:
+        categories = classifier.classify(t).classifications[0].categories
+        row = [0.0] * (1 + max(c.index for c in categories))
+        for c in categories:
+            row[c.index] = float(c.score)
+        scores.append(row)
+with open(out_file, "w", encoding="utf-8") as f:
+    json.dump({"mediapipe": mediapipe.__version__, "scores": scores}, f)
+"""
+
+
+def mediapipe_python():
+    """The interpreter of MediaPipe's venv ($ZOO_MEDIAPIPE_PYTHON, else the
+    repository's .venv-mediapipe), or None when there is none."""
+    path = pathlib.Path(os.environ.get(PYTHON_ENV) or DEFAULT_PYTHON)
+    return path if path.is_file() else None
 
 
 class MediaPipeExportError(ValueError):

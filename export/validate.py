@@ -29,6 +29,8 @@ import dataclasses
 import hashlib
 import json
 import pathlib
+import subprocess
+import tempfile
 import time
 import warnings
 
@@ -36,9 +38,17 @@ import numpy as np
 import tensorflow as tf
 
 from export import manifest as mf
-from export.runtime import open_artifact, run_saved_model, run_tflite
+from export import mediapipe
+from export.runtime import (
+    _run_worker,
+    load_signature,
+    open_artifact,
+    run_saved_model,
+    run_tflite,
+)
 from zoo.checkpoints import load_model_dir
-from zoo.text.tokenizer import vocabulary_sha256
+from zoo.text import probes
+from zoo.text.tokenizer import tokenize_texts, vocabulary_sha256
 from zoo.utils.numeric import softmax
 
 MIN_VALIDATION_TEXTS = 200
@@ -721,6 +731,114 @@ def _report(
     return report
 
 
+# Probabilities of the same file on the same ids differ by float rounding
+# only (MediaPipe's XNNPACK against LiteRT's kernels: under 1e-6 measured);
+# a larger difference means MediaPipe's tokenizer gave other ids.
+PROBE_SAME_IDS_TOLERANCE = 1e-4
+MEDIAPIPE_TIMEOUT_S = 600
+
+
+def mediapipe_probes(artifact_dir, meta, tokenizer, python=None):
+    """mediapipe.tflite in MediaPipe Tasks' TextClassifier (its own C++
+    BertTokenizer) against the same file in LiteRT fed `tokenizer`'s ids, on
+    zoo.text.probes' multilingual sentences: per group and overall, the
+    sentences, how many got the same top label, the largest probability
+    difference, and how many differ by more than float rounding (MediaPipe
+    tokenized them into other ids; it does not expose its ids).
+
+    MediaPipe's tokenizer is not the project's, so disagreement is recorded,
+    not a failure. Without MediaPipe's venv, or when it fails, the record
+    says so (`ran` False and why)."""
+    python = python or mediapipe.mediapipe_python()
+    if python is None:
+        return {
+            "ran": False,
+            "reason": f"no MediaPipe interpreter (set ${mediapipe.PYTHON_ENV} or run "
+            "`make mediapipe-venv`)",
+        }
+    artifact_dir = pathlib.Path(artifact_dir)
+    texts = list(probes.ALL)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        (tmp / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
+        command = [
+            str(python),
+            "-c",
+            mediapipe.CLASSIFY,
+            str(artifact_dir / mediapipe.FILE),
+            str(tmp / "texts.json"),
+            str(tmp / "out.json"),
+        ]
+        try:
+            proc = _run_worker(command, None, MEDIAPIPE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return {"ran": False, "reason": f"MediaPipe ran over {MEDIAPIPE_TIMEOUT_S} s"}
+        if proc.returncode != 0:
+            tail = proc.stderr.strip().splitlines()[-3:]
+            return {
+                "ran": False,
+                "reason": f"MediaPipe exited {proc.returncode}: " + " | ".join(tail),
+            }
+        out = json.loads((tmp / "out.json").read_text(encoding="utf-8"))
+    theirs = np.asarray(out["scores"], dtype=np.float64)
+    run = load_signature(artifact_dir, file=mediapipe.FILE, meta=meta)
+    ids = tokenize_texts(tokenizer, texts, run.sequence_length)
+    ours = np.concatenate(
+        [
+            run(**{k: v[i : i + 1] for k, v in ids.items()})[mediapipe.OUTPUT]
+            for i in range(len(texts))
+        ]
+    ).astype(np.float64)
+    difference = np.abs(ours - theirs).max(axis=1)
+    same = ours.argmax(axis=1) == theirs.argmax(axis=1)
+
+    def figures(rows):
+        return {
+            "sentences": len(rows),
+            "same_label": int(same[rows].sum()),
+            "agreement": float(same[rows].mean()),
+            "max_probability_difference": float(difference[rows].max()),
+            "other_ids": int((difference[rows] > PROBE_SAME_IDS_TOLERANCE).sum()),
+        }
+
+    groups, start = {}, 0
+    for name, group in probes.GROUPS.items():
+        groups[name] = figures(np.arange(start, start + len(group)))
+        start += len(group)
+    return {
+        "ran": True,
+        "mediapipe": out["mediapipe"],
+        "sequence_length": run.sequence_length,
+        "same_ids_tolerance": PROBE_SAME_IDS_TOLERANCE,
+        **figures(np.arange(len(texts))),
+        "groups": groups,
+        "differing_groups": [n for n, g in groups.items() if g["other_ids"]],
+    }
+
+
+def mediapipe_probes_line(record):
+    """One plain line: MediaPipe's agreement with the zoo tokenizer on the
+    probe set, and the groups where it tokenizes differently."""
+    if not record.get("ran"):
+        return f"MediaPipe probe set: not run ({record['reason']})"
+    line = (
+        f"MediaPipe TextClassifier vs LiteRT with the zoo tokenizer on "
+        f"{record['sentences']} multilingual probe sentences: same label "
+        f"{record['same_label']}/{record['sentences']} ({record['agreement']:.1%}), "
+        f"max probability difference {record['max_probability_difference']:.2e}"
+    )
+    if not record["differing_groups"]:
+        return line + "; every group tokenized alike"
+    differ = ", ".join(
+        f"{n} {record['groups'][n]['other_ids']}/{record['groups'][n]['sentences']}"
+        for n in record["differing_groups"]
+    )
+    return (
+        line + f"; MediaPipe's tokenizer gives other ids on {differ} "
+        "(its C++ BertTokenizer normalizes differently: docs/android.md)"
+    )
+
+
 def format_report(report):
     """The report as a text table, one row per (file, signature)."""
     lines = [
@@ -766,6 +884,8 @@ def format_report(report):
     lines.append(f"sizes: {sizes}")
     if report.get("mediapipe"):
         lines.append(f"mediapipe.tflite: {report['mediapipe']}")
+    if report.get("mediapipe_probes"):
+        lines.append(mediapipe_probes_line(report["mediapipe_probes"]))
     if report["failures"]:
         state = "DEGRADED (recorded, allowed)" if report["degraded"] else "FAILED"
         lines.append(f"{state}: " + "; ".join(report["failures"]))
@@ -809,6 +929,11 @@ def validate_new_artifact(
         allow_degraded=allow_degraded,
         workers=workers,
     )
+    meta = mf.read_metadata(tmp)
+    if mediapipe.FILE in meta.get("files", {}):
+        report["mediapipe_probes"] = mediapipe_probes(
+            tmp, meta, _artifact_tokenizer(tmp, meta, tokenizer)
+        )
     if probe:
         report["note"] = "probe sentences only: load-and-run check, not a validation"
     else:

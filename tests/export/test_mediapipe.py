@@ -7,6 +7,8 @@ tests/test_demo.py.)"""
 
 import io
 import json
+import os
+import pathlib
 import zipfile
 
 import flatbuffers
@@ -19,8 +21,9 @@ from export import manifest as mf
 from export import mediapipe, runtime
 from export.runtime import load_signature
 from export.tflite import export_tflite
-from export.validate import format_report
+from export.validate import format_report, mediapipe_probes, mediapipe_probes_line
 from tests.export.conftest import TINY_LABELS, VOCABULARY, sentences
+from zoo.text import probes
 
 # Every test reads one validated two-length int8 export (over a minute on 2
 # cores): `make test` runs them, `make test-quick` does not.
@@ -211,3 +214,53 @@ def test_validation_runs_the_derived_file_on_a_sample(
     assert np.array_equal(
         phone["outputs"]["probabilities"], source["outputs"]["probabilities"]
     )
+
+
+def test_export_records_mediapipe_agreement_on_the_probe_set(artifact):
+    """The export runs zoo.text.probes through MediaPipe Tasks' TextClassifier
+    and through LiteRT fed the zoo tokenizer's ids, and validation.json holds
+    the agreement per group and overall (recorded, never a failure)."""
+    report = json.loads((artifact / "validation.json").read_text())
+    assert "mediapipe_probes" in report, "the export did not record MediaPipe's agreement"
+    record = report["mediapipe_probes"]
+    if not record["ran"]:
+        if os.environ.get("CI") or mediapipe.mediapipe_python() is not None:
+            pytest.fail(f"MediaPipe's probe run did not run: {record['reason']}")
+        pytest.skip(record["reason"])
+    assert isinstance(record["mediapipe"], str) and record["sequence_length"] == 16
+    rows = [record, *record["groups"].values()]
+    for row in rows:
+        for key in ("sentences", "same_label", "other_ids"):
+            assert type(row[key]) is int and 0 <= row[key] <= row["sentences"], (key, row)
+        for key in ("agreement", "max_probability_difference"):
+            assert type(row[key]) is float and 0.0 <= row[key] <= 1.0, (key, row)
+        assert row["agreement"] == row["same_label"] / row["sentences"]
+        # A label differs only where the probabilities (so the ids) differ.
+        assert row["sentences"] - row["same_label"] <= row["other_ids"]
+    assert list(record["groups"]) == list(probes.GROUPS)
+    assert record["sentences"] == len(probes.ALL)
+    for key in ("sentences", "same_label", "other_ids"):
+        assert record[key] == sum(g[key] for g in record["groups"].values())
+    assert record["differing_groups"] == [
+        n for n, g in record["groups"].items() if g["other_ids"]
+    ]
+    line = mediapipe_probes_line(record)
+    assert line in format_report(report)
+    assert f"{record['same_label']}/{len(probes.ALL)}" in line
+    for name in record["differing_groups"]:
+        assert name in line
+
+
+def test_mediapipe_probes_say_why_they_did_not_run(artifact, tiny_tokenizer, monkeypatch):
+    meta = mf.read_metadata(artifact)
+    monkeypatch.setenv(mediapipe.PYTHON_ENV, str(artifact / "no-such-python"))
+    monkeypatch.setattr(mediapipe, "DEFAULT_PYTHON", artifact / "no-such-python")
+    record = mediapipe_probes(artifact, meta, tiny_tokenizer)
+    assert record == {"ran": False, "reason": record["reason"]}
+    assert mediapipe.PYTHON_ENV in record["reason"]
+    assert "not run" in mediapipe_probes_line(record)
+    # A MediaPipe that fails: its exit status and last lines, not an exception.
+    record = mediapipe_probes(
+        artifact, meta, tiny_tokenizer, python=pathlib.Path("/bin/false")
+    )
+    assert not record["ran"] and "exited 1" in record["reason"]
