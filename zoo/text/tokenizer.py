@@ -33,6 +33,12 @@ lowercase/strip-accents settings), and each word goes to
 `FastWordpieceTokenizer` (the greedy longest-match WordPiece half of
 `FastBertTokenizer`, which agrees with the reference).
 
+The `flavor="keras_hub"` tokenizer gives keras-hub's `WordPieceTokenizer`
+ids instead (accents kept unless asked, NFKC case folding per word, control
+characters as separators, the word limit in bytes): it runs keras-hub's own
+tensorflow-text ops (`keras_hub_split`) before the same
+`FastWordpieceTokenizer`, for models trained in keras-hub.
+
 Special tokens typed in text: a user's literal "[CLS]" is ordinary text
 ("[", "cl", "##s", "]"), never the special id, so text cannot inject
 separators or masks. The reference maps it to the special id unless called
@@ -45,9 +51,7 @@ have no TFLite kernels. Phone artifacts take token ids; the app tokenizes.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 
 import keras
 import numpy as np
@@ -55,140 +59,36 @@ import tensorflow as tf
 import tensorflow_text as tft
 
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES
-from zoo.text import normalization
-from zoo.utils.safe_files import read_bounded
+from zoo.text import description as text_description
+from zoo.text import keras_hub_split, normalization
+from zoo.text.text_inputs import (  # as_strings, check_text: their old home's names
+    as_strings,  # noqa: F401
+    check_text,  # noqa: F401
+    packing_arguments,
+    text_batch,
+)
+from zoo.text.text_inputs import describe as _describe
+from zoo.text.vocabulary_file import (  # re-exported: their old home's names
+    MAX_TOKEN_BYTES,  # noqa: F401
+    MAX_TOKENIZER_FILE_BYTES,  # noqa: F401
+    MAX_VOCABULARY_TOKENS,  # noqa: F401
+    SUFFIX_INDICATOR,  # noqa: F401
+    check_vocabulary_tokens,
+    read_tokenizer_file,  # noqa: F401
+    read_vocabulary,
+    vocabulary_sha256,  # noqa: F401
+    vocabulary_text,  # noqa: F401
+)
 
 TRUNCATION_STRATEGIES = ("longest_first", "round_robin")
+# "bert": BERT's and HF's rule (BertTokenizerFast's ids); "keras_hub":
+# keras-hub's WordPieceTokenizer's (zoo.text.keras_hub_split).
+FLAVORS = ("bert", "keras_hub")
 
 # The graph code has no Python control flow on tensors (tf.cond where
 # needed). Left to AutoGraph, a tf.function or tf.data.map spent 10-30 s
 # re-parsing it and tensorflow-text's code on every trace.
 _no_autograph = tf.autograph.experimental.do_not_convert
-
-
-def _describe(value):
-    """`value` for an error message: type, dtype and shape, or a short repr."""
-    if isinstance(value, tf.Tensor):
-        return f"a tf.Tensor of dtype {value.dtype.name} and shape {tuple(value.shape)}"
-    if isinstance(value, np.ndarray):
-        return f"a numpy array of dtype {value.dtype} and shape {value.shape}"
-    if isinstance(value, (list, tuple)) and value:
-        return f"a {type(value).__name__} of {type(value[0]).__name__} (first item {value[0]!r:.50})"
-    return f"a {type(value).__name__} ({value!r:.50})"
-
-
-# Limits on a tokenizer's files, which come with a checkpoint or an artifact
-# and are not trusted. A real BERT vocab.txt is 230 kB (30,522 tokens, the
-# longest 18 bytes); multilingual ones reach a few MB and 250k tokens; a
-# SentencePiece model is under 5 MB. The limits sit far above that and far
-# below what would exhaust memory or build a table for minutes.
-MAX_TOKENIZER_FILE_BYTES = 64 << 20
-MAX_VOCABULARY_TOKENS = 1 << 24
-# tensorflow-text's FastWordpieceTokenizer refuses a token longer than 256
-# UTF-8 bytes (not counting the "##" suffix indicator) with a RuntimeError;
-# the project tokenizer's words are at most 100 characters anyway.
-MAX_TOKEN_BYTES = 256
-SUFFIX_INDICATOR = "##"
-
-
-def read_tokenizer_file(path, what, limit=MAX_TOKENIZER_FILE_BYTES) -> bytes:
-    """The bytes of a tokenizer file (`what`: "vocab.txt", "merges.txt",
-    ...), once it is known to be a regular file of at most `limit` bytes
-    (`zoo.utils.safe_files.read_bounded`): a FIFO would block the read,
-    /dev/zero or a huge file fill memory before any token is checked."""
-    try:
-        return read_bounded(path, limit, f"pass the checkpoint's own {what}")
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"{path}: no such file; pass the checkpoint's own {what}."
-        ) from None
-
-
-def read_vocabulary(path) -> list:
-    """The tokens of a vocab.txt (one per line, id = line number), checked
-    (`check_vocabulary_tokens`): at most 64 MB and 2**24 tokens, each at
-    most 256 UTF-8 bytes (beside a leading "##"), none with a control
-    character."""
-    data = read_tokenizer_file(path, "vocab.txt")
-    # Counted on the bytes, before a list of 16M strings is built.
-    lines = data.count(b"\n")
-    if lines > MAX_VOCABULARY_TOKENS:
-        raise ValueError(
-            f"{path}: {lines:,} lines, over the limit of "
-            f"{MAX_VOCABULARY_TOKENS:,} tokens; it is not a vocab.txt. Use the "
-            "checkpoint's own vocab.txt."
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(
-            f"{path}: not UTF-8 text (byte {e.start}); a vocab.txt is UTF-8, one token per "
-            "line. Use the checkpoint's own vocab.txt."
-        ) from None
-    # Split on "\n" only: str.splitlines would also split at U+2028, U+0085,
-    # ... which can occur in tokens.
-    tokens = text.split("\n")
-    if tokens and tokens[-1] == "":
-        tokens.pop()
-    tokens = [t.rstrip("\r") for t in tokens]
-    check_vocabulary_tokens(tokens, str(path), lines=True)
-    return tokens
-
-
-# Unicode category Cc, exactly: NUL, tab and the other C0 controls, DEL, C1.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def check_vocabulary_tokens(tokens, source, lines=False):
-    """Raise ValueError naming the token (by `lines`: its line in `source`,
-    else its index) unless every token fits tensorflow-text's WordPiece
-    table: at most MAX_VOCABULARY_TOKENS of them; each at most
-    MAX_TOKEN_BYTES UTF-8 bytes beside a leading "##" (longer ones make
-    FastWordpieceTokenizer fail with a RuntimeError); no control character
-    (NUL breaks its trie with a RuntimeError; the others can never be
-    produced, since normalization deletes control characters from text,
-    and real vocabularies have none). Duplicates are refused by the
-    tokenizer, which names both ids."""
-    remedy = "Use the checkpoint's own vocab.txt."
-    if len(tokens) > MAX_VOCABULARY_TOKENS:
-        raise ValueError(
-            f"{source}: {len(tokens):,} tokens, over the limit of "
-            f"{MAX_VOCABULARY_TOKENS:,}. {remedy}"
-        )
-    for i, token in enumerate(tokens):
-        where = f"{source}, line {i + 1}" if lines else f"{source}, token {i}"
-        word = token.removeprefix(SUFFIX_INDICATOR)
-        size = len(word.encode("utf-8", "surrogatepass"))
-        if size > MAX_TOKEN_BYTES:
-            raise ValueError(
-                f"{where}: a token of {size:,} UTF-8 bytes ({token[:40]!r}...); WordPiece "
-                f"tokens are at most {MAX_TOKEN_BYTES} bytes (real ones under 100). {remedy}"
-            )
-        control = _CONTROL.search(token)
-        if control is not None:
-            ch = control.group()
-            raise ValueError(
-                f"{where}: the token {token[:60]!r} holds the control character "
-                f"U+{ord(ch):04X}; no text can produce it (normalization deletes control "
-                f"characters) and tensorflow-text cannot build its table with NUL. {remedy}"
-            )
-
-
-def vocabulary_text(tokens) -> str:
-    """The vocab.txt text of `tokens`: one per line, a final newline."""
-    tokens = list(tokens)
-    bad = [i for i, t in enumerate(tokens) if "\n" in t or "\r" in t]
-    if bad:
-        raise ValueError(
-            f"Vocabulary tokens {bad[:5]} contain a line break; vocab.txt holds one token per "
-            "line, so such a vocabulary cannot be written. Fix the vocabulary."
-        )
-    return "\n".join(tokens) + "\n"
-
-
-def vocabulary_sha256(tokens) -> str:
-    """sha256 of the vocabulary as vocab.txt stores it (`vocabulary_text`)."""
-    return hashlib.sha256(vocabulary_text(tokens).encode("utf-8")).hexdigest()
 
 
 def _load_vocabulary(vocabulary):
@@ -223,33 +123,32 @@ def refuse_path_in_config(value, field, who, saved_form):
     )
 
 
-def check_text(text, name="text"):
-    """Raise ValueError unless `text` can be encoded as UTF-8: a Python str
-    may hold a lone surrogate (e.g. from `bytes.decode(errors="surrogateescape")`),
-    which is not Unicode text and which TensorFlow refuses with a generic error."""
-    if isinstance(text, str):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError(
-                f"`{name}` holds {text[e.start]!r} (U+{ord(text[e.start]):04X}) at character "
-                f"{e.start}, a lone surrogate that is not valid Unicode text. Decode the input "
-                "with errors='replace' (or fix its encoding) before tokenizing."
-            ) from None
-
-
 @keras.saving.register_keras_serializable(package="zoo")
 class WordPieceTokenizer(keras.layers.Layer):
-    """BERT WordPiece tokenizer and packer, id-for-id equal to `BertTokenizerFast`.
+    """BERT WordPiece tokenizer and packer, id-for-id equal to `BertTokenizerFast`
+    (flavor "bert") or to keras-hub's `BertTokenizer` (flavor "keras_hub").
 
     Args:
         vocabulary: path of a `vocab.txt` (one token per line, id = line
             number) or a list of tokens.
-        lowercase: lowercase text (uncased models).
+        lowercase: lowercase text (uncased models). Flavor "bert" lowercases
+            each character; "keras_hub" case-folds each word with NFKC
+            (`ﬁ` -> `fi`), as keras-hub does.
         strip_accents: decompose (NFD) and drop combining marks. `None`
-            means the same as `lowercase`, as BERT uncased does.
-        max_chars_per_word: a word (after splitting at whitespace and
-            punctuation) longer than this many characters becomes `[UNK]`.
+            means the same as `lowercase`, as BERT uncased does (flavor
+            "bert" only; keras-hub sets it apart, and keeps accents by default).
+        max_chars_per_word: the word limit: a word (after splitting at
+            whitespace and punctuation) longer than this becomes `[UNK]`.
+            It counts characters with flavor "bert" (BERT's and HF's rule)
+            and UTF-8 bytes with "keras_hub" (tensorflow-text's, which
+            keras-hub keeps at 100); `max_word_unit` says which.
+        flavor: "bert" (BERT's and HF's rule) or "keras_hub" (keras-hub's
+            `WordPieceTokenizer`: accents stripped only when asked, control
+            and format characters split words instead of being deleted,
+            only ASCII whitespace splits, words case-folded with NFKC after
+            splitting; `zoo.text.keras_hub_split`).
+        cjk: put each CJK ideograph in a word of its own (BERT's rule,
+            keras-hub's `split_on_cjk`). Flavor "bert" implements only True.
         cls_token, sep_token, pad_token, unk_token, mask_token: spellings of
             the special tokens; each must be in the vocabulary.
 
@@ -280,9 +179,12 @@ class WordPieceTokenizer(keras.layers.Layer):
         pad_token="[PAD]",
         unk_token="[UNK]",
         mask_token="[MASK]",
+        flavor="bert",
+        cjk=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        _check_flavor_arguments(flavor, lowercase, strip_accents, cjk)
         if keras.backend.backend() != "tensorflow":
             # On JAX and PyTorch this layer still runs TensorFlow ops (in
             # tf.data, which feeds `fit` on every backend; issue #39): its
@@ -312,8 +214,10 @@ class WordPieceTokenizer(keras.layers.Layer):
                     "own vocab.txt."
                 )
         self.lowercase = bool(lowercase)
-        self.strip_accents = strip_accents
+        self.strip_accents = None if strip_accents is None else bool(strip_accents)
         self.max_chars_per_word = max_chars_per_word
+        self.flavor = flavor
+        self.cjk = bool(cjk)
         self._set_special_tokens(
             dict(
                 cls=cls_token, sep=sep_token, pad=pad_token, unk=unk_token, mask=mask_token
@@ -325,9 +229,12 @@ class WordPieceTokenizer(keras.layers.Layer):
         self._wordpiece = tft.FastWordpieceTokenizer(
             vocab=tokens,
             suffix_indicator="##",
-            # The character limit is applied in `tokenize`; this byte limit
-            # (4 bytes per character at most) must never be the one that acts.
-            max_bytes_per_word=4 * max_chars_per_word,
+            # Flavor "bert": the character limit is applied in `tokenize`;
+            # this byte limit (4 bytes per character at most) must never be
+            # the one that acts. Flavor "keras_hub": this is keras-hub's limit.
+            max_bytes_per_word=max_chars_per_word
+            if flavor == "keras_hub"
+            else 4 * max_chars_per_word,
             token_out_type=tf.int32,
             unknown_token=unk_token,
             # Words arrive already split by normalization.split_words.
@@ -395,52 +302,59 @@ class WordPieceTokenizer(keras.layers.Layer):
     def _strip_accents(self):
         return self.lowercase if self.strip_accents is None else bool(self.strip_accents)
 
+    @property
+    def max_word_unit(self):
+        """What `max_chars_per_word` counts: "characters" or "bytes" (UTF-8)."""
+        return "bytes" if self.flavor == "keras_hub" else "characters"
+
+    @property
+    def description(self):
+        """This tokenizer as a tokenization description (`zoo.text.description`)."""
+        return text_description.wordpiece(
+            lowercase=self.lowercase,
+            strip_accents=self._strip_accents,
+            flavor=self.flavor,
+            cjk=self.cjk,
+            unk_token=self.unk_token,
+            max_word=self.max_chars_per_word,
+            cls=self.cls_token,
+            sep=self.sep_token,
+            pad=self.pad_token,
+            mask=self.mask_token,
+        )
+
+    @classmethod
+    def from_description(cls, vocabulary, description, **kwargs):
+        """The tokenizer that implements `description` (a tokenization
+        description) on `vocabulary` (a vocab.txt path or a list of tokens);
+        `DescriptionError` naming the step it does not implement."""
+        args = text_description.wordpiece_arguments(description)
+        return cls(
+            vocabulary,
+            lowercase=args["lowercase"],
+            strip_accents=args["strip_accents"],
+            max_chars_per_word=args["max_word"],
+            cls_token=args["cls"],
+            sep_token=args["sep"],
+            pad_token=args["pad"],
+            unk_token=args["unk_token"],
+            mask_token=args["mask"],
+            flavor=args["flavor"],
+            cjk=args["cjk"],
+            **kwargs,
+        )
+
     @staticmethod
     def _as_strings(text, name):
         """Return `(1-D tf.string tensor, was_scalar)` or raise naming `name`."""
-        if isinstance(text, (str, bytes)):
-            check_text(text, name)
-            return tf.constant([text]), True
-        if isinstance(text, (list, tuple)):
-            if not all(isinstance(t, (str, bytes)) for t in text):
-                raise TypeError(
-                    f"`{name}` must hold text (str); received {_describe(text)}. "
-                    "Pass the strings themselves; token ids go to the encoder, not the tokenizer."
-                )
-            for i, t in enumerate(text):
-                check_text(t, f"{name}[{i}]")
-            return tf.constant(list(text), dtype=tf.string), False
-        if isinstance(text, np.ndarray) and text.dtype.kind in "USO":
-            if text.dtype.kind == "O" and not all(
-                isinstance(t, (str, bytes)) for t in text.flat
-            ):
-                raise TypeError(
-                    f"`{name}` must hold text (str); received a numpy object array with non-str items."
-                )
-            for i, t in enumerate(text.flat):
-                check_text(t, f"{name}[{i}]")
-            text = tf.constant(
-                text.astype(str) if text.dtype.kind == "U" else text, dtype=tf.string
-            )
-        if isinstance(text, tf.Tensor) and text.dtype == tf.string:
-            rank = text.shape.rank
-            if rank == 0:
-                return tf.reshape(text, [1]), True
-            if rank == 1:
-                return text, False
-            if rank == 2 and text.shape[1] == 1:
-                return tf.squeeze(text, axis=1), False
-            raise ValueError(
-                f"`{name}` must be a scalar or a 1-D batch of strings; received a tf.string tensor of "
-                f"shape {tuple(text.shape)}. Flatten it, or map the tokenizer over the extra dimension."
-            )
-        raise TypeError(
-            f"`{name}` must be text: a str, a list of str, a numpy array of str or a tf.string tensor; "
-            f"received {_describe(text)}. Pass the strings themselves; token ids go to the encoder, "
-            "not the tokenizer."
-        )
+        return text_batch(text, name)
 
     def _tokenize(self, strings):
+        if self.flavor == "keras_hub":
+            words = keras_hub_split.words(
+                strings, self.lowercase, bool(self.strip_accents), self.cjk
+            )
+            return self._wordpiece.tokenize(words).merge_dims(1, 2)
         code_points = tf.strings.unicode_decode(strings, "UTF-8", errors="replace")
         code_points = normalization.normalize_code_points(
             code_points, self.lowercase, self._strip_accents
@@ -647,43 +561,41 @@ class WordPieceTokenizer(keras.layers.Layer):
                 "pad_token": self.pad_token,
                 "unk_token": self.unk_token,
                 "mask_token": self.mask_token,
+                "flavor": self.flavor,
+                "cjk": self.cjk,
             }
         )
         return config
 
 
-def as_strings(text, name="text"):
-    """`text` (a str, list, numpy array or tf.string tensor) as a 1-D
-    tf.string batch, or the tokenizer's error naming `name`."""
-    return WordPieceTokenizer._as_strings(text, name)[0]  # noqa: SLF001 - same module
-
-
-def packing_arguments(text, text_b, sequence_length, layouts):
-    """A tokenizer call's `(strings, strings_b or None, sequence_length as
-    int or None)`, or the error naming the argument: `sequence_length` must
-    leave room for the special tokens of `layouts` (the single and the pair
-    layout, e.g. `("[CLS] A [SEP]", "[CLS] A [SEP] B [SEP]")`), and `text`
-    and `text_b` must hold as many examples."""
-    strings = as_strings(text, "text")
-    strings_b = None if text_b is None else as_strings(text_b, "text_b")
-    layout = layouts[0] if text_b is None else layouts[1]
-    minimum = len(layout.split()) - layout.split().count("A") - layout.split().count("B")
-    if sequence_length is not None and (
-        not isinstance(sequence_length, (int, np.integer))
-        or isinstance(sequence_length, bool)
-        or sequence_length < minimum
-    ):
+def _check_flavor_arguments(flavor, lowercase, strip_accents, cjk):
+    """Raise naming the argument unless the flavor arguments are of the
+    right type and the flavor implements them ("false" is not False)."""
+    if not isinstance(flavor, str) or flavor not in FLAVORS:
         raise ValueError(
-            f"`sequence_length` must be an int >= {minimum} (room for {layout}) or None "
-            f"(pad to the longest example, no truncation); received {sequence_length!r}."
+            f"`flavor` must be one of {', '.join(map(repr, FLAVORS))}; received {flavor!r}. "
+            "'bert' is BERT's and Hugging Face's rule, 'keras_hub' keras-hub's."
         )
-    if strings_b is not None and None not in (strings.shape[0], strings_b.shape[0]):
-        if strings.shape[0] != strings_b.shape[0]:
-            raise ValueError(
-                f"`text` and `text_b` must hold the same number of examples; received "
-                f"{strings.shape[0]} and {strings_b.shape[0]}."
-            )
-    return strings, strings_b, None if sequence_length is None else int(sequence_length)
+    for name, value, allowed in (
+        ("lowercase", lowercase, "True or False"),
+        ("strip_accents", strip_accents, "True, False or None (the same as `lowercase`)"),
+        ("cjk", cjk, "True or False"),
+    ):
+        if not isinstance(value, (bool, np.bool_)) and not (
+            name == "strip_accents" and value is None
+        ):
+            raise TypeError(f"`{name}` must be {allowed}; received {value!r}.")
+    if flavor == "keras_hub" and strip_accents is None:
+        raise ValueError(
+            "`strip_accents` must be True or False with flavor='keras_hub' (keras-hub sets it "
+            "apart from `lowercase`, and keeps accents by default); received None."
+        )
+    if flavor == "bert" and not cjk:
+        raise ValueError(
+            "`cjk` must be True with flavor='bert': this tokenizer implements BERT's rule "
+            "with CJK ideographs split one by one only; received cjk=False. Use "
+            "flavor='keras_hub' for keras-hub's split_on_cjk=False."
+        )
 
 
 def split_pairs(texts):
