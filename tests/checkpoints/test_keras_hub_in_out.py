@@ -21,11 +21,13 @@ from __future__ import annotations
 import io
 import json
 import sys
+import warnings
 
 import keras
 import keras_hub
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import zoo
 from tests.export.conftest import VOCABULARY, sentences
@@ -164,8 +166,18 @@ def test_preset_to_model_dir_same_logits(kind, texts, tmp_path):
 
 def test_live_objects(texts, tmp_path):
     task = keras_hub_classifier("distilbert", seed=4)
-    with pytest.warns(UserWarning, match="strip_accents=False"):
+    # keras-hub's own rule (accents kept while lowercasing): nothing to warn about.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         text = zoo.from_keras_hub(task, labels=LABELS)
+    assert not [w for w in caught if "from_keras_hub" in str(w.message)]
+    assert (
+        text.preprocessor.tokenizer.flavor,
+        text.preprocessor.tokenizer.strip_accents,
+    ) == (
+        "keras_hub",
+        False,
+    )
     assert isinstance(text, zoo.TextClassifier) and text.labels == LABELS
     probabilities = keras.ops.softmax(task.predict(texts, verbose=0)).numpy()
     assert np.abs(text.predict(texts) - probabilities).max() <= TOLERANCE
@@ -173,8 +185,7 @@ def test_live_objects(texts, tmp_path):
     again = zoo.TextClassifier.from_checkpoint(tmp_path / "model")
     assert np.abs(again.predict(texts) - probabilities).max() <= TOLERANCE
     # A bare backbone (with its tokenizer given) comes back as load_checkpoint's pair.
-    with pytest.warns(UserWarning):
-        encoder, tokenizer = zoo.from_keras_hub(task.backbone, tokenizer=task.preprocessor)
+    encoder, tokenizer = zoo.from_keras_hub(task.backbone, tokenizer=task.preprocessor)
     assert isinstance(encoder, zoo.DistilBertEncoder) and tokenizer.vocabulary == VOCABULARY
     ids = tokenizer(texts, sequence_length=LENGTH)
     theirs = task.backbone({k: ids[k] for k in ("token_ids", "padding_mask")})
@@ -259,6 +270,64 @@ def test_refusals_in(tmp_path):
     sigmoid = keras_hub.models.BertTextClassifier(task.backbone, 3, activation="sigmoid")
     with pytest.raises(ValueError, match="activation='sigmoid'"):
         zkh.read_keras_hub(sigmoid)
+    # Tokenizer settings the zoo's keras_hub flavor does not reproduce.
+    injecting = keras_hub.models.BertTokenizer(
+        vocabulary=VOCABULARY, lowercase=True, special_tokens_in_strings=True
+    )
+    with pytest.raises(ValueError, match="special_tokens_in_strings=True"):
+        zkh.read_keras_hub(task.backbone, tokenizer=injecting)
+    presplit = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY, split=False)
+    with pytest.raises(ValueError, match="split=False"):
+        zkh.read_keras_hub(task.backbone, tokenizer=presplit)
+    # A preset's tokenizer.json setting must be a JSON boolean.
+    task.save_to_preset(str(tmp_path / "typed"))
+    path = tmp_path / "typed" / "tokenizer.json"
+    record = json.loads(path.read_text())
+    record["config"]["split_on_cjk"] = "false"
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="split_on_cjk='false'"):
+        zkh.read_keras_hub(tmp_path / "typed")
+
+
+@pytest.mark.parametrize(
+    "lowercase, strip, cjk", [(True, False, True), (True, True, False)]
+)
+def test_keras_hub_tokenizer_settings_round_trip(lowercase, strip, cjk, tmp_path):
+    """keras-hub's tokenizer settings in, a zoo model directory, and out
+    again: the preset's tokenizer has the same settings and ids."""
+    task = keras_hub_classifier("bert")
+    task.preprocessor.tokenizer = keras_hub.models.BertTokenizer(
+        vocabulary=VOCABULARY, lowercase=lowercase, strip_accents=strip, split_on_cjk=cjk
+    )
+    imported = zkh.read_keras_hub(task, labels=LABELS)
+    tokenizer = imported.tokenizer
+    assert (
+        tokenizer.flavor,
+        tokenizer.lowercase,
+        tokenizer.strip_accents,
+        tokenizer.cjk,
+    ) == (
+        "keras_hub",
+        lowercase,
+        strip,
+        cjk,
+    )
+    zkh.save_imported(imported, tmp_path / "model")
+    model = zoo.TextClassifier.from_checkpoint(tmp_path / "model")
+    config = model.preprocessor.tokenizer.get_config()
+    assert {**config, "name": None} == {**tokenizer.get_config(), "name": None}
+    exported = zkh.save_keras_hub_preset(model, tmp_path / "preset")
+    back = keras_hub.models.BertTextClassifier.from_preset(str(tmp_path / "preset"))
+    if not cjk:
+        # keras-hub's tokenizer.json has no split_on_cjk: not written.
+        assert back.preprocessor is None
+        assert any("split_on_cjk" in note for note in exported.notes)
+        return
+    kh = back.preprocessor.tokenizer
+    assert (kh.lowercase, kh.strip_accents, kh.split_on_cjk) == (lowercase, strip, cjk)
+    texts = ["Ｔｈｅ café, 中文 wo\u200brd!", "The bank's SHARES."]
+    graph = tf.function(kh, input_signature=[tf.TensorSpec([None], tf.string)])
+    assert graph(tf.constant(texts)).to_list() == tokenizer.tokenize(texts).to_list()
 
 
 # --- names and the optional dependency ---------------------------------------
@@ -496,6 +565,59 @@ def test_real_vocabulary_bbc_parity(minilm_vocabulary, bbc_test_texts, tmp_path)
     theirs = task.predict(texts, batch_size=32, verbose=0)
     assert np.abs(ours - theirs).max() <= TOLERANCE
     assert np.ptp(theirs, axis=0).min() > 0.05  # outputs vary from article to article
+
+
+def probabilities(logits):
+    return keras.ops.softmax(np.asarray(logits, "float32")).numpy()
+
+
+@pytest.mark.assets
+def test_real_vocabulary_probes_parity(minilm_vocabulary, tmp_path):
+    """A BertTextClassifier with keras-hub's default uncased tokenizer
+    (lowercase, accents kept), converted with `zoo convert`, answers every
+    multilingual probe (zoo.text.probes.ALL: accents, CJK, NFKC, controls,
+    long words) as keras-hub's own predict does; the same model fed by the
+    BERT-flavored tokenizer (the conversion's former rule: accents stripped
+    when lowercasing) does not."""
+    from zoo.text import probes
+    from zoo.text.tokenizer import WordPieceTokenizer, tokenize_texts
+
+    texts = list(probes.ALL)
+    task = keras_hub_classifier(
+        "bert", vocabulary=minilm_vocabulary, num_classes=5, length=128, positions=128
+    )
+    # A head that reads the pooled output's main directions of variation
+    # over the probes (random weights leave one class ahead on every text),
+    # so that labels follow the text and a changed token can change one.
+    inputs = task.preprocessor(texts)
+    pooled = np.asarray(task.backbone(inputs)["pooled_output"], "float64")
+    mean = pooled.mean(0)
+    _, scales, directions = np.linalg.svd(pooled - mean, full_matrices=False)
+    kernel = directions[:5].T / scales[:5] * 8
+    task.output_dense.kernel.assign(kernel.astype("float32"))
+    task.output_dense.bias.assign((-mean @ kernel).astype("float32"))
+    task.save_to_preset(str(tmp_path / "preset"))
+    assert (
+        zoo_main(["convert", str(tmp_path / "preset"), "--out", str(tmp_path / "m")]) == 0
+    )
+    text = zoo.TextClassifier.from_checkpoint(tmp_path / "m")
+    assert text.preprocessor.tokenizer.flavor == "keras_hub"
+    theirs = probabilities(task.predict(texts, batch_size=16, verbose=0))
+    ours = np.asarray(text.predict(texts))
+    after = np.abs(ours - theirs).max()
+    bert = WordPieceTokenizer(minilm_vocabulary, lowercase=True)
+    before_ids = tokenize_texts(bert, texts, 128)
+    before = probabilities(text(before_ids)["logits"])
+    agree_before = (before.argmax(1) == theirs.argmax(1)).sum()
+    print(
+        f"probes ({len(texts)}): keras_hub flavor {(ours.argmax(1) == theirs.argmax(1)).sum()}"
+        f"/{len(texts)} labels, max |dp| {after:.2e}; bert flavor {agree_before}/"
+        f"{len(texts)} labels, max |dp| {np.abs(before - theirs).max():.2e}"
+    )
+    assert after <= TOLERANCE
+    assert (ours.argmax(1) == theirs.argmax(1)).all()
+    assert np.abs(before - theirs).max() > 100 * TOLERANCE and agree_before < len(texts)
+    assert np.ptp(theirs, axis=0).min() > 0.02  # outputs vary from probe to probe
 
 
 @pytest.mark.assets

@@ -38,17 +38,18 @@ encoder, whose keras-hub task reads the pooler; a hidden layer on a pooled
 head; token, QA and regression heads) have no keras-hub task: the backbone
 and preprocessor are written and the notes say the head was not.
 
-Tokenizers: keras-hub's WordPiece tokenizer and the zoo's (HF
-`BertTokenizerFast`'s ids) agree on plain text (every BBC News text); they
-differ where keras-hub's normalizer does: NFKC case folding (ligatures,
-full-width letters, superscripts, "ß"), control and format characters
-(split there; the zoo deletes them), U+FFFD and private-use characters
-(kept), and accents: keras-hub's uncased `BertTokenizer` keeps them
-(`strip_accents=False`) where BERT, HF and the zoo strip them when
-lowercasing. The zoo's model directories record `lowercase` only (accents
-follow it), so an import keeps the zoo's rule and notes the difference; an
-export writes `strip_accents` equal to `lowercase`, so keras-hub tokenizes
-accents as the zoo did. ALBERT's keras-hub tokenizer is SentencePiece: its
+Tokenizers: an import builds the zoo's `WordPieceTokenizer` with
+`flavor="keras_hub"` and the keras-hub tokenizer's own `lowercase`,
+`strip_accents` and `split_on_cjk`: it runs keras-hub's split, case folding
+and byte word limit with the same tensorflow-text ops, so the converted
+model gets keras-hub's ids on every text. Settings it cannot reproduce are
+refused by name (`split=False`, `special_tokens_in_strings=True`, another
+suffix than "##"). An export writes a keras_hub-flavored tokenizer's
+settings as they are (the round trip is exact); a BERT-flavored one (HF's
+ids) is written as keras-hub's tokenizer with `strip_accents` equal to
+`lowercase`, which still differs from it where keras-hub's rule does
+(NFKC case folding, control and format characters, non-ASCII spaces, the
+word limit in bytes; docs/keras_hub.md). ALBERT's keras-hub tokenizer is SentencePiece: its
 weights and head convert, but model directories, exports and the CLI take a
 WordPiece vocab.txt, so `save_imported` refuses it (the library's
 `zoo.text.sentencepiece_tokenizer` is for Python use).
@@ -447,14 +448,25 @@ def _tokenizer_from(tokenizer, vocabulary_size, where, notes, lowercase=None):
         "lowercase": bool(tokenizer.lowercase),
         "strip_accents": bool(tokenizer.strip_accents),
         "split": bool(tokenizer.split),
+        "split_on_cjk": bool(getattr(tokenizer, "split_on_cjk", True)),
         "special_tokens_in_strings": bool(tokenizer.special_tokens_in_strings),
         "oov_token": tokenizer.oov_token,
     }
+    # The zoo's keras_hub flavor runs keras-hub's own split (the same
+    # tensorflow-text ops); these settings it does not reproduce are refused
+    # by name rather than converted into a model that tokenizes otherwise.
     if tokenizer.suffix_indicator != "##" or not tokenizer.split:
         raise ValueError(
             f"{where}: {name} with suffix_indicator={tokenizer.suffix_indicator!r}, "
             f"split={tokenizer.split}; the zoo's WordPiece takes BERT's '##' pieces of "
-            "whitespace-and-punctuation-split words."
+            "words it splits itself (split=True)."
+        )
+    if settings["special_tokens_in_strings"]:
+        raise ValueError(
+            f"{where}: {name} has special_tokens_in_strings=True (a '[SEP]' typed in text "
+            "becomes the separator id); the zoo's tokenizers always tokenize typed special "
+            "tokens as text, so text holding them would get other ids. Set "
+            "special_tokens_in_strings=False on the keras-hub tokenizer to convert it."
         )
     if len(vocabulary) != vocabulary_size:
         raise ValueError(
@@ -467,20 +479,15 @@ def _tokenizer_from(tokenizer, vocabulary_size, where, notes, lowercase=None):
         notes.append(
             f"lowercase={lowercase} overrides {name}'s lowercase={settings['lowercase']}."
         )
-    if settings["strip_accents"] != lowercase:
-        notes.append(
-            f"{name} has lowercase={settings['lowercase']}, "
-            f"strip_accents={settings['strip_accents']}; the zoo's tokenizer strips accents "
-            f"exactly when it lowercases (BERT's and HF's rule), so text with accented "
-            "letters tokenizes differently (docs/keras_hub.md)."
-        )
-    if settings["special_tokens_in_strings"]:
-        notes.append(
-            f"{name} maps special tokens typed in text ('[SEP]') to their ids; the zoo "
-            "tokenizes them as text."
-        )
     return (
-        WordPieceTokenizer(vocabulary, lowercase=lowercase, unk_token=tokenizer.oov_token),
+        WordPieceTokenizer(
+            vocabulary,
+            lowercase=bool(lowercase),
+            strip_accents=settings["strip_accents"],
+            flavor="keras_hub",
+            cjk=settings["split_on_cjk"],
+            unk_token=tokenizer.oov_token,
+        ),
         settings,
     )
 
@@ -547,7 +554,13 @@ def _check_preset(path):
         args = tokenizer.get("config") or {}
         if not isinstance(args, dict):
             raise ValueError(f"{where}: config is {type(args).__name__}, not an object.")
-        for key in ("lowercase", "strip_accents"):
+        for key in (
+            "lowercase",
+            "strip_accents",
+            "split",
+            "split_on_cjk",
+            "special_tokens_in_strings",
+        ):
             read_bool(args, key, where, None)
         vocabulary = args.get("vocabulary")
         if vocabulary is not None:
@@ -805,9 +818,29 @@ def _preprocessor_for(family, tokenizer, sequence_length, kh, notes):
             "[CLS] [SEP] [PAD] [MASK]; this vocabulary uses others."
         )
         return None
-    strip = (
-        tokenizer.lowercase if tokenizer.strip_accents is None else tokenizer.strip_accents
-    )
+    if not tokenizer.cjk:
+        notes.append(
+            "tokenizer not written: it keeps CJK ideographs inside words (cjk=False), and "
+            "keras-hub's tokenizer.json cannot say so (its WordPieceTokenizer.get_config "
+            "leaves split_on_cjk out), so from_preset would split them; give the task a "
+            "preprocessor with split_on_cjk=False yourself."
+        )
+        return None
+    if tokenizer.flavor == "keras_hub":
+        # keras-hub's own rule: its settings, written as they are, tokenize
+        # as this tokenizer does (the same tensorflow-text ops).
+        strip = tokenizer.strip_accents
+        if tokenizer.max_chars_per_word != 100:
+            notes.append(
+                f"the tokenizer limits words at {tokenizer.max_chars_per_word} UTF-8 bytes; "
+                "keras-hub's at 100 (it has no setting for it), so longer or shorter words "
+                "near the limit tokenize differently there."
+            )
+    else:
+        # BERT's rule, written as near as keras-hub comes: accents stripped
+        # exactly when lowercasing (keras-hub's default keeps them). What
+        # keras-hub still does otherwise is in docs/keras_hub.md.
+        strip = tokenizer._strip_accents  # noqa: SLF001 - BERT's rule, resolved
     tokenizer_class, preprocessor_class = {
         "bert": (kh.models.BertTokenizer, kh.models.BertTextClassifierPreprocessor),
         "distilbert": (
@@ -818,7 +851,6 @@ def _preprocessor_for(family, tokenizer, sequence_length, kh, notes):
     kh_tokenizer = tokenizer_class(
         vocabulary=tokenizer.vocabulary,
         lowercase=bool(tokenizer.lowercase),
-        # The zoo's rule, written out: keras-hub's default keeps accents.
         strip_accents=bool(strip),
         oov_token=tokenizer.unk_token,
     )

@@ -37,8 +37,11 @@ def from_keras_hub(source, *, labels=None, tokenizer=None, lowercase=None):
             given without one.
         lowercase: override the tokenizer's casing.
 
-    What differs from keras-hub (tokenization of accented and
-    compatibility characters; docs/keras_hub.md) is issued as a warning.
+    The tokenizer is keras-hub's rule (`WordPieceTokenizer(flavor=
+    "keras_hub")` with the keras-hub tokenizer's settings), so `predict`
+    gives keras-hub's answers on any text; a setting it cannot reproduce
+    is refused by name. The conversion's notes (an overridden casing, a
+    length cut to the backbone's) are issued as warnings.
     ALBERT's keras-hub tokenizer is SentencePiece, which zoo text models do
     not take: use `zoo.checkpoints.keras_hub.read_keras_hub` for its weights.
     """
