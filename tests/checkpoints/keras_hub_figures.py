@@ -12,6 +12,8 @@ mechanics):
    SavedModel. Every artifact runs the BBC test split (426 texts) against
    keras-hub's own `predict`: max |diff| of probabilities, argmax agreement
    (MediaPipe's TextClassifier from .venv-mediapipe for mediapipe.tflite).
+   The converted model also runs the multilingual probes (zoo.text.probes),
+   with its own tokenizer (keras-hub's rule) and with BERT's rule.
 2. keras-hub out: `zoo distill` makes a 1-layer student of the converted
    DistilBERT classifier, `zoo convert --to keras-hub` writes it as a preset,
    and keras-hub's `DistilBertTextClassifier.from_preset` runs it: max |diff|
@@ -165,6 +167,28 @@ def saved_model_probabilities(base, texts):
     return np.concatenate(rows)
 
 
+def probe_figures(model, text):
+    """keras-hub's predict against the converted zoo model on the
+    multilingual probes (zoo.text.probes.ALL), with the tokenizer the
+    conversion builds (keras-hub's rule) and with BERT's rule (HF's ids,
+    accents stripped when lowercasing) on the same weights."""
+    import numpy as np
+
+    from zoo.text import probes
+    from zoo.text.tokenizer import WordPieceTokenizer, tokenize_texts
+
+    texts = list(probes.ALL)
+    reference = softmax(model.predict(texts, batch_size=32, verbose=0))
+    bert = WordPieceTokenizer(text.tokenizer.vocabulary, lowercase=text.tokenizer.lowercase)
+    bert_logits = text(tokenize_texts(bert, texts, LENGTH))["logits"].numpy()
+    return {
+        "texts": len(texts),
+        "tokenizer_flavor": text.tokenizer.flavor,
+        "zoo": compare(reference, np.asarray(text.predict(texts))),
+        "bert_rule": compare(reference, softmax(bert_logits)),
+    }
+
+
 def keras_hub_in(kind, out, split, names, steps, vocab):
     import numpy as np
 
@@ -197,6 +221,7 @@ def keras_hub_in(kind, out, split, names, steps, vocab):
             **compare(reference, softmax(logits)),
         },
     }
+    figures["probes"] = probe_figures(model, text)
     tokenizer = text.tokenizer
     for mode in ("float32", "dynamic_int8"):
         artifact = out / f"{kind}_tflite_{mode}"
