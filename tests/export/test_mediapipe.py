@@ -9,6 +9,7 @@ import io
 import json
 import os
 import pathlib
+import subprocess
 import zipfile
 
 import flatbuffers
@@ -24,6 +25,7 @@ from export.tflite import export_tflite
 from export.validate import format_report, mediapipe_probes, mediapipe_probes_line
 from tests.export.conftest import TINY_LABELS, VOCABULARY, sentences
 from zoo.text import probes
+from zoo.text.tokenizer import tokenize_texts
 
 # Every test reads one validated two-length int8 export (over a minute on 2
 # cores): `make test` runs them, `make test-quick` does not.
@@ -264,3 +266,77 @@ def test_mediapipe_probes_say_why_they_did_not_run(artifact, tiny_tokenizer, mon
         artifact, meta, tiny_tokenizer, python=pathlib.Path("/bin/false")
     )
     assert not record["ran"] and "exited 1" in record["reason"]
+
+
+def _echo_classifier(length, path, vocabulary=VOCABULARY):
+    """A MediaPipe file whose `probabilities` are its own inputs (token ids,
+    segment ids, mask; floats, exact below 2**24): MediaPipe's scores on it
+    are the ids its tokenizer produced."""
+    import tensorflow as tf  # the converter, for this one test only
+
+    class Echo(tf.Module):
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([1, length], tf.int32, name=n)
+                for n in ("token_ids", "segment_ids", "padding_mask")
+            ]
+        )
+        def serve(self, token_ids, segment_ids, padding_mask):
+            ids = tf.concat([token_ids, segment_ids, padding_mask], axis=1)
+            return {"probabilities": tf.cast(ids, tf.float32)}
+
+    module = Echo()
+    key = f"serving_L{length}"
+    tf.saved_model.save(module, str(path / "echo"), signatures={key: module.serve})
+    converter = tf.lite.TFLiteConverter.from_saved_model(
+        str(path / "echo"), signature_keys=[key]
+    )
+    labels = [f"{kind}{i}" for kind in ("id", "seg", "mask") for i in range(length)]
+    data = mediapipe.mediapipe_classifier(
+        converter.convert(), key, vocabulary, labels, lowercase=True
+    )
+    (path / "echo.tflite").write_bytes(data)
+    return path / "echo.tflite"
+
+
+def test_other_ids_count_the_sentences_mediapipe_tokenizes_differently(
+    artifact, tiny_tokenizer, tmp_path
+):
+    """`other_ids` (probabilities apart by more than float rounding) is, per
+    group, the number of probe sentences whose ids MediaPipe's tokenizer
+    makes differently from the zoo tokenizer, read back through an echo
+    model with the same metadata."""
+    python = mediapipe.mediapipe_python()
+    if python is None:
+        if os.environ.get("CI"):
+            pytest.fail("MediaPipe's venv is missing in CI; run `make mediapipe-venv`")
+        pytest.skip("no MediaPipe venv: `make mediapipe-venv`")
+    record = json.loads((artifact / "validation.json").read_text())["mediapipe_probes"]
+    length = record["sequence_length"]
+    echo = _echo_classifier(length, tmp_path)
+    (tmp_path / "texts.json").write_text(json.dumps(list(probes.ALL)))
+    out = tmp_path / "out.json"
+    subprocess.run(
+        [
+            str(python),
+            "-c",
+            mediapipe.CLASSIFY,
+            str(echo),
+            str(tmp_path / "texts.json"),
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    scores = np.asarray(json.loads(out.read_text())["scores"])
+    theirs = np.rint(scores).astype(np.int64).reshape(len(probes.ALL), 3, length)
+    ids = tokenize_texts(tiny_tokenizer, list(probes.ALL), length)
+    ours = np.stack([ids[k] for k in ("token_ids", "segment_ids", "padding_mask")], axis=1)
+    differ = (theirs != ours).any(axis=(1, 2))
+    start = 0
+    for name, group in probes.GROUPS.items():
+        counted = int(differ[start : start + len(group)].sum())
+        assert record["groups"][name]["other_ids"] == counted, (name, counted)
+        start += len(group)
+    assert record["other_ids"] == int(differ.sum())
