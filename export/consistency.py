@@ -51,6 +51,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 from export import manifest as mf
 from export.mediapipe import LABELS_FILE, VOCABULARY_FILE, AlignedBuffer
 from zoo.models import INPUT_NAMES
+from zoo.text.tokenizer_record import is_byte_pair
 
 try:
     from ai_edge_litert import schema_py_generated as tfl
@@ -60,7 +61,16 @@ except ImportError:  # the converter ships the same generated schema
 RECORD_NAME = "bert_zoo_record"
 RECORD_COLLECTION = "bert_zoo_record"
 RECORD_FORMAT = "bert-zoo-artifact-record"
-RECORD_FIELDS = ("task", "labels", "vocabulary_size", "vocabulary_sha256", "lowercase")
+# `tokenization` is absent from records and metadata written before the
+# description existed: both read as None, and agree.
+RECORD_FIELDS = (
+    "task",
+    "labels",
+    "vocabulary_size",
+    "vocabulary_sha256",
+    "lowercase",
+    "tokenization",
+)
 _MODEL_IDENTIFIER = b"TFL3"
 # The largest vocab.txt / labels.txt read out of a MediaPipe file's zip.
 _MAX_ASSOCIATED = 64 << 20
@@ -82,7 +92,7 @@ _BUILTIN_NAMES = {
 def artifact_record(meta) -> dict:
     """The record an exporter embeds in the model file: the metadata fields
     a disagreement in which would give silently wrong answers."""
-    return {"format": RECORD_FORMAT, **{k: meta[k] for k in RECORD_FIELDS}}
+    return {"format": RECORD_FORMAT, **{k: meta.get(k) for k in RECORD_FIELDS}}
 
 
 def _refuse(directory, field, problem):
@@ -465,7 +475,7 @@ def _check_token_rows(directory, file, rows, meta):
 def _check_associated_files(directory, file, associated, meta):
     """The vocab.txt and labels.txt a MediaPipe file carries (what MediaPipe
     tokenizes with and names its answers by) against the artifact's."""
-    if mf.is_byte_pair(meta):
+    if is_byte_pair(meta):
         if associated:
             _refuse(
                 directory,
@@ -693,7 +703,7 @@ def _check_assets(directory, meta):
             )
     if (assets / mf.VOCABULARY).is_file():
         graph_vocabulary = (assets / mf.VOCABULARY).read_text(encoding="utf-8").splitlines()
-        if mf.is_byte_pair(meta):  # the tokens' names, against vocab.json
+        if is_byte_pair(meta):  # the tokens' names, against vocab.json
             own, file = mf.artifact_tokenizer(directory, meta).vocabulary, "vocab.json"
         else:
             own = (directory / mf.VOCABULARY).read_text(encoding="utf-8").splitlines()

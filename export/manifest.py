@@ -28,15 +28,23 @@ import pathlib
 import re
 import time
 
-from zoo.checkpoints.model_dir import BYTE_PAIR, merges_sha256
 from zoo.models import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES, TASKS, input_contract, task_of
-from zoo.text.byte_pair_tokenizer import BytePairTokenizer
+from zoo.text import description as td
 from zoo.text.tokenizer import (
-    WordPieceTokenizer,
     read_vocabulary,
     vocabulary_casing_problem,
     vocabulary_sha256,
     vocabulary_text,
+)
+from zoo.text.tokenizer_record import (
+    BYTE_PAIR,
+    BYTE_PAIR_FILES,
+    build_tokenizer,
+    is_byte_pair,
+    merges_sha256,
+    record_fields,
+    recorded_description,
+    tokenizer_files,
 )
 from zoo.utils.atomic import atomic_file
 from zoo.utils.file_record import (
@@ -51,9 +59,10 @@ from zoo.utils.provenance import versions
 MANIFEST = "manifest.json"
 METADATA = "metadata.json"
 VOCABULARY = "vocab.txt"
-# A byte-level BPE (RoBERTa) artifact's tokenizer files, in place of vocab.txt;
-# metadata.json then says "tokenizer": "byte_pair" and records merges_sha256.
-BYTE_PAIR_FILES = ("vocab.json", "merges.txt")
+# A byte-level BPE (RoBERTa) artifact's tokenizer files (BYTE_PAIR_FILES) are
+# in place of vocab.txt; metadata.json then says "tokenizer": "byte_pair" and
+# records merges_sha256 (zoo.text.tokenizer_record, shared with model
+# directories).
 MANIFEST_FORMAT = "zoo-export-manifest"
 METADATA_FORMAT = "zoo-export"
 FORMAT_VERSION = 1  # manifest.json
@@ -73,26 +82,57 @@ class ManifestError(ValueError):
     """An artifact's files do not match its manifest.json (or it has none)."""
 
 
-def is_byte_pair(meta) -> bool:
-    """Whether an artifact's metadata.json describes a byte-level BPE tokenizer."""
-    return meta.get("tokenizer") == BYTE_PAIR
+# Tokenizers rebuilt from artifacts, by what defines them: the directory,
+# the recorded vocabulary and merges hashes (which read_metadata checked
+# against the files) and the description. Opening an artifact, predicting
+# with it and validating it build its tokenizer once.
+_TOKENIZERS = {}
+_TOKENIZERS_KEPT = 8
 
 
-def write_tokenizer_files(directory, tokenizer):
-    """vocab.txt, or a BytePairTokenizer's vocab.json + merges.txt, into
-    `directory` (an artifact's temporary directory)."""
-    if isinstance(tokenizer, BytePairTokenizer):
-        tokenizer.write_files(directory)
-    else:
-        write_vocabulary(directory, tokenizer.vocabulary)
-
-
-def artifact_tokenizer(directory, meta):
-    """The tokenizer an artifact's files and metadata.json describe."""
+def artifact_tokenizer(directory, meta, given=None):
+    """The tokenizer an artifact's files and metadata.json describe, built
+    once per artifact; `given` (a caller's own tokenizer) instead, if it
+    has the artifact's vocabulary and tokenization description."""
     directory = pathlib.Path(directory)
-    if is_byte_pair(meta):
-        return BytePairTokenizer(directory / "vocab.json", directory / "merges.txt")
-    return WordPieceTokenizer(str(directory / VOCABULARY), lowercase=meta["lowercase"])
+    desc = recorded_description(meta, directory / METADATA)
+    if given is not None:
+        if vocabulary_sha256(given.vocabulary) != meta["vocabulary_sha256"]:
+            raise ValueError(
+                f"{directory}: the tokenizer's vocabulary is not the one the artifact was "
+                "exported with (sha256 differs from metadata.json); pass the model's own "
+                "tokenizer."
+            )
+        if td.check(given.description) != desc:
+            raise ValueError(
+                f"{directory}: the tokenizer tokenizes as {td.summary(given.description)}, the "
+                f"artifact as {td.summary(desc)} (metadata.json tokenization); pass the "
+                "model's own tokenizer, or none."
+            )
+        return given
+    # The files' identity too: a file replaced after the first open is read
+    # again (and checked again by read_metadata's callers).
+    files = []
+    for name in tokenizer_files(meta):
+        try:
+            st = (directory / name).stat()
+        except OSError:
+            st = None
+        files.append(None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns))
+    key = (
+        str(directory.resolve()),
+        meta["vocabulary_sha256"],
+        meta.get("merges_sha256"),
+        json.dumps(desc, sort_keys=True),
+        tuple(files),
+    )
+    tokenizer = _TOKENIZERS.get(key)
+    if tokenizer is None:
+        tokenizer = build_tokenizer(directory, desc)
+        while len(_TOKENIZERS) >= _TOKENIZERS_KEPT:
+            _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
+        _TOKENIZERS[key] = tokenizer
+    return tokenizer
 
 
 def write_vocabulary(directory, tokens) -> pathlib.Path:
@@ -226,6 +266,10 @@ def read_metadata(directory) -> dict:
         )
     if version < 2:
         meta["task"] = _VERSION_1_TASKS.get(meta.get("task"), meta.get("task"))
+    if meta.get("kind") == "tpu_saved_model" and isinstance(meta.get("tokenization"), str):
+        # A TPU SavedModel written before the tokenization description named
+        # its host-side tokenizer in `tokenization`, now `host_tokenization`.
+        meta["host_tokenization"] = meta.pop("tokenization")
     graph = (directory / "saved_model.pb").is_file()
     if (meta.get("kind") == "tflite" and graph) or (
         meta.get("kind") in ("saved_model", "tpu_saved_model") and not graph
@@ -271,10 +315,12 @@ KNOWN_FIELDS = frozenset(
         "validation_profile", "validated",
         # .tflite
         "quantization", "inputs", "outputs", "representative_texts", "files",
-        "mediapipe",
+        "mediapipe", "tokenizer_runtimes",
         # SavedModel and TPU SavedModel
         "name", "version", "signatures", "latency_signature", "assets",
         "batch_size", "compute_dtype", "serving_default", "function_aliases", "xla",
+        "host_tokenization",
+        # every kind: the tokenization description (zoo.text.description)
         "tokenization",
     }
 )  # fmt: skip
@@ -359,6 +405,10 @@ def check_metadata_fields(meta, path):
         "tokenizer",
         f"{BYTE_PAIR!r} (vocab.json + merges.txt) or absent (WordPiece vocab.txt)",
     )
+    try:
+        recorded_description(meta, path)
+    except td.DescriptionError as e:
+        raise MetadataError(f"{e}. Re-export the artifact with `zoo export`.") from None
     need(
         is_int(meta.get("vocabulary_size"), 1)
         and meta["vocabulary_size"] <= MAX_VOCABULARY_SIZE,
@@ -441,6 +491,18 @@ def check_metadata_fields(meta, path):
             ),
             "signatures",
             f"the SavedModel's signatures, each sequence_length null or in {span}",
+        )
+    runtimes = meta.get("tokenizer_runtimes")
+    if "tokenizer_runtimes" in meta:
+        need(
+            isinstance(runtimes, dict)
+            and set(runtimes) <= {"zoo", "android_app"}
+            and all(
+                isinstance(v, str) and (v == "exact" or v.startswith("refused: "))
+                for v in runtimes.values()
+            ),
+            "tokenizer_runtimes",
+            "{runtime: 'exact' or 'refused: why'} for zoo and android_app",
         )
     contract = meta.get("input_contract")
     if contract is not None:
@@ -594,7 +656,8 @@ def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
     """The fields every artifact's metadata.json shares."""
     encoder = getattr(model, "encoder", model)
     tokens = tokenizer.vocabulary
-    byte_pair = isinstance(tokenizer, BytePairTokenizer)
+    fields = record_fields(tokenizer)
+    byte_pair = is_byte_pair(fields)
     problem = None if byte_pair else vocabulary_casing_problem(tokens, tokenizer.lowercase)
     if problem:
         raise ValueError(
@@ -607,19 +670,14 @@ def base_metadata(model, tokenizer, *, kind, source=None) -> dict:
         "kind": kind,
         "task": task_of(model),
         "labels": label_names(model),
-        "lowercase": bool(tokenizer.lowercase),
+        # tokenization (the description every runtime implements or
+        # refuses), lowercase, tokenizer, merges_sha256, vocabulary_size/sha256
+        **fields,
         **(
-            {
-                "tokenizer": BYTE_PAIR,
-                "vocabulary_file": "vocab.json",
-                "merges_file": "merges.txt",
-                "merges_sha256": merges_sha256(tokenizer.merges),
-            }
+            {"vocabulary_file": "vocab.json", "merges_file": "merges.txt"}
             if byte_pair
             else {"vocabulary_file": VOCABULARY}
         ),
-        "vocabulary_size": len(tokens),
-        "vocabulary_sha256": vocabulary_sha256(tokens),
         "input_contract": input_contract(model),
         "special_tokens": {
             "cls": int(tokenizer.cls_id),

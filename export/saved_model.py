@@ -61,6 +61,7 @@ from zoo.models import (
     task_of,
     with_dtype_policy,
 )
+from zoo.text.tokenizer_record import is_byte_pair, write_tokenizer_files
 from zoo.utils.atomic import atomic_directory
 
 LABELS_FILE = "labels.txt"
@@ -426,7 +427,7 @@ def _write_text_saved_model(model, tokenizer, sequence_length, meta, tmp):
     )
     archive.write_out(str(tmp), verbose=False)
     shutil.rmtree(assets)  # write_out copied the assets into tmp/assets
-    mf.write_tokenizer_files(tmp, tokenizer)
+    write_tokenizer_files(tmp, tokenizer)
     for signature, outputs in signature_outputs(tmp).items():
         if signature in signatures:
             signatures[signature]["outputs"] = outputs
@@ -579,9 +580,11 @@ def export_tpu_saved_model(
         xla=xla,
         latency_signature=f"serve_ids_L{lengths[0]}",
         validation_profile=f"tpu_{compute_dtype}",
-        tokenization=(
+        # Where the text is tokenized (the TPU graph takes ids); how is
+        # `tokenization`, the description every artifact carries.
+        host_tokenization=(
             "host: BytePairTokenizer(vocab.json, merges.txt) -> pad to a bucket"
-            if mf.is_byte_pair(meta)
+            if is_byte_pair(meta)
             else "host: WordPieceTokenizer(vocab.txt, lowercase) -> pad to a bucket"
         ),
     )
@@ -589,7 +592,7 @@ def export_tpu_saved_model(
     check_serving_base(base_dir, name, version, overwrite=overwrite)
     with atomic_directory(model_dir / str(version), overwrite=overwrite) as tmp:
         archive.write_out(str(tmp), options=options, verbose=False)
-        mf.write_tokenizer_files(tmp, tokenizer)
+        write_tokenizer_files(tmp, tokenizer)
         mf.write_json(tmp / mf.METADATA, meta)
         validate_new_artifact(
             tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded

@@ -82,7 +82,9 @@ from export.consistency import artifact_record, embed_tflite_record
 from export.runtime import MODEL_FILE
 from export.validate import validate_new_artifact
 from zoo.models import INPUT_NAMES, task_of
+from zoo.text import description as td
 from zoo.text.tokenizer import WordPieceTokenizer, tokenize_texts
+from zoo.text.tokenizer_record import is_byte_pair, write_tokenizer_files
 from zoo.utils.atomic import atomic_directory, atomic_file
 from zoo.utils.native_log import filtered_stderr
 
@@ -568,6 +570,9 @@ def _metadata(model, tokenizer, source_dir, quantize, lengths, calibration_texts
         inputs={n: "int32 [1, L]" for n in INPUT_NAMES},
         outputs=_output_names(task_of(model)),
         representative_texts=None if calibration_texts is None else len(calibration_texts),
+        # Which runtimes tokenize as the model's source did; the app refuses
+        # the others by name when it opens the file.
+        tokenizer_runtimes=td.runtimes(meta["tokenization"]),
     )
     return meta
 
@@ -590,7 +595,7 @@ def _tflite_files(model, tokenizer, meta, quantize, representative, texts, text_
             _file_info(content, signatures, lengths, "ids", "LiteRT built-in ops only"),
         )
     }
-    byte_pair = mf.is_byte_pair(meta)
+    byte_pair = is_byte_pair(meta)
     if task == "classify" and tokenizer.lowercase and not byte_pair:
         files[mediapipe.FILE] = _mediapipe_file(
             model, tokenizer, content, signatures, lengths
@@ -674,7 +679,7 @@ def _write_artifact(tmp, files, meta, tokenizer):
         with atomic_file(tmp / file) as f:
             f.write(data)
     meta["files"] = {file: info for file, (_, info) in files.items()}
-    mf.write_tokenizer_files(tmp, tokenizer)
+    write_tokenizer_files(tmp, tokenizer)
     mf.write_json(tmp / mf.METADATA, meta)
 
 

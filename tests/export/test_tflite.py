@@ -394,3 +394,44 @@ def test_calibrated_modes_quantize_what_they_claim(
     )
     scale = float(np.abs(keras_logits).max())
     assert np.abs(got - keras_logits).max() <= 0.1 * scale, (got[:3], keras_logits[:3])
+
+
+def test_metadata_carries_the_tokenization_and_its_runtimes(artifact, tiny_tokenizer):
+    """metadata.json holds the tokenizer's description (typed on read), the
+    runtimes that implement it, and the tokenizer rebuilt from it is built
+    once per artifact and tokenizes as the model's own."""
+    from zoo.text import description as td
+
+    meta = mf.read_metadata(artifact)
+    assert meta["tokenization"] == td.check(tiny_tokenizer.description)
+    assert meta["tokenizer_runtimes"] == {"zoo": "exact", "android_app": "exact"}
+    first = mf.artifact_tokenizer(artifact, meta)
+    assert mf.artifact_tokenizer(artifact, mf.read_metadata(artifact)) is first
+    text = "Héllo wörld, ﬁne"
+    assert first.tokenize(text).to_list() == tiny_tokenizer.tokenize(text).to_list()
+    other = td.wordpiece(lowercase=True, strip_accents=False)
+    with pytest.raises(ValueError, match="tokenizes as"):
+        mf.artifact_tokenizer(
+            artifact, meta, given=type(first).from_description(first.vocabulary, other)
+        )
+
+
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda t: t["model"].update(max_word=10**9), "tokenization.model.max_word"),
+        (
+            lambda t: t["normalizer"].append({"type": "rot13"}),
+            "tokenization.normalizer[4].type",
+        ),
+        (lambda t: t["model"].update(type="BPE"), "`tokenizer`"),
+        (lambda t: t["normalizer"].remove({"type": "lowercase"}), "`lowercase`"),
+        (lambda t: t.update(version="1"), "tokenization.version"),
+    ],
+)
+def test_an_edited_tokenization_is_refused_by_name(artifact, edit, field):
+    meta = json.loads((artifact / mf.METADATA).read_text())
+    edit(meta["tokenization"])
+    with pytest.raises(mf.MetadataError) as e:
+        mf.check_metadata_fields(meta, artifact / mf.METADATA)
+    assert field in str(e.value)

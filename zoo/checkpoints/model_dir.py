@@ -5,8 +5,9 @@
     DIR/vocab.txt         the WordPiece vocabulary, or for a RoBERTa model
     DIR/vocab.json,       its byte-level BPE (`zoo_model.json` says
     DIR/merges.txt        "tokenizer": "byte_pair" and records merges_sha256)
-    DIR/zoo_model.json    format version, model class, encoder config,
-                          tokenizer settings, labels, provenance, and `files`:
+    DIR/zoo_model.json    format version, model class, encoder config, the
+                          tokenization description (`tokenization`, see
+                          zoo.text.description), labels, provenance, and `files`:
                           the size and sha256 of every other file in DIR
     DIR/.zoo-output       the marker of a directory the project wrote
 
@@ -24,7 +25,6 @@ record existed (format version 1) get the second check only.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import pathlib
 import warnings
@@ -39,13 +39,22 @@ from zoo.configs import EncoderConfig
 from zoo.models import TASK_MODELS, task_of
 from zoo.models.bert_encoder import ENCODER_CLASSES
 from zoo.models.encoder_task import with_dtype_policy
-from zoo.text.byte_pair_tokenizer import BytePairTokenizer
+from zoo.text import description as td
+from zoo.text.description import DescriptionError
 from zoo.text.tokenizer import (
-    WordPieceTokenizer,
     read_vocabulary,
     vocabulary_casing_problem,
     vocabulary_sha256,
-    vocabulary_text,
+)
+from zoo.text.tokenizer_record import (
+    BYTE_PAIR,
+    build_tokenizer,
+    is_byte_pair,
+    merges_sha256,
+    record_fields,
+    recorded_description,
+    tokenizer_files,
+    write_tokenizer_files,
 )
 from zoo.utils.atomic import atomic_directory
 from zoo.utils.budget import check_memory
@@ -56,10 +65,9 @@ FORMAT = "zoo-model"
 # Version 2 adds `files`, the record of every other file of the directory.
 FORMAT_VERSION = 2
 MANIFEST = "zoo_model.json"
-# `tokenizer` in zoo_model.json: absent for WordPiece (vocab.txt), "byte_pair"
-# for RoBERTa's byte-level BPE (vocab.json + merges.txt).
-BYTE_PAIR = "byte_pair"
-BYTE_PAIR_FILES = ("vocab.json", "merges.txt")
+# The tokenizer's fields (`tokenization`, `lowercase`, `tokenizer`: absent
+# for WordPiece's vocab.txt, BYTE_PAIR for vocab.json + merges.txt) are
+# zoo.text.tokenizer_record's, shared with the artifacts' metadata.json.
 RUN_INFO = "args.json"
 # A classifier's classes, at most: far above any real label set, far below
 # a head that would not fit in memory.
@@ -84,19 +92,6 @@ def is_model_dir(path) -> bool:
     return (pathlib.Path(path) / MANIFEST).is_file()
 
 
-def is_byte_pair(meta) -> bool:
-    """Whether a model directory's zoo_model.json describes a byte-level BPE
-    tokenizer (vocab.json + merges.txt) rather than WordPiece (vocab.txt)."""
-    return meta.get("tokenizer") == BYTE_PAIR
-
-
-def merges_sha256(merges) -> str:
-    """sha256 of the merges (`BytePairTokenizer.merges`: "left right"
-    strings), one a line."""
-    text = "".join(f"{merge}\n" for merge in merges)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def save_model_dir(
     model, directory, tokenizer, *, extra=None, overwrite=True, run_info=None
 ):
@@ -116,23 +111,16 @@ def save_model_dir(
     # overrides) names the class the directory holds: the model is saved as
     # that class, which loads anywhere.
     saved_class = getattr(type(model), "zoo_saved_class", type(model))
-    byte_pair = isinstance(tokenizer, BytePairTokenizer)
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "model_class": saved_class.__name__,
         "encoder_class": type(encoder).__name__,
         "encoder_config": encoder.config.to_dict(),
-        **(
-            {"tokenizer": BYTE_PAIR, "merges_sha256": merges_sha256(tokenizer.merges)}
-            if byte_pair
-            else {}
-        ),
-        "lowercase": bool(tokenizer.lowercase),
-        # Checked on every load: a vocab.txt cut, extended or reordered after
+        # The tokenization description and the vocabulary's size and sha256,
+        # checked on every load: a vocab.txt cut, extended or reordered after
         # saving would otherwise tokenize silently into other ids.
-        "vocabulary_size": len(tokenizer.vocabulary),
-        "vocabulary_sha256": vocabulary_sha256(tokenizer.vocabulary),
+        **record_fields(tokenizer),
         "labels": getattr(model, "labels", None),
         "num_parameters": int(model.count_params()),
         **(extra or {}),
@@ -152,12 +140,7 @@ def save_model_dir(
             model.__class__ = trained_class
             if optimizer is not None:
                 model.optimizer = optimizer
-        if byte_pair:
-            tokenizer.write_files(tmp)  # vocab.json, merges.txt
-        else:
-            (tmp / "vocab.txt").write_text(
-                vocabulary_text(tokenizer.vocabulary), encoding="utf-8"
-            )
+        write_tokenizer_files(tmp, tokenizer)
         if run_info is not None:
             (tmp / RUN_INFO).write_text(json.dumps(run_info, indent=2) + "\n")
         # Last: the record of every file written above.
@@ -214,6 +197,10 @@ def _check_fields(meta, path):
             f"is {meta['tokenizer']!r:.40}; expected {BYTE_PAIR!r} (vocab.json + "
             "merges.txt) or no field (WordPiece, vocab.txt)",
         )
+    try:
+        recorded_description(meta, path)
+    except DescriptionError as e:
+        raise ModelDirError(f"{e}. Re-create the model directory.") from None
     for field in ("model_class", "encoder_class"):
         if field in meta and not isinstance(meta[field], str):
             _refuse(path, field, f"is {meta[field]!r:.60}; expected a class name")
@@ -272,8 +259,7 @@ def read_model_dir_meta(directory) -> dict:
             f"({FORMAT!r} <= {FORMAT_VERSION}); upgrade the package."
         )
     _check_fields(meta, path)
-    tokenizer_files = BYTE_PAIR_FILES if is_byte_pair(meta) else ("vocab.txt",)
-    for name in ("model.keras", *tokenizer_files):
+    for name in ("model.keras", *tokenizer_files(meta)):
         if not (directory / name).is_file():
             raise FileNotFoundError(
                 f"{directory}: zoo model directory is missing {name}; it was not "
@@ -389,6 +375,9 @@ def _check_against_model(directory, meta, model):
         lowercase = getattr(preprocessor.tokenizer, "lowercase", None)
         if lowercase is not None and bool(lowercase) != meta.get("lowercase", True):
             differs("lowercase", meta.get("lowercase", True), bool(lowercase))
+        recorded = recorded_description(meta, path)
+        if td.check(preprocessor.tokenizer.description) != recorded:
+            differs("tokenization", recorded, preprocessor.tokenizer.description)
 
 
 def _check_keras_archive(directory, meta):
@@ -500,13 +489,14 @@ def load_model_dir(directory):
     vocab.txt hold (see the module doc)."""
     directory = pathlib.Path(directory)
     meta = read_model_dir_meta(directory)
+    desc = recorded_description(meta, directory / MANIFEST)
     if is_byte_pair(meta):
-        byte_pair = _byte_pair_tokenizer(directory, meta)
-        tokens = byte_pair.vocabulary
+        tokenizer = _byte_pair_tokenizer(directory, meta, desc)
+        tokens = tokenizer.vocabulary
     else:
-        byte_pair = None
         tokens = read_vocabulary(directory / "vocab.txt")
         _check_vocabulary(directory, meta, tokens)
+        tokenizer = None
     _check_keras_archive(directory, meta)
     with warnings.catch_warnings():
         # Saved without optimizer state (see save_model_dir): nothing to restore.
@@ -541,13 +531,16 @@ def load_model_dir(directory):
             "two models. Re-create it (TextClassifier.save_model_dir)."
         )
     _check_against_model(directory, meta, model)
-    if byte_pair is not None:
-        return model, byte_pair, meta
-    tokenizer = WordPieceTokenizer(tokens, lowercase=meta.get("lowercase", True))
+    if carried is not None:
+        # A text model's own tokenizer, which _check_against_model held to
+        # the record: the one tokenizer of this directory, built once.
+        return model, carried, meta
+    if tokenizer is None:
+        tokenizer = build_tokenizer(directory, desc, tokens)
     return model, tokenizer, meta
 
 
-def _byte_pair_tokenizer(directory, meta):
+def _byte_pair_tokenizer(directory, meta, desc):
     """vocab.json + merges.txt, checked against zoo_model.json like vocab.txt."""
     if meta.get("lowercase", False):
         _refuse(
@@ -555,7 +548,7 @@ def _byte_pair_tokenizer(directory, meta):
             "lowercase",
             "is true for a byte-level BPE tokenizer, which keeps case",
         )
-    tokenizer = BytePairTokenizer(directory / "vocab.json", directory / "merges.txt")
+    tokenizer = build_tokenizer(directory, desc)
     _check_vocabulary(directory, meta, tokenizer.vocabulary, file="vocab.json")
     if meta.get("merges_sha256") != merges_sha256(tokenizer.merges):
         raise ValueError(

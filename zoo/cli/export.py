@@ -252,6 +252,16 @@ def _fail(error):
     return 1
 
 
+def _print_tokenizer_refusals(path):
+    """One line per runtime that refuses the model's tokenizer (metadata.json
+    `tokenizer_runtimes`): the file is written, but that runtime will not
+    run it, and says why when it opens it."""
+    meta = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
+    for runtime, verdict in (meta.get("tokenizer_runtimes") or {}).items():
+        if verdict != "exact":
+            print(f"note: {runtime.replace('_', ' ')}: {verdict}")
+
+
 def run_export(args):
     lengths = _check_format_flags(args)
     check_out_apart(args.out, [("--model", args.model), ("--data", data_path(args.data))])
@@ -305,6 +315,7 @@ def run_export(args):
     report = json.loads((path / "validation.json").read_text(encoding="utf-8"))
     report["artifact"] = str(path)
     print(format_report(report))
+    _print_tokenizer_refusals(path)
     print(f"wrote {path} ({time.time() - t0:.0f} s)")
     if args.format != "tflite":
         _print_serving_files(args.out)
