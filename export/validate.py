@@ -780,7 +780,6 @@ def mediapipe_probes(artifact_dir, meta, tokenizer, python=None):
                 "reason": f"MediaPipe exited {proc.returncode}: " + " | ".join(tail),
             }
         out = json.loads((tmp / "out.json").read_text(encoding="utf-8"))
-    theirs = np.asarray(out["scores"], dtype=np.float64)
     run = load_signature(artifact_dir, file=mediapipe.FILE, meta=meta)
     ids = tokenize_texts(tokenizer, texts, run.sequence_length)
     ours = np.concatenate(
@@ -789,6 +788,15 @@ def mediapipe_probes(artifact_dir, meta, tokenizer, python=None):
             for i in range(len(texts))
         ]
     ).astype(np.float64)
+    rows = out["scores"]
+    if len(rows) != len(texts) or any(len(r) != ours.shape[1] for r in rows):
+        return {
+            "ran": False,
+            "reason": f"MediaPipe returned {len(rows)} results of "
+            f"{sorted({len(r) for r in rows})} scores; expected {len(texts)} of "
+            f"{ours.shape[1]} (one per label)",
+        }
+    theirs = np.asarray(rows, dtype=np.float64)
     difference = np.abs(ours - theirs).max(axis=1)
     same = ours.argmax(axis=1) == theirs.argmax(axis=1)
 

@@ -266,6 +266,13 @@ def test_mediapipe_probes_say_why_they_did_not_run(artifact, tiny_tokenizer, mon
         artifact, meta, tiny_tokenizer, python=pathlib.Path("/bin/false")
     )
     assert not record["ran"] and "exited 1" in record["reason"]
+    # One that answers with the wrong number of scores: said, not compared.
+    fake = artifact.parent / "fake-python"
+    fake.write_text('#!/bin/sh\necho \'{"mediapipe": "x", "scores": [[0.5]]}\' > "$5"\n')
+    fake.chmod(0o755)
+    record = mediapipe_probes(artifact, meta, tiny_tokenizer, python=fake)
+    expected = f"expected {len(probes.ALL)} of {len(TINY_LABELS)}"
+    assert not record["ran"] and expected in record["reason"], record
 
 
 def _echo_classifier(length, path, vocabulary=VOCABULARY):
