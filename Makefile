@@ -4,7 +4,7 @@
 #                all `make demo` needs
 #   make setup-test  setup plus the `test` and `garden` extras (the oracles:
 #                torch, transformers, keras-hub, Model Garden; ruff, pytest)
-#   make mediapipe-venv  .venv-mediapipe/ with MediaPipe Tasks (tests only)
+#   make mediapipe-venv  .venv-mediapipe/ with MediaPipe Tasks (tests; export's agreement check)
 #   make test    setup (+ the test extras and .venv-mediapipe), ruff (lint and format
 #                check), the house check,
 #                the test suite except `full` tests, then `make android-test` (what CI

@@ -539,7 +539,7 @@ def run_tf1(artifact_dir, requests, texts_by_name, inputs, timeout=900):
         }
         (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
-        proc = _run_worker(
+        proc = run_worker(
             [sys.executable, str(TF1_WORKER), str(tmp / "request.json")], env, timeout
         )
         if proc.returncode == MANIFEST_MISMATCH:
@@ -557,7 +557,7 @@ def run_tf1(artifact_dir, requests, texts_by_name, inputs, timeout=900):
     return numeric, info["strings"], info
 
 
-def _run_worker(command, env, timeout):
+def run_worker(command, env, timeout):
     """`subprocess.run(command)`, except that the worker never outlives this
     call: on any exception (an interrupt included) it is killed and waited
     for. `subprocess.run` waits only 0.25 s after a KeyboardInterrupt, so a

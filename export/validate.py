@@ -29,8 +29,6 @@ import dataclasses
 import hashlib
 import json
 import pathlib
-import subprocess
-import tempfile
 import time
 import warnings
 
@@ -39,16 +37,14 @@ import tensorflow as tf
 
 from export import manifest as mf
 from export import mediapipe
+from export.mediapipe_probes import mediapipe_probes, mediapipe_probes_line
 from export.runtime import (
-    _run_worker,
-    load_signature,
     open_artifact,
     run_saved_model,
     run_tflite,
 )
 from zoo.checkpoints import load_model_dir
-from zoo.text import probes
-from zoo.text.tokenizer import tokenize_texts, vocabulary_sha256
+from zoo.text.tokenizer import vocabulary_sha256
 from zoo.utils.numeric import softmax
 
 MIN_VALIDATION_TEXTS = 200
@@ -518,16 +514,10 @@ def _check_labels(labels, texts):
 
 
 def _artifact_tokenizer(artifact_dir, meta, tokenizer):
-    """`tokenizer`, or the artifact's own (vocab.txt, metadata's lower-casing);
-    either way it must hold the vocabulary the artifact was exported with."""
-    if tokenizer is None:
-        tokenizer = mf.artifact_tokenizer(artifact_dir, meta)
-    if vocabulary_sha256(tokenizer.vocabulary) != meta["vocabulary_sha256"]:
-        raise ValueError(
-            f"{artifact_dir}: the tokenizer's vocabulary is not the one the artifact was exported "
-            "with (sha256 differs from metadata.json); pass the model's own tokenizer."
-        )
-    return tokenizer
+    """`tokenizer`, or the artifact's own (built once from its files and
+    tokenization description); a given one must have the artifact's
+    vocabulary and tokenize by its description (`mf.artifact_tokenizer`)."""
+    return mf.artifact_tokenizer(artifact_dir, meta, given=tokenizer)
 
 
 def _reference(artifact_dir, meta, reference_model):
@@ -729,122 +719,6 @@ def _report(
             "source model directory named in metadata.json, to compare)"
         )
     return report
-
-
-# Probabilities of the same file on the same ids differ by float rounding
-# only (MediaPipe's XNNPACK against LiteRT's kernels: under 1e-6 measured);
-# a larger difference means MediaPipe's tokenizer gave other ids.
-PROBE_SAME_IDS_TOLERANCE = 1e-4
-MEDIAPIPE_TIMEOUT_S = 600
-
-
-def mediapipe_probes(artifact_dir, meta, tokenizer, python=None):
-    """mediapipe.tflite in MediaPipe Tasks' TextClassifier (its own C++
-    BertTokenizer) against the same file in LiteRT fed `tokenizer`'s ids, on
-    zoo.text.probes' multilingual sentences: per group and overall, the
-    sentences, how many got the same top label, the largest probability
-    difference, and how many differ by more than float rounding (MediaPipe
-    tokenized them into other ids; it does not expose its ids).
-
-    MediaPipe's tokenizer is not the project's, so disagreement is recorded,
-    not a failure. Without MediaPipe's venv, or when it fails, the record
-    says so (`ran` False and why)."""
-    python = python or mediapipe.mediapipe_python()
-    if python is None:
-        return {
-            "ran": False,
-            "reason": f"no MediaPipe interpreter (set ${mediapipe.PYTHON_ENV} or run "
-            "`make mediapipe-venv`)",
-        }
-    artifact_dir = pathlib.Path(artifact_dir)
-    texts = list(probes.ALL)
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = pathlib.Path(tmp)
-        (tmp / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
-        command = [
-            str(python),
-            "-c",
-            mediapipe.CLASSIFY,
-            str(artifact_dir / mediapipe.FILE),
-            str(tmp / "texts.json"),
-            str(tmp / "out.json"),
-        ]
-        try:
-            proc = _run_worker(command, None, MEDIAPIPE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            return {"ran": False, "reason": f"MediaPipe ran over {MEDIAPIPE_TIMEOUT_S} s"}
-        if proc.returncode != 0:
-            tail = proc.stderr.strip().splitlines()[-3:]
-            return {
-                "ran": False,
-                "reason": f"MediaPipe exited {proc.returncode}: " + " | ".join(tail),
-            }
-        out = json.loads((tmp / "out.json").read_text(encoding="utf-8"))
-    run = load_signature(artifact_dir, file=mediapipe.FILE, meta=meta)
-    ids = tokenize_texts(tokenizer, texts, run.sequence_length)
-    ours = np.concatenate(
-        [
-            run(**{k: v[i : i + 1] for k, v in ids.items()})[mediapipe.OUTPUT]
-            for i in range(len(texts))
-        ]
-    ).astype(np.float64)
-    rows = out["scores"]
-    if len(rows) != len(texts) or any(len(r) != ours.shape[1] for r in rows):
-        return {
-            "ran": False,
-            "reason": f"MediaPipe returned {len(rows)} results of "
-            f"{sorted({len(r) for r in rows})} scores; expected {len(texts)} of "
-            f"{ours.shape[1]} (one per label)",
-        }
-    theirs = np.asarray(rows, dtype=np.float64)
-    difference = np.abs(ours - theirs).max(axis=1)
-    same = ours.argmax(axis=1) == theirs.argmax(axis=1)
-
-    def figures(rows):
-        return {
-            "sentences": len(rows),
-            "same_label": int(same[rows].sum()),
-            "agreement": float(same[rows].mean()),
-            "max_probability_difference": float(difference[rows].max()),
-            "other_ids": int((difference[rows] > PROBE_SAME_IDS_TOLERANCE).sum()),
-        }
-
-    groups, start = {}, 0
-    for name, group in probes.GROUPS.items():
-        groups[name] = figures(np.arange(start, start + len(group)))
-        start += len(group)
-    return {
-        "ran": True,
-        "mediapipe": out["mediapipe"],
-        "sequence_length": run.sequence_length,
-        "same_ids_tolerance": PROBE_SAME_IDS_TOLERANCE,
-        **figures(np.arange(len(texts))),
-        "groups": groups,
-        "differing_groups": [n for n, g in groups.items() if g["other_ids"]],
-    }
-
-
-def mediapipe_probes_line(record):
-    """One plain line: MediaPipe's agreement with the zoo tokenizer on the
-    probe set, and the groups where it tokenizes differently."""
-    if not record.get("ran"):
-        return f"MediaPipe probe set: not run ({record['reason']})"
-    line = (
-        f"MediaPipe TextClassifier vs LiteRT with the zoo tokenizer on "
-        f"{record['sentences']} multilingual probe sentences: same label "
-        f"{record['same_label']}/{record['sentences']} ({record['agreement']:.1%}), "
-        f"max probability difference {record['max_probability_difference']:.2e}"
-    )
-    if not record["differing_groups"]:
-        return line + "; every group tokenized alike"
-    differ = ", ".join(
-        f"{n} {record['groups'][n]['other_ids']}/{record['groups'][n]['sentences']}"
-        for n in record["differing_groups"]
-    )
-    return (
-        line + f"; MediaPipe's tokenizer gives other ids on {differ} "
-        "(its C++ BertTokenizer normalizes differently: docs/android.md)"
-    )
 
 
 def format_report(report):

@@ -58,6 +58,7 @@ ROOMS = {
     "export.serving_config": 3,
     "export.tflite": 3,
     "export.mediapipe": 3,
+    "export.mediapipe_probes": 3,
     "export.consistency": 3,
     "export": 3,  # the package's public names
     "zoo": 4,  # `import zoo`: the public API, above the library it re-exports
@@ -90,6 +91,7 @@ SAME_FLOOR_ORDER = [
         "export.serving_config",
         "export.tflite",
         "export.validate",
+        "export.mediapipe_probes",
         "export.runtime",
         "export.consistency",
         "export.mediapipe",
