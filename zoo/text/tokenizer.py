@@ -61,14 +61,14 @@ import tensorflow_text as tft
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES
 from zoo.text import description as text_description
 from zoo.text import keras_hub_split, normalization
-from zoo.text.text_inputs import (  # as_strings, check_text: their old home's names
+from zoo.text.text_inputs import (  # as_strings, check_text: also imported from here
     as_strings,  # noqa: F401
     check_text,  # noqa: F401
     packing_arguments,
     text_batch,
 )
 from zoo.text.text_inputs import describe as _describe
-from zoo.text.vocabulary_file import (  # re-exported: their old home's names
+from zoo.text.vocabulary_file import (  # the vocab.txt helpers: also imported from here
     MAX_TOKEN_BYTES,  # noqa: F401
     MAX_TOKENIZER_FILE_BYTES,  # noqa: F401
     MAX_VOCABULARY_TOKENS,  # noqa: F401
