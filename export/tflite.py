@@ -158,8 +158,18 @@ def write_phone_saved_model(model, sequence_lengths, directory):
 
 
 def fast_bert_tokenizer(tokenizer):
-    """tensorflow-text's FastBertTokenizer on the project tokenizer's vocabulary."""
-
+    """tensorflow-text's FastBertTokenizer on the project tokenizer's vocabulary.
+    It implements BERT's rule only (one lowercase+strip switch, CJK always
+    split); another description is refused by name."""
+    flavor = getattr(tokenizer, "flavor", "bert")
+    if flavor != "bert" or not getattr(tokenizer, "cjk", True):
+        raise ValueError(
+            "The text-in .tflite tokenizes with tensorflow-text's FastBertTokenizer (BERT's "
+            "rule, CJK ideographs split); this tokenizer is "
+            f"{td.summary(tokenizer.description)}. Export without --text-in and "
+            "tokenize outside the model (model.tflite takes ids; metadata.json describes "
+            "the tokenization)."
+        )
     strip = (
         tokenizer.lowercase
         if tokenizer.strip_accents is None

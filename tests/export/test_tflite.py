@@ -435,3 +435,12 @@ def test_an_edited_tokenization_is_refused_by_name(artifact, edit, field):
     with pytest.raises(mf.MetadataError) as e:
         mf.check_metadata_fields(meta, artifact / mf.METADATA)
     assert field in str(e.value)
+
+
+def test_text_in_refuses_a_tokenization_fast_bert_does_not_implement(tiny_tokenizer):
+    keras_hub = type(tiny_tokenizer)(
+        tiny_tokenizer.vocabulary, lowercase=True, strip_accents=False, flavor="keras_hub"
+    )
+    with pytest.raises(ValueError, match="keras_hub_bert"):
+        tflite.fast_bert_tokenizer(keras_hub)
+    tflite.fast_bert_tokenizer(tiny_tokenizer)  # BERT's rule: built

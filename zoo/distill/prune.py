@@ -162,11 +162,10 @@ def prune_vocabulary(model, tokenizer, texts):
                 "count from it. Keep a vocabulary whose special tokens come first."
             )
     else:
-        new_tokenizer = WordPieceTokenizer(
-            [vocabulary[i] for i in keep],
-            lowercase=tokenizer.lowercase,
-            strip_accents=tokenizer.strip_accents,
-            max_chars_per_word=tokenizer.max_chars_per_word,
+        # The same tokenization (its description: rule, casing, word limit,
+        # special tokens) on the kept tokens.
+        new_tokenizer = WordPieceTokenizer.from_description(
+            [vocabulary[i] for i in keep], tokenizer.description
         )
     report = {
         "vocabulary_before": old_size,
