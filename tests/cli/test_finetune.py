@@ -1,6 +1,7 @@
 """`zoo finetune` and `zoo evaluate` from the command line: a short windowed
-classification run on a CSV, the evaluation reading the window setting the
-model was trained with, and bad window arguments named in the error."""
+classification run on a CSV (with the linear baseline in its metrics.json),
+the evaluation reading the window setting the model was trained with, and
+bad window arguments named in the error."""
 
 import json
 
@@ -39,6 +40,19 @@ def test_finetune_and_evaluate_with_windows(minilm_dir, tmp_path, capsys):
     ]
     assert main(command) == 0
     trained = json.loads((out / "metrics.json").read_text())
+    printed = capsys.readouterr().out
+    # The linear baseline beside the model: fitted on the same train split,
+    # scored on the same test examples, recorded and printed in one line.
+    baseline = trained["linear_baseline"]
+    assert baseline["description"] == "TF-IDF word 1-2-grams + LinearSVC"
+    assert baseline["scored_on"] == "test" and baseline["num_test"] == trained["num_test"]
+    assert baseline["num_train"] == trained["num_train"]
+    assert baseline["accuracy"] >= 0.9  # two topics with their own words
+    assert baseline["size_bytes"] > 0 and baseline["latency_ms"] > 0
+    assert (
+        f"accuracy {trained['accuracy']:.4f} fine-tuned, {baseline['accuracy']:.4f} "
+        "linear baseline (TF-IDF word 1-2-grams + LinearSVC, "
+    ) in printed
     # The same command again: the run is finished, so it reports, not retrains.
     history = (out / "history.json").read_text()
     capsys.readouterr()

@@ -23,7 +23,9 @@ from zoo.cli.runs import (
     training_output,
 )
 from zoo.train import distribute
+from zoo.train.baseline import baseline_for_examples
 from zoo.train.finetune import FinetuneConfig, check_inputs, finetune
+from zoo.utils.atomic import atomic_file
 
 
 def _finetune_config(args):
@@ -66,6 +68,9 @@ def run(args):
         f"data: {data.source}; {', '.join(f'{k} {len(v)}' for k, v in data.splits.items())}; "
         f"split rule: {data.split_rule}"
     )
+    # The linear baseline is fitted before training (seconds), so its score
+    # is on the terminal while the model trains.
+    baseline = _linear_baseline(data) if args.task == "classify" and chief else None
     result = finetune(
         args.model,
         args.data,
@@ -78,9 +83,45 @@ def run(args):
     if "worker" in result:  # not the chief: the chief evaluates and reports
         print(f"{result['worker']}: done")
         return 0
+    if baseline is not None:
+        result["linear_baseline"] = baseline
+        with atomic_file(pathlib.Path(args.out) / "metrics.json", "w") as f:
+            json.dump(result, f, indent=2)
     print(json.dumps(result, indent=2))
+    if baseline is not None:
+        print(_baseline_line(baseline, result))
     print(f"best model: {pathlib.Path(args.out) / 'model'}")
     return 0
+
+
+def _linear_baseline(data):
+    """zoo.train.baseline on the run's own splits: fitted on train, scored
+    on the split the model is scored on (test; validation when there is no
+    test split). A dict with `skipped` (the reason) for text pairs or a
+    class with fewer than 2 training examples."""
+    scored = "test" if data.splits.get("test") else "validation"
+    baseline = baseline_for_examples(data.splits["train"], data.splits[scored])
+    baseline["scored_on"] = scored
+    if "skipped" in baseline:
+        print(f"linear baseline: skipped: {baseline['skipped']}")
+    else:
+        print(
+            f"linear baseline ({baseline['description']}): accuracy "
+            f"{baseline['accuracy']:.4f} on the {baseline['num_test']} {scored} "
+            f"examples, fitted in {baseline['train_seconds']:.1f} s"
+        )
+    return baseline
+
+
+def _baseline_line(baseline, result):
+    """The baseline beside the fine-tuned model, in one line."""
+    if "skipped" in baseline:
+        return f"linear baseline: skipped: {baseline['skipped']}"
+    return (
+        f"accuracy {result['accuracy']:.4f} fine-tuned, {baseline['accuracy']:.4f} "
+        f"linear baseline ({baseline['description']}, {baseline['size_bytes'] / 1e6:.1f} "
+        f"MB, {baseline['latency_ms']:.1f} ms a text on one CPU)"
+    )
 
 
 DESCRIPTION = (
