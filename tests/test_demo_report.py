@@ -1,5 +1,5 @@
-"""The demo report's headline (zoo.demo), from made-up figures: no assets,
-no demo run."""
+"""The demo report (zoo.demo): its headline, table and linear-baseline
+sentence, from made-up figures: no assets, no demo run."""
 
 from zoo import demo
 
@@ -40,3 +40,84 @@ def test_headline_without_a_best_file_lists_every_mode():
     lines = demo._headline_summary(headline).splitlines()
     assert len(lines) == 2 and not any("Best" in line for line in lines)
     assert demo._headline_summary({}) == ""
+
+
+def _row(model, fmt, accuracy, **extra):
+    return {
+        "model": model,
+        "format": fmt,
+        "quantization": extra.pop("quantization", "float32"),
+        "layers": 6 if model == "teacher" else 2,
+        "vocabulary": 30522,
+        "size_mb": 91.1 if model == "teacher" else 10.5,
+        "latency_ms": 49.4 if model == "teacher" else 11.4,
+        "accuracy": accuracy,
+        "agreement_with_teacher": 1.0 if model == "teacher" else 0.9859,
+        **extra,
+    }
+
+
+def _baseline(accuracy):
+    return {
+        "model": "linear baseline",
+        "format": "scikit-learn",
+        "quantization": "float64",
+        "description": "TF-IDF word 1-2-grams + LinearSVC",
+        "features": 75022,
+        "size_mb": 4.83,
+        "latency_ms": 0.61,
+        "accuracy": accuracy,
+        "agreement_with_teacher": 0.9671,
+        "train_seconds": 0.7,
+        "num_train": 1488,
+        "validation": "-",
+    }
+
+
+def _report(baseline_accuracy):
+    rows = [
+        _row("teacher", "keras", 0.9648),
+        _row("student2", "keras", 0.9554),
+        _row("student2", "tflite", 0.9577, quantization="int4", validation="passed"),
+    ]
+    if baseline_accuracy is not None:
+        rows.append(_baseline(baseline_accuracy))
+    return {
+        "config": {"students": [2]},
+        "headline": {"int4": _entry("int4", 9.6)},
+        "rows": rows,
+        "stages": {"measure": {"seconds": 80.0}, "report": {"seconds": 2.0}},
+        "texts": 426,
+        "sequence_length": 128,
+        "versions": {"tensorflow": "2.20.0"},
+        "git_revision": None,
+    }
+
+
+def test_report_shows_the_baseline_row_and_its_sentence():
+    md = demo.report_markdown(_report(0.9718))
+    row = next(line for line in md.splitlines() if line.startswith("| linear baseline"))
+    # The model rows' columns: size MB, latency ms, accuracy, agreement, validation.
+    assert row == (
+        "| linear baseline (TF-IDF word 1-2-grams + LinearSVC, 75,022 features) "
+        "| scikit-learn | 4.8 | 0.6 | 0.9718 | 0.9671 | - |"
+    )
+    assert row.count("|") == md.splitlines()[md.splitlines().index(row) - 1].count("|")
+    assert (
+        "A linear TF-IDF model (TF-IDF word 1-2-grams + LinearSVC, fitted in 0.7 s on the "
+        "same 1,488 training articles) scores 0.972 here, above the best BERT model's "
+        "0.965 (teacher keras)"
+    ) in md
+    assert "buy no accuracy" in md and "first 128 tokens" in md
+
+
+def test_baseline_sentence_only_within_one_point():
+    within = demo.report_markdown(_report(0.9600))
+    assert "within one point of the best BERT model's 0.965" in within
+    assert "less than one point of accuracy" in within
+    below = demo.report_markdown(_report(0.9500))
+    assert "| linear baseline (" in below and "A linear TF-IDF model" not in below
+    # A run measured before the demo had a baseline: no row, no sentence.
+    old = demo.report_markdown(_report(None))
+    assert "linear baseline" not in old and "A linear TF-IDF model" not in old
+    assert "| teacher (6 layers) | keras | 91.1 | 49.4 | 0.9648 | 1.0000 | - |" in old

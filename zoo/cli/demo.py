@@ -1,4 +1,4 @@
-"""`zoo demo`: the main job end to end on the real default (zoo/demo.py)."""
+"""`zoo demo`: the main job end to end on the real default (the zoo.demo package)."""
 
 from __future__ import annotations
 
