@@ -61,7 +61,8 @@ from zoo.models import (
     task_of,
     with_dtype_policy,
 )
-from zoo.text.tokenizer_record import is_byte_pair, write_tokenizer_files
+from zoo.text import description as td
+from zoo.text.tokenizer_record import write_tokenizer_files
 from zoo.utils.atomic import atomic_directory
 
 LABELS_FILE = "labels.txt"
@@ -582,11 +583,7 @@ def export_tpu_saved_model(
         validation_profile=f"tpu_{compute_dtype}",
         # Where the text is tokenized (the TPU graph takes ids); how is
         # `tokenization`, the description every artifact carries.
-        host_tokenization=(
-            "host: BytePairTokenizer(vocab.json, merges.txt) -> pad to a bucket"
-            if is_byte_pair(meta)
-            else "host: WordPieceTokenizer(vocab.txt, lowercase) -> pad to a bucket"
-        ),
+        host_tokenization=f"host: {td.summary(meta['tokenization'])} -> pad to a bucket",
     )
     options = tf.saved_model.SaveOptions(function_aliases=aliases)
     check_serving_base(base_dir, name, version, overwrite=overwrite)
