@@ -32,6 +32,7 @@ import pytest
 import tensorflow as tf
 
 from zoo.datasets import corpora
+from zoo.text import packing
 from zoo.text.byte_pair_tokenizer import BytePairTokenizer, byte_alphabet
 
 from .conftest import require_asset
@@ -355,6 +356,35 @@ def test_packing_layout(tiny):
     ]
     empty = tiny([], sequence_length=8)
     assert empty["token_ids"].shape == (0, 8)
+
+
+def test_pack_ids_packs_tokenized_text_as_the_call_does(tiny):
+    texts = ["the cat", "", "the hat the cat the hat", "x"]
+    texts_b = ["the hat the hat", "the", "", "cat cat cat cat cat"]
+    for length in (4, 5, 9, 16):
+        want = tiny(texts, text_b=texts_b, sequence_length=length)
+        got = tiny.pack_ids(tiny.tokenize(texts), tiny.tokenize(texts_b), length)
+        shared = packing.pack_segments(
+            tiny.tokenize(texts),
+            tiny.tokenize(texts_b),
+            length,
+            layout="roberta",
+            cls_id=tiny.cls_id,
+            sep_id=tiny.sep_id,
+            pad_id=tiny.pad_id,
+        )
+        for name in want:
+            np.testing.assert_array_equal(got[name], want[name])
+            np.testing.assert_array_equal(shared[name], want[name])
+    with pytest.raises(ValueError, match=r"`sequence_length` must be an int >= 4"):
+        tiny.pack_ids(tiny.tokenize(texts), tiny.tokenize(texts_b), 3)
+    with pytest.raises(ValueError, match="`truncation` must be 'longest_first'"):
+        tiny.pack_ids(tiny.tokenize(texts), tiny.tokenize(texts_b), 8, "round_robin")
+
+
+def test_a_vocabulary_without_merges_tokenizes_to_bytes():
+    tok = BytePairTokenizer(_vocabulary(), [])
+    assert [tok.id_to_token(i) for i in tok.tokenize("a b")[0].numpy()] == ["a", "Ġ", "b"]
 
 
 # --- graph use, detokenize ----------------------------------------------------

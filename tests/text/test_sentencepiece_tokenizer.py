@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import asset_or_fail
+from zoo.text import packing
 from zoo.text.sentencepiece_tokenizer import SentencePieceTokenizer
 
 
@@ -99,3 +100,33 @@ def test_missing_model_and_special_tokens_are_named(spiece_dir, tmp_path):
         ValueError, match=r"Cannot find special token '\[PAD\]' \(`pad_token`\)"
     ):
         SentencePieceTokenizer(spiece_dir, pad_token="[PAD]")
+
+
+def test_pairs_pack_by_the_shared_packer_with_both_rules(spiece_dir, austen):
+    tok = SentencePieceTokenizer(spiece_dir)
+    texts, texts_b = austen[-40:-20], austen[-20:]
+    a, b = tok.tokenize(texts), tok.tokenize(texts_b)
+    for truncation in ("longest_first", "round_robin"):
+        for length in (3, 4, 17, 48):
+            want = packing.pack_segments(
+                a,
+                b,
+                length,
+                truncation,
+                layout="bert",
+                cls_id=tok.cls_id,
+                sep_id=tok.sep_id,
+                pad_id=tok.pad_id,
+            )
+            called = tok(
+                texts, text_b=texts_b, sequence_length=length, truncation=truncation
+            )
+            packed = tok.pack_ids(a, b, length, truncation)
+            for name in want:
+                np.testing.assert_array_equal(called[name], want[name])
+                np.testing.assert_array_equal(packed[name], want[name])
+    assert set(np.asarray(tok(texts, text_b=texts_b)["segment_ids"]).ravel()) == {0, 1}
+    with pytest.raises(
+        ValueError, match=r"int >= 3 \(room for \[CLS\] A \[SEP\] B \[SEP\]\)"
+    ):
+        tok(texts, text_b=texts_b, sequence_length=2)

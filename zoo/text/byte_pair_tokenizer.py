@@ -20,20 +20,9 @@ kernels for the string ops.
 
 How it works, in four steps:
 
-1. Pre-tokenization. GPT-2 splits text with
-   `'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+`.
-   RE2 has no lookahead. What it does here: a run of whitespace followed by
-   a non-space ends one character early, so that the last character, if a
-   plain space, starts the next token (" word"), and otherwise stands
-   alone. Two `regex_replace` passes write a separator byte at the token
-   boundaries: the first cuts such runs before their last character, the
-   second is the reference's pattern without the lookahead alternative
-   (`_SPLIT_RUNS`, `_SPLIT_TOKENS`); `tf.strings.split` then cuts at the
-   separators. The character classes are the reference's: `\\s` is
-   Unicode White_Space (RE2's `\\s` is ASCII only), and `\\p{L}`, `\\p{N}`
-   add the letters and digits that Unicode 15.1 and 16.0 assigned, which
-   the reference knows and TensorFlow's RE2 (Unicode 15.0) does not; the test
-   compares every code point.
+1. Pre-tokenization: GPT-2's regex split, written for RE2, which has no
+   lookahead (`zoo.text.byte_level`, which also lists where keras-hub's
+   `BytePairTokenizer` splits otherwise).
 2. Bytes. Each pre-token's UTF-8 bytes become the vocabulary's 256 byte
    symbols (GPT-2's byte-to-unicode table, `byte_alphabet()`), so no input
    is ever unknown.
@@ -49,28 +38,16 @@ How it works, in four steps:
    list (a pair is only counted once both halves exist) and is checked at
    construction; a list where it fails is merged one pair per word per
    round, which is the reference's order exactly.
-4. Packing, RoBERTa's: `<s> A </s>` and `<s> A </s> </s> B </s>`, truncated
-   longest-first as the reference does, padded with `<pad>`.
+4. Packing, RoBERTa's (`zoo.text.packing`, template "roberta"): `<s> A </s>`
+   and `<s> A </s> </s> B </s>`, truncated longest-first as the reference
+   does, padded with `<pad>`.
 
 Special tokens typed in text ("<s>", "<mask>") are ordinary text, never the
 special ids, as `WordPieceTokenizer` treats "[CLS]" (the reference maps them
 to the special ids unless called with `split_special_tokens=True`).
 
-Where keras-hub's `BytePairTokenizer` (0.32) differs from the reference,
-found while writing this one (same vocabulary, pre-tokens compared):
-
-- in `tf.data` and `tf.function` (its RE2 path): a whitespace run ending
-  in a newline stays one piece (`"\\n\\n\\n"`, `" \\n"`, `"\\r\\n"`;
-  the reference cuts off the last character); spaces that end the text
-  are cut one by one (`"a  "` -> `" ", " "`; the reference keeps `"  "`);
-  U+000B, U+0085, U+1680, U+2000-U+2008, U+200A, U+2028, U+2029 and U+205F
-  are not whitespace to it; Unicode 15.1 and 16.0 letters and digits are
-  punctuation to it.
-- eagerly (its default Python path): it hands Llama 3's split pattern to
-  `tokenizers.pre_tokenizers.Split` as a plain str, which `tokenizers`
-  reads as a literal string, not a regex, so text is not pre-tokenized at
-  all and BPE runs over whole texts (`"x   's"` gives `Ġ Ġ Ġ 's` where the
-  reference gives `ĠĠ Ġ' s`, vocabulary permitting).
+The files (vocab.json, merges.txt, tokenizer.json) are read and checked by
+`zoo.text.byte_pair_files`.
 """
 
 from __future__ import annotations
@@ -83,251 +60,24 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from zoo.configs import INPUT_NAMES
-from zoo.text.tokenizer import (
-    MAX_VOCABULARY_TOKENS,
-    WordPieceTokenizer,
-    as_strings,
-    packing_arguments,
-    read_tokenizer_file,
-    refuse_path_in_config,
+from zoo.text import byte_level
+from zoo.text.byte_level import byte_alphabet, symbol_bytes
+from zoo.text.byte_pair_files import (  # read_*: also imported from here
+    merge_list,
+    read_merges_txt,  # noqa: F401
+    read_text,
+    read_vocab_json,  # noqa: F401
+    vocabulary_list,
 )
-
-# Unicode White_Space: what the reference's `\s` matches (RE2's `\s` is
-# [\t\n\f\r ] only).
-_SPACE = (
-    r"\t\n\x{b}\f\r \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}"
-    r"\x{202f}\x{205f}\x{3000}"
-)
-# Letters and digits that Unicode 15.1 (CJK Extension I, U+2EBF0-U+2EE5D)
-# and 16.0 (the rest) assigned: the reference (tokenizers 0.23) matches them
-# with \p{L} / \p{N}, TensorFlow 2.20's RE2 (Unicode 15.0 tables) does not.
-# Found by comparing every code point; harmless once RE2 knows them too.
-_NEW_LETTERS = (
-    r"\x{1c89}-\x{1c8a}\x{a7cb}-\x{a7cd}\x{a7da}-\x{a7dc}\x{105c0}-\x{105f3}"
-    r"\x{10d4a}-\x{10d65}\x{10d6f}-\x{10d85}\x{10ec2}-\x{10ec4}\x{11380}-\x{11389}"
-    r"\x{1138b}\x{1138e}\x{11390}-\x{113b5}\x{113b7}\x{113d1}\x{113d3}"
-    r"\x{11bc0}-\x{11be0}\x{13460}-\x{143fa}\x{16100}-\x{1611d}\x{16d40}-\x{16d6c}"
-    r"\x{18cff}\x{1e5d0}-\x{1e5ed}\x{1e5f0}\x{2ebf0}-\x{2ee5d}"
-)
-_NEW_DIGITS = (
-    r"\x{10d40}-\x{10d49}\x{116d0}-\x{116e3}\x{11bf0}-\x{11bf9}\x{16130}-\x{16139}"
-    r"\x{16d70}-\x{16d79}\x{1ccf0}-\x{1ccf9}\x{1e5f1}-\x{1e5fa}"
-)
-_S = f"[{_SPACE}]"
-_L = rf"[\p{{L}}{_NEW_LETTERS}]"
-_N = rf"[\p{{N}}{_NEW_DIGITS}]"
-_O = rf"[^{_SPACE}\p{{L}}{_NEW_LETTERS}\p{{N}}{_NEW_DIGITS}]"
-# GPT-2's pre-tokenization without the lookahead, in two regex_replace
-# passes that write a 0xFF byte at each token boundary. Valid UTF-8 never
-# holds that byte, no character class matches it (it ends every run), and
-# splitting at it cannot cut a character. It is given as bytes: a str "\xff"
-# would become the UTF-8 of U+00FF, a letter.
-_SEPARATOR = b"\xff"
-# Pass 1, the lookahead's work: a whitespace run of two or more followed by
-# a non-space is cut before its last character, where the reference's
-# `\s+(?!\S)` stops. (A run of one, or a run that ends the text, is
-# whole in the reference too.) The non-space is matched only to anchor
-# the run's end and is written back.
-_SPLIT_RUNS = f"({_S}+)({_S}[^{_SPACE}])"
-_SPLIT_RUNS_REWRITE = b"\\1" + _SEPARATOR + b"\\2"
-# Pass 2, the reference's pattern less `\s+(?!\S)`, in its order (RE2 picks,
-# at the leftmost position where anything matches, the first alternative that
-# matches, as the reference's backtracking engine does). After pass 1 the
-# last character of a cut run, if a plain space, goes with the next token
-# (` ?\p{L}+`, ...), and otherwise stands alone (`\s+`), as in the
-# reference; a run ending at the text's end or at a separator stays whole.
-# Only the whole match (\0) is rewritten: with no capture groups RE2 skips
-# its slow submatch search (30x faster on news text).
-_SPLIT_TOKENS = f"'s|'t|'re|'ve|'m|'ll|'d| ?{_L}+| ?{_N}+| ?{_O}+|{_S}+"
-_SPLIT_TOKENS_REWRITE = b"\\0" + _SEPARATOR
+from zoo.text.packing import TemplatePacker
+from zoo.text.text_inputs import as_strings
+from zoo.text.tokenizer import refuse_path_in_config
 
 _NO_MERGE = np.iinfo(np.int32).max  # rank of a pair that no merge joins
 
 # The graph code has no Python control flow on tensors (tf.while_loop and
 # tf.where); AutoGraph would only re-parse it on every trace.
 _no_autograph = tf.autograph.experimental.do_not_convert
-
-
-def byte_alphabet() -> list:
-    """GPT-2's 256 byte symbols: `byte_alphabet()[b]` stands for byte `b`.
-
-    Bytes that are printable Latin-1 characters other than the space (33-126,
-    161-172, 174-255) are their own character; the other 68 (controls, space,
-    DEL, NBSP, soft hyphen) are given U+0100, U+0101, ... in byte order, so
-    every symbol is a visible, non-space character (the space is "Ġ").
-    """
-    printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
-    symbols = {b: chr(b) for b in printable}
-    shifted = (b for b in range(256) if b not in symbols)
-    for offset, b in enumerate(shifted):
-        symbols[b] = chr(256 + offset)
-    return [symbols[b] for b in range(256)]
-
-
-def _symbol_bytes(token: str, byte_of: dict) -> bytes:
-    """The bytes a vocabulary token stands for: each byte symbol its byte
-    (`byte_of`: symbol -> byte), any other character (a special token's) its
-    own UTF-8."""
-    out = bytearray()
-    for ch in token:
-        if ch in byte_of:
-            out.append(byte_of[ch])
-        else:
-            out += ch.encode("utf-8")
-    return bytes(out)
-
-
-# --- reading vocab.json, merges.txt, tokenizer.json -------------------------
-
-
-def _read_text(path, what):
-    # A regular file of at most 64 MB (RoBERTa's vocab.json is 0.9 MB, its
-    # tokenizer.json 1.4 MB): read_tokenizer_file says why.
-    data = read_tokenizer_file(path, what)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(
-            f"{path}: not UTF-8 text (byte {e.start}); a {what} is UTF-8. Use the "
-            "checkpoint's own file."
-        ) from None
-
-
-def read_vocab_json(path) -> dict:
-    """`{token: id}` of a vocab.json."""
-    try:
-        vocab = json.loads(_read_text(path, "vocab.json"))
-    except json.JSONDecodeError as e:
-        raise ValueError(
-            f"{path}: not JSON ({e.msg} at line {e.lineno}); a vocab.json is one JSON "
-            'object of token -> id, e.g. {"<s>": 0, ...}. Use the checkpoint\'s own file.'
-        ) from None
-    except RecursionError:
-        raise ValueError(
-            f"{path}: JSON nested too deep for Python's parser; a vocab.json is one flat "
-            "object of token -> id. Use the checkpoint's own file."
-        ) from None
-    if not isinstance(vocab, dict):
-        raise ValueError(
-            f"{path}: holds a JSON {type(vocab).__name__}, not an object of token -> id; "
-            "pass the checkpoint's vocab.json."
-        )
-    if len(vocab) > MAX_VOCABULARY_TOKENS:
-        raise ValueError(
-            f"{path}: {len(vocab):,} tokens, over the limit of {MAX_VOCABULARY_TOKENS:,}; "
-            "pass the checkpoint's vocab.json."
-        )
-    return vocab
-
-
-def read_merges_txt(path) -> list:
-    """The merges of a merges.txt as `(left, right)` pairs, best first.
-
-    As the reference reads it: lines starting with "#version" are skipped,
-    every other line is two tokens separated by one space.
-    """
-    lines = _read_text(path, "merges.txt").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline
-    if len(lines) > MAX_VOCABULARY_TOKENS:
-        # Each merge makes one token: no more merges than a vocabulary may hold.
-        raise ValueError(
-            f"{path}: {len(lines):,} lines, over the limit of {MAX_VOCABULARY_TOKENS:,} "
-            "merges. Use the checkpoint's own merges.txt."
-        )
-    merges = []
-    for number, line in enumerate(lines, 1):
-        line = line.removesuffix("\r")
-        if line.startswith("#version"):
-            continue
-        parts = line.split(" ")
-        if len(parts) != 2 or not all(parts):
-            raise ValueError(
-                f"{path}, line {number}: {line[:80]!r} is not a merge; each line of a "
-                'merges.txt is two tokens separated by one space ("Ġ t"). Use the '
-                "checkpoint's own merges.txt."
-            )
-        merges.append((parts[0], parts[1]))
-    return merges
-
-
-def _vocabulary_list(vocabulary):
-    """`(tokens by id, description)` of a vocab.json path, a token -> id
-    dict or a list of tokens (id = index)."""
-    if isinstance(vocabulary, (str, os.PathLike)):
-        source = f"file {os.fspath(vocabulary)!r}"
-        vocabulary = read_vocab_json(vocabulary)
-    elif isinstance(vocabulary, dict):
-        source = f"dict of {len(vocabulary)} tokens"
-    elif isinstance(vocabulary, (list, tuple)) and all(
-        isinstance(t, str) for t in vocabulary
-    ):
-        tokens = list(vocabulary)
-        first = {}
-        for i, token in enumerate(tokens):
-            if first.setdefault(token, i) != i:
-                raise ValueError(
-                    f"`vocabulary` lists {token!r} twice, as ids {first[token]} and {i}; "
-                    "each token must appear once (id = position). Use the checkpoint's "
-                    "own vocabulary."
-                )
-        return tokens, f"list of {len(tokens)} tokens"
-    else:
-        raise TypeError(
-            "`vocabulary` must be the path of a vocab.json, a dict of token -> id, or a "
-            f"list of str tokens (id = position); received a {type(vocabulary).__name__}."
-        )
-    bad = [(t, i) for t, i in vocabulary.items() if not isinstance(t, str)]
-    bad += [
-        (t, i)
-        for t, i in vocabulary.items()
-        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(vocabulary)
-    ]
-    if bad:
-        raise ValueError(
-            f"`vocabulary` ({source}): token {bad[0][0]!r} has id {bad[0][1]!r}; ids must "
-            f"be the ints 0 to {len(vocabulary) - 1}, each used once. Use the checkpoint's "
-            "own vocab.json."
-        )
-    tokens = [None] * len(vocabulary)
-    for token, i in vocabulary.items():
-        if tokens[i] is not None:
-            raise ValueError(
-                f"`vocabulary` ({source}): tokens {tokens[i]!r} and {token!r} both have id "
-                f"{i}; each id must be used once. Use the checkpoint's own vocab.json."
-            )
-        tokens[i] = token
-    return tokens, source
-
-
-def _merge_list(merges):
-    """`[(left, right)]` of a merges.txt path or a list of "left right"
-    strings or of pairs."""
-    if isinstance(merges, (str, os.PathLike)):
-        return read_merges_txt(merges), f"file {os.fspath(merges)!r}"
-    if not isinstance(merges, (list, tuple)):
-        raise TypeError(
-            "`merges` must be the path of a merges.txt, or a list of merges, each a "
-            '"left right" string or a (left, right) pair, best first; received a '
-            f"{type(merges).__name__}."
-        )
-    pairs = []
-    for i, merge in enumerate(merges):
-        if isinstance(merge, str):
-            parts = merge.split(" ")
-        elif isinstance(merge, (list, tuple)):
-            parts = list(merge)
-        else:
-            parts = None
-        if not (parts and len(parts) == 2 and all(isinstance(p, str) and p for p in parts)):
-            raise ValueError(
-                f'`merges[{i}]` is {merge!r:.80}; each merge is a "left right" string '
-                "(two tokens, one space) or a (left, right) pair. Use the checkpoint's "
-                "own merges.txt."
-            )
-        pairs.append((parts[0], parts[1]))
-    return pairs, f"list of {len(pairs)} merges"
 
 
 def _merges_are_ordered(ranks, merged):
@@ -347,7 +97,7 @@ def _merges_are_ordered(ranks, merged):
 
 
 @keras.saving.register_keras_serializable(package="zoo")
-class BytePairTokenizer(keras.layers.Layer):
+class BytePairTokenizer(TemplatePacker, keras.layers.Layer):
     """Byte-level BPE tokenizer and RoBERTa packer, id-for-id equal to
     `RobertaTokenizerFast`.
 
@@ -380,12 +130,19 @@ class BytePairTokenizer(keras.layers.Layer):
     Text may be a str (a batch of one), a list of str, a numpy array of str
     or a 1-D `tf.string` tensor (e.g. a batch inside `tf.data`); bytes that
     are not UTF-8 become U+FFFD. `sequence_length=None` pads to the longest
-    example without truncating.
+    example without truncating. `pack_ids(a, b)` packs ids that are
+    already tokenized. Pairs are truncated longest-first only: the reference
+    has no other rule, and tensorflow-text's round robin trimmer would make
+    a SavedModel need tensorflow-text.
 
     `get_config()` stores the tokens and merges themselves, never a path: a
     saved `.keras` model loads where the files do not exist, and a config
     (untrusted input) is never allowed to open files (`from_config`).
     """
+
+    packing_template = "roberta"
+    truncation_strategies = ("longest_first",)
+    truncation_refusal = "the reference's rule for pairs"
 
     def __init__(
         self,
@@ -400,8 +157,8 @@ class BytePairTokenizer(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        tokens, source = _vocabulary_list(vocabulary)
-        pairs, merges_source = _merge_list(merges)
+        tokens, source = vocabulary_list(vocabulary)
+        pairs, merges_source = merge_list(merges)
         if not isinstance(add_prefix_space, bool):
             raise TypeError(
                 f"`add_prefix_space` must be True or False; received {add_prefix_space!r}."
@@ -493,6 +250,10 @@ class BytePairTokenizer(keras.layers.Layer):
         )
         keys = np.array([a * size + b for a, b in ranks], dtype=np.int64)
         values = np.array(list(ranks.values()), dtype=np.int32)
+        if not ranks:
+            # No merges (bytes only): a hash table cannot be empty, and key
+            # -1 is no pair's (keys are >= 0).
+            keys, values = np.array([-1], np.int64), np.array([_NO_MERGE], np.int32)
         # pair key -> rank. Set as an attribute of the layer, so that it is
         # tracked: a SavedModel holding the layer saves and initializes it
         # (keras-hub #2015: tables left untracked break serving exports).
@@ -509,7 +270,7 @@ class BytePairTokenizer(keras.layers.Layer):
         # id -> the bytes the token stands for (detokenize)
         byte_of = {s: b for b, s in enumerate(alphabet)}
         self._token_bytes = tf.constant(
-            [_symbol_bytes(t, byte_of) for t in self._vocabulary], tf.string
+            [symbol_bytes(t, byte_of) for t in self._vocabulary], tf.string
         )
 
     # --- vocabulary ---------------------------------------------------------
@@ -550,22 +311,7 @@ class BytePairTokenizer(keras.layers.Layer):
 
     def _pre_tokenize(self, strings):
         """Ragged `[batch, (pieces)]` tf.string: the reference's pre-tokens."""
-        # Invalid UTF-8 (possible in tf.string data, never in a Python str)
-        # becomes U+FFFD; valid text is unchanged.
-        text = tf.strings.unicode_transcode(
-            strings, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
-        )
-        if self.add_prefix_space:
-            # The reference adds the space to a non-empty text whose first
-            # character is not a plain space.
-            needs_space = (tf.strings.length(text) > 0) & (
-                tf.strings.substr(text, 0, 1) != " "
-            )
-            text = tf.where(needs_space, tf.strings.join([" ", text]), text)
-        text = tf.strings.regex_replace(text, _SPLIT_RUNS, _SPLIT_RUNS_REWRITE)
-        text = tf.strings.regex_replace(text, _SPLIT_TOKENS, _SPLIT_TOKENS_REWRITE)
-        pieces = tf.strings.split(text, sep=_SEPARATOR)
-        return tf.ragged.boolean_mask(pieces, tf.strings.length(pieces) > 0)
+        return byte_level.pre_tokenize(strings, self.add_prefix_space)
 
     def _bpe(self, words):
         """Ragged `[words, (ids)]` int32: the BPE of each word (tf.string [words]).
@@ -705,94 +451,6 @@ class BytePairTokenizer(keras.layers.Layer):
             joined, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
         )
 
-    # --- packing ------------------------------------------------------------
-
-    @_no_autograph
-    def __call__(
-        self, text, text_b=None, sequence_length=None, truncation="longest_first", **kwargs
-    ):
-        # Validate and convert here, before Keras sees the arguments, so a
-        # wrong input gets this layer's error rather than a conversion error.
-        if truncation != "longest_first":
-            # WordPieceTokenizer's "round_robin" is not the reference's, and
-            # its trimmer is a tensorflow-text op, which would make a SavedModel
-            # need tensorflow-text.
-            raise ValueError(
-                f"`truncation` must be 'longest_first' (the reference's rule for pairs); "
-                f"received {truncation!r}."
-            )
-        strings, strings_b, sequence_length = packing_arguments(
-            text, text_b, sequence_length, ("<s> A </s>", "<s> A </s> </s> B </s>")
-        )
-        return super().__call__(
-            strings,
-            text_b=strings_b,
-            sequence_length=sequence_length,
-            truncation=truncation,
-            **kwargs,
-        )
-
-    @_no_autograph
-    def call(self, text, text_b=None, sequence_length=None, truncation="longest_first"):
-        a = self._tokenize_graph(text)
-        n1 = tf.cast(a.row_lengths(), tf.int32)
-        if text_b is None:
-            b = None
-            l1 = n1 if sequence_length is None else tf.minimum(n1, sequence_length - 2)
-            l2 = None
-        else:
-            b = self._tokenize_graph(text_b)
-            n2 = tf.cast(b.row_lengths(), tf.int32)
-            tf.debugging.assert_equal(
-                tf.size(n1),
-                tf.size(n2),
-                message="`text` and `text_b` must hold the same number of examples",
-            )
-            l1, l2 = n1, n2
-            if sequence_length is not None:
-                # The reference's rule, shared with WordPieceTokenizer
-                # (tokenizers' truncate_encodings; the budget is the length
-                # less RoBERTa's four specials).
-                l1, l2 = WordPieceTokenizer._trimmed_lengths(
-                    a, b, n1, n2, sequence_length - 4, truncation
-                )
-        return self._pack(a, b, l1, l2, sequence_length)
-
-    def _pack(self, a, b, l1, l2, sequence_length):
-        """Dense `<s> A </s> (</s> B </s>) <pad>...` of segments and kept lengths."""
-
-        def head(segment, keep):  # the first `keep` ids of each row
-            return tf.ragged.boolean_mask(
-                segment,
-                tf.ragged.range(segment.row_lengths()) < tf.cast(keep, tf.int64)[:, None],
-            )
-
-        batch = tf.shape(l1)[0]
-
-        def special(token_id, count=1):
-            return tf.RaggedTensor.from_tensor(tf.fill([batch, count], token_id))
-
-        parts = [special(self.cls_id), head(a, l1), special(self.sep_id)]
-        if b is not None:
-            parts += [special(self.sep_id), head(b, l2), special(self.sep_id)]
-        ids = tf.concat(parts, axis=1)
-        shape = None if sequence_length is None else [None, sequence_length]
-        token_ids = ids.to_tensor(default_value=self.pad_id, shape=shape)
-        padding_mask = tf.ones_like(ids).to_tensor(default_value=0, shape=shape)
-        return {
-            "token_ids": tf.cast(token_ids, tf.int32),
-            # RoBERTa has one segment type: the reference's token_type_ids
-            # are all 0, pairs included.
-            "segment_ids": tf.zeros_like(token_ids, tf.int32),
-            "padding_mask": tf.cast(padding_mask, tf.int32),
-        }
-
-    def compute_output_spec(
-        self, text, text_b=None, sequence_length=None, truncation="longest_first"
-    ):
-        shape = (text.shape[0], sequence_length)
-        return {k: keras.KerasTensor(shape, dtype="int32") for k in INPUT_NAMES}
-
     # --- construction from files and configs ---------------------------------
 
     @classmethod
@@ -809,7 +467,7 @@ class BytePairTokenizer(keras.layers.Layer):
         if isinstance(tokenizer_json, (str, os.PathLike)):
             where = os.fspath(tokenizer_json)
             try:
-                spec = json.loads(_read_text(tokenizer_json, "tokenizer.json"))
+                spec = json.loads(read_text(tokenizer_json, "tokenizer.json"))
             except json.JSONDecodeError as e:
                 raise ValueError(
                     f"{where}: not JSON ({e.msg} at line {e.lineno}); pass the checkpoint's "

@@ -11,7 +11,8 @@ combining marks dropped unless accents are kept, lowercase), then the
 model's own SentencePiece normaliser and segmentation, run by
 tensorflow-text's `SentencepieceTokenizer` (graph ops, so the layer works
 eagerly, in `tf.data` and in a SavedModel), then `[CLS] A [SEP] (B [SEP])`
-packing with `WordPieceTokenizer`'s packer (same truncation rules).
+packing by `zoo.text.packing` (template "bert", as `WordPieceTokenizer`
+packs; the same truncation rules).
 
 What it is not (yet): the zoo's model directories, `zoo export`'s
 artifacts and the Android app carry a WordPiece vocab.txt; this tokenizer
@@ -29,12 +30,9 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tft
 
-from zoo.text.tokenizer import (
-    MAX_TOKENIZER_FILE_BYTES,
-    WordPieceTokenizer,
-    read_tokenizer_file,
-    refuse_path_in_config,
-)
+from zoo.text.packing import TRUNCATION_STRATEGIES, TemplatePacker
+from zoo.text.tokenizer import WordPieceTokenizer, refuse_path_in_config
+from zoo.text.vocabulary_file import MAX_TOKENIZER_FILE_BYTES, read_tokenizer_file
 
 BASE64 = "base64:"
 
@@ -78,6 +76,18 @@ class SentencePieceTokenizer(WordPieceTokenizer):
     `padding_mask`; `tokenize(text)` the ragged piece ids. `vocabulary` is
     the model's pieces, id = index. `get_config()` stores the model bytes.
     """
+
+    # The packer is zoo.text.packing's (template "bert"), bound here by name
+    # over the packing methods that the base class defines itself.
+    packing_template = "bert"
+    truncation_strategies = TRUNCATION_STRATEGIES
+    truncation_refusal = ""
+    packing_layout = TemplatePacker.packing_layout
+    __call__ = TemplatePacker.__call__
+    call = TemplatePacker.call
+    pack_ids = TemplatePacker.pack_ids
+    _pack_segments = TemplatePacker._pack_segments
+    compute_output_spec = TemplatePacker.compute_output_spec
 
     def __init__(
         self,
