@@ -1,0 +1,129 @@
+"""Span QA data: SQuAD v1.1 / v2.0 JSON, checked against SQuAD's shape,
+as `QAExample`s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+
+from zoo.text.readers.files import _need, _need_file, _read_text, json_value
+
+
+@dataclasses.dataclass(frozen=True)
+class QAExample:
+    qid: str
+    question: str
+    context: str
+    answers: tuple  # ((text, char_start), ...); empty when unanswerable
+    is_impossible: bool = False
+
+
+def read_squad(path):
+    """List of `QAExample` from SQuAD v1.1 or v2.0 JSON. A part of the file
+    not in SQuAD's shape is an error naming the file and the question (or
+    the article and paragraph)."""
+    path = pathlib.Path(path)
+    _need_file(path, "QA data is a SQuAD JSON file")
+    data = json_value(_read_text(path), path)
+    shape = 'expected SQuAD JSON: {"data": [{"paragraphs": [{"context", "qas"}]}]}'
+    _need(
+        isinstance(data, dict) and isinstance(data.get("data"), list),
+        path,
+        f"{shape}.",
+    )
+
+    def need_list(value, where):
+        _need(
+            isinstance(value, list),
+            path,
+            f"{where} is {type(value).__name__} {json.dumps(value)[:40]}, not a list; {shape}.",
+        )
+        return value
+
+    def need_dict(value, where):
+        _need(
+            isinstance(value, dict),
+            path,
+            f"{where} is {type(value).__name__} {json.dumps(value)[:40]}, not an object; "
+            f"{shape}.",
+        )
+        return value
+
+    examples = []
+    for a, article in enumerate(data["data"]):
+        article = need_dict(article, f"data[{a}]")
+        for p, paragraph in enumerate(
+            need_list(article.get("paragraphs", []), f"data[{a}].paragraphs")
+        ):
+            where = f"data[{a}].paragraphs[{p}]"
+            paragraph = need_dict(paragraph, where)
+            context = paragraph.get("context")
+            _need(
+                isinstance(context, str),
+                path,
+                f"{where}: `context` is {json.dumps(context)[:40]}; every paragraph needs "
+                "its context as a string.",
+            )
+            for q, qa in enumerate(need_list(paragraph.get("qas", []), f"{where}.qas")):
+                qa = need_dict(qa, f"{where}.qas[{q}]")
+                examples.append(_squad_question(qa, context, path, f"{where}.qas[{q}]"))
+    _need(examples, path, "no questions found.")
+    return examples
+
+
+def _squad_question(qa, context, path, where):
+    """One `QAExample` of a SQuAD `qas` entry, checked."""
+    qid = qa.get("id")
+    _need(
+        isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid) != "",
+        path,
+        f"{where}: the question has no `id` (found {json.dumps(qid)[:40]}); every "
+        "question needs a unique id.",
+    )
+    name = f"question {qid!r}"
+    _need(
+        isinstance(qa.get("question"), str),
+        path,
+        f"{name}: `question` is {json.dumps(qa.get('question'))[:40]}, not a string.",
+    )
+    impossible = bool(qa.get("is_impossible", False))
+    raw_answers = qa.get("answers", [])
+    _need(
+        isinstance(raw_answers, list),
+        path,
+        f"{name}: `answers` is {json.dumps(raw_answers)[:40]}, not a list of "
+        '{"text", "answer_start"}.',
+    )
+    answers = []
+    for answer in raw_answers:
+        text = answer.get("text") if isinstance(answer, dict) else None
+        start = answer.get("answer_start") if isinstance(answer, dict) else None
+        _need(
+            isinstance(text, str),
+            path,
+            f'{name}: an answer is {json.dumps(answer)[:60]}; expected {{"text": '
+            '"...", "answer_start": N}.',
+        )
+        try:
+            if isinstance(start, (bool, float)) or start is None:
+                raise ValueError
+            start = int(start)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{path}: {name}: answer {text!r} has answer_start {json.dumps(start)[:20]}; "
+                "give the character offset of the answer in its context (an integer)."
+            ) from None
+        _need(
+            start >= 0 and context[start : start + len(text)] == text,
+            path,
+            f"{name}: answer {text!r} is not at answer_start={start} of its context.",
+        )
+        answers.append((text, start))
+    _need(
+        answers or impossible,
+        path,
+        f"{name} has no answers and is not is_impossible.",
+    )
+    return QAExample(str(qid), qa["question"], context, tuple(answers), impossible)
