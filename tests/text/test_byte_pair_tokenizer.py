@@ -32,6 +32,7 @@ import pytest
 import tensorflow as tf
 
 from zoo.datasets import corpora
+from zoo.text import description as td
 from zoo.text import packing
 from zoo.text.byte_pair_tokenizer import BytePairTokenizer, byte_alphabet
 
@@ -518,6 +519,36 @@ def test_config_round_trip_holds_the_data(tiny):
     assert again.vocabulary == tiny.vocabulary and again.merges == tiny.merges
     assert again.tokenize(["the cat"]).to_list() == tiny.tokenize(["the cat"]).to_list()
     assert json.loads(json.dumps(tiny.get_config())) == tiny.get_config()
+
+
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+def test_description_says_what_the_tokenizer_does(add_prefix_space):
+    tok = BytePairTokenizer(
+        _vocabulary("<cls>", "<sep>", "<oov>", "<blank>", "<hole>"),
+        [],
+        add_prefix_space=add_prefix_space,
+        cls_token="<cls>",
+        sep_token="<sep>",
+        unk_token="<oov>",
+        pad_token="<blank>",
+        mask_token="<hole>",
+    )
+    description = td.check(tok.description)
+    assert description == tok.description
+    assert description["pre_tokenizer"] == {
+        "type": "byte_level",
+        "add_prefix_space": add_prefix_space,
+    }
+    assert description["normalizer"] == [] and description["word_normalizer"] == []
+    assert description["model"] == {"type": "BPE", "unk_token": "<oov>"}
+    assert description["post_processor"] == {
+        "type": "roberta",
+        "cls": "<cls>",
+        "sep": "<sep>",
+        "pad": "<blank>",
+        "mask": "<hole>",
+    }
+    assert td.check(BytePairTokenizer(_vocabulary(), []).description) == td.byte_pair()
 
 
 def test_from_config_refuses_paths(tiny, tmp_path):

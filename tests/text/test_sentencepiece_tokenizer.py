@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import asset_or_fail
+from zoo.text import description as td
 from zoo.text import packing
 from zoo.text.sentencepiece_tokenizer import SentencePieceTokenizer
 
@@ -130,3 +131,33 @@ def test_pairs_pack_by_the_shared_packer_with_both_rules(spiece_dir, austen):
         ValueError, match=r"int >= 3 \(room for \[CLS\] A \[SEP\] B \[SEP\]\)"
     ):
         tok(texts, text_b=texts_b, sequence_length=2)
+
+
+@pytest.mark.parametrize(
+    "lowercase, strip_accents, normalizer",
+    [
+        (True, None, ["nfkd", "strip_accents", "lowercase"]),
+        (False, False, []),
+        (True, False, ["lowercase"]),
+        (False, True, ["nfkd", "strip_accents"]),
+    ],
+)
+def test_description_says_what_the_tokenizer_does(
+    spiece_dir, lowercase, strip_accents, normalizer
+):
+    tok = SentencePieceTokenizer(
+        spiece_dir, lowercase=lowercase, strip_accents=strip_accents, unk_token="[MASK]"
+    )
+    description = td.check(tok.description)
+    assert description == tok.description
+    assert [step["type"] for step in description["normalizer"]] == normalizer
+    assert description["pre_tokenizer"] == {"type": "metaspace"}
+    assert description["model"] == {"type": "Unigram", "unk_token": "[MASK]"}
+    assert description["post_processor"] == {
+        "type": "bert",
+        "cls": tok.cls_token,
+        "sep": tok.sep_token,
+        "pad": tok.pad_token,
+        "mask": tok.mask_token,
+    }
+    assert (tok.cls_token, tok.sep_token, tok.pad_token) == ("[CLS]", "[SEP]", "<pad>")

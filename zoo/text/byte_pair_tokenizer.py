@@ -61,6 +61,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.text import byte_level
+from zoo.text import description as text_description
 from zoo.text.byte_level import byte_alphabet, symbol_bytes
 from zoo.text.byte_pair_files import (  # read_*: also imported from here
     merge_list,
@@ -221,6 +222,18 @@ class BytePairTokenizer(TemplatePacker, keras.layers.Layer):
         """False: byte-level BPE keeps text as written (WordPieceTokenizer's
         casing flag, for code that records it)."""
         return False
+
+    @property
+    def description(self):
+        """This tokenizer as a tokenization description (`zoo.text.description`)."""
+        return text_description.byte_pair(
+            add_prefix_space=self.add_prefix_space,
+            unk_token=self.unk_token,
+            cls=self.cls_token,
+            sep=self.sep_token,
+            pad=self.pad_token,
+            mask=self.mask_token,
+        )
 
     @property
     def lookup_tables(self):

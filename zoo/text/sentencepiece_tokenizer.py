@@ -30,6 +30,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tft
 
+from zoo.text import description as text_description
 from zoo.text.packing import TRUNCATION_STRATEGIES, TemplatePacker
 from zoo.text.tokenizer import WordPieceTokenizer, refuse_path_in_config
 from zoo.text.vocabulary_file import MAX_TOKENIZER_FILE_BYTES, read_tokenizer_file
@@ -151,6 +152,20 @@ class SentencePieceTokenizer(WordPieceTokenizer):
     @property
     def _strip_accents(self):
         return True if self.strip_accents is None else bool(self.strip_accents)
+
+    @property
+    def description(self):
+        """This tokenizer as a tokenization description (`zoo.text.description`):
+        ALBERT's pre-normalisation, then the model's own (metaspace, Unigram)."""
+        return text_description.sentencepiece(
+            lowercase=self.lowercase,
+            keep_accents=not self._strip_accents,
+            cls=self.cls_token,
+            sep=self.sep_token,
+            unk_token=self.unk_token,
+            pad=self.pad_token,
+            mask=self.mask_token,
+        )
 
     def _tokenize(self, strings):
         # ALBERT's own pre-normalisation, before the model's normaliser.
