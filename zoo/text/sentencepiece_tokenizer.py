@@ -31,7 +31,6 @@ import tensorflow as tf
 import tensorflow_text as tft
 
 from zoo.text import description as text_description
-from zoo.text.packing import TRUNCATION_STRATEGIES, TemplatePacker
 from zoo.text.tokenizer import WordPieceTokenizer, refuse_path_in_config
 from zoo.text.vocabulary_file import MAX_TOKENIZER_FILE_BYTES, read_tokenizer_file
 
@@ -77,18 +76,6 @@ class SentencePieceTokenizer(WordPieceTokenizer):
     `padding_mask`; `tokenize(text)` the ragged piece ids. `vocabulary` is
     the model's pieces, id = index. `get_config()` stores the model bytes.
     """
-
-    # The packer is zoo.text.packing's (template "bert"), bound here by name
-    # over the packing methods that the base class defines itself.
-    packing_template = "bert"
-    truncation_strategies = TRUNCATION_STRATEGIES
-    truncation_refusal = ""
-    packing_layout = TemplatePacker.packing_layout
-    __call__ = TemplatePacker.__call__
-    call = TemplatePacker.call
-    pack_ids = TemplatePacker.pack_ids
-    _pack_segments = TemplatePacker._pack_segments
-    compute_output_spec = TemplatePacker.compute_output_spec
 
     def __init__(
         self,

@@ -58,13 +58,12 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tft
 
-from zoo.configs import DEFAULT_SEQUENCE_LENGTH, INPUT_NAMES
 from zoo.text import description as text_description
 from zoo.text import keras_hub_split, normalization
+from zoo.text.packing import TRUNCATION_STRATEGIES, TemplatePacker  # noqa: F401  (re-exported)
 from zoo.text.text_inputs import (  # as_strings, check_text: also imported from here
     as_strings,  # noqa: F401
     check_text,  # noqa: F401
-    packing_arguments,
     text_batch,
 )
 from zoo.text.text_inputs import describe as _describe
@@ -80,7 +79,6 @@ from zoo.text.vocabulary_file import (  # the vocab.txt helpers: also imported f
     vocabulary_text,  # noqa: F401
 )
 
-TRUNCATION_STRATEGIES = ("longest_first", "round_robin")
 # "bert": BERT's and HF's rule (BertTokenizerFast's ids); "keras_hub":
 # keras-hub's WordPieceTokenizer's (zoo.text.keras_hub_split).
 FLAVORS = ("bert", "keras_hub")
@@ -124,7 +122,7 @@ def refuse_path_in_config(value, field, who, saved_form):
 
 
 @keras.saving.register_keras_serializable(package="zoo")
-class WordPieceTokenizer(keras.layers.Layer):
+class WordPieceTokenizer(TemplatePacker, keras.layers.Layer):
     """BERT WordPiece tokenizer and packer, id-for-id equal to `BertTokenizerFast`
     (flavor "bert") or to keras-hub's `BertTokenizer` (flavor "keras_hub").
 
@@ -382,158 +380,6 @@ class WordPieceTokenizer(keras.layers.Layer):
         """
         strings, _ = self._as_strings(text, "text")
         return self._tokenize_graph(strings)
-
-    # --- packing ------------------------------------------------------------
-
-    @_no_autograph
-    def __call__(
-        self, text, text_b=None, sequence_length=None, truncation="longest_first", **kwargs
-    ):
-        # Validate and convert here, before Keras sees the arguments, so a
-        # wrong input gets this layer's error rather than a conversion error.
-        if truncation not in TRUNCATION_STRATEGIES:
-            raise ValueError(
-                f"`truncation` must be one of {', '.join(map(repr, TRUNCATION_STRATEGIES))}; "
-                f"received {truncation!r}."
-            )
-        strings, strings_b, sequence_length = packing_arguments(
-            text, text_b, sequence_length, ("[CLS] A [SEP]", "[CLS] A [SEP] B [SEP]")
-        )
-        return super().__call__(
-            strings,
-            text_b=strings_b,
-            sequence_length=sequence_length,
-            truncation=truncation,
-            **kwargs,
-        )
-
-    @_no_autograph
-    def call(self, text, text_b=None, sequence_length=None, truncation="longest_first"):
-        a = self._tokenize_graph(text)
-        n1 = tf.cast(a.row_lengths(), tf.int32)
-        if text_b is None:
-            b, n2 = None, tf.zeros_like(n1)
-            l1, l2 = n1, n2
-            if sequence_length is not None:
-                l1 = tf.minimum(n1, sequence_length - 2)
-        else:
-            b = self._tokenize_graph(text_b)
-            n2 = tf.cast(b.row_lengths(), tf.int32)
-            tf.debugging.assert_equal(
-                tf.size(n1),
-                tf.size(n2),
-                message="`text` and `text_b` must hold the same number of examples",
-            )
-            l1, l2 = n1, n2
-            if sequence_length is not None:
-                l1, l2 = self._trimmed_lengths(
-                    a, b, n1, n2, sequence_length - 3, truncation
-                )
-        return self._pack(a, b, l1, l2, sequence_length)
-
-    @_no_autograph
-    def pack_ids(
-        self, a, b=None, sequence_length=DEFAULT_SEQUENCE_LENGTH, truncation="longest_first"
-    ):
-        """Pack already tokenized segments (ragged int32 ids, no specials) into
-        `[CLS] A [SEP] (B [SEP])` dense features, trimming as `__call__` does.
-
-        For pipelines that tokenize once and pair segments later (BERT
-        pre-training builds sentence pairs from a tokenized corpus).
-        """
-        minimum = 2 if b is None else 3
-        if not isinstance(sequence_length, (int, np.integer)) or sequence_length < minimum:
-            raise ValueError(
-                f"`sequence_length` must be an int >= {minimum}; received {sequence_length!r}."
-            )
-        if truncation not in TRUNCATION_STRATEGIES:
-            raise ValueError(
-                f"`truncation` must be one of {', '.join(map(repr, TRUNCATION_STRATEGIES))}; "
-                f"received {truncation!r}."
-            )
-        n1 = tf.cast(a.row_lengths(), tf.int32)
-        if b is None:
-            l1 = tf.minimum(n1, sequence_length - 2)
-            return self._pack(a, None, l1, tf.zeros_like(n1), int(sequence_length))
-        n2 = tf.cast(b.row_lengths(), tf.int32)
-        l1, l2 = self._trimmed_lengths(a, b, n1, n2, sequence_length - 3, truncation)
-        return self._pack(a, b, l1, l2, int(sequence_length))
-
-    @staticmethod
-    def _trimmed_lengths(a, b, n1, n2, budget, truncation):
-        """Kept lengths of a pair of segments that must fit in `budget` tokens."""
-        if truncation == "round_robin":
-            a, b = tft.RoundRobinTrimmer(budget).trim([a, b])
-            return tf.cast(a.row_lengths(), tf.int32), tf.cast(b.row_lengths(), tf.int32)
-        # longest_first, the reference's rule (tokenizers' truncate_encodings):
-        # if the shorter segment fits in half the budget it is kept whole and
-        # the longer gets the rest; otherwise the shorter gets floor(budget/2)
-        # and the longer ceil(budget/2), the first counting as shorter on a tie.
-        shorter = tf.minimum(n1, n2)
-        fits = 2 * shorter <= budget
-        keep_shorter = tf.where(fits, shorter, budget // 2)
-        keep_longer = tf.where(fits, budget - shorter, budget - budget // 2)
-        first_longer = n1 > n2
-        over = n1 + n2 > budget
-        l1 = tf.where(first_longer, keep_longer, keep_shorter)
-        l2 = tf.where(first_longer, keep_shorter, keep_longer)
-        return tf.where(over, l1, n1), tf.where(over, l2, n2)
-
-    def _pack(self, a, b, l1, l2, sequence_length):
-        """Dense `[CLS] A [SEP] (B [SEP]) [PAD]...` from segments and kept lengths.
-
-        Written with dense gathers and `tf.where` (no `combine_segments`, whose
-        ragged ops have no TFLite kernels), so the packer can follow an
-        exported tokenizer anywhere the tokenizer itself runs.
-        """
-        length = 2 + l1 + (0 if b is None else l2 + 1)  # [batch]
-        width = (
-            sequence_length
-            if sequence_length is not None
-            else tf.reduce_max(tf.concat([[0], length], 0))
-        )
-        positions = (
-            tf.range(width)[None, :] + tf.zeros_like(length)[:, None]
-        )  # [batch, width]
-
-        def dense(segment):
-            # One padding column more than needed, so the gather below has a
-            # valid index even for an empty segment or an empty batch.
-            shape = None if sequence_length is None else [None, sequence_length]
-            d = segment.to_tensor(default_value=self.pad_id, shape=shape)
-            return tf.concat([d, tf.fill([tf.shape(d)[0], 1], self.pad_id)], axis=1)
-
-        def take(segment, start):  # segment token at position - start, per row
-            d = dense(segment)
-            index = tf.clip_by_value(positions - start, 0, tf.shape(d)[1] - 1)
-            return tf.gather(d, index, batch_dims=1)
-
-        l1, l2, length = l1[:, None], l2[:, None], length[:, None]
-        token_ids = tf.fill(tf.shape(positions), self.pad_id)
-        in_a = (positions >= 1) & (positions <= l1)
-        token_ids = tf.where(in_a, take(a, 1), token_ids)
-        token_ids = tf.where(positions == 0, self.cls_id, token_ids)
-        token_ids = tf.where(positions == l1 + 1, self.sep_id, token_ids)
-        segment_ids = tf.zeros_like(token_ids)
-        if b is not None:
-            in_b = (positions >= l1 + 2) & (positions <= l1 + l2 + 1)
-            token_ids = tf.where(in_b, take(b, l1 + 2), token_ids)
-            token_ids = tf.where(positions == l1 + l2 + 2, self.sep_id, token_ids)
-            segment_ids = tf.where(in_b | (positions == l1 + l2 + 2), 1, 0)
-        # tf.where rather than a bool cast: the LiteRT converter trips on
-        # casts of bools feeding an embedding.
-        padding_mask = tf.where(positions < length, 1, 0)
-        return {
-            "token_ids": tf.cast(token_ids, tf.int32),
-            "segment_ids": tf.cast(segment_ids, tf.int32),
-            "padding_mask": tf.cast(padding_mask, tf.int32),
-        }
-
-    def compute_output_spec(
-        self, text, text_b=None, sequence_length=None, truncation="longest_first"
-    ):
-        shape = (text.shape[0], sequence_length)
-        return {k: keras.KerasTensor(shape, dtype="int32") for k in INPUT_NAMES}
 
     @classmethod
     def from_config(cls, config):
