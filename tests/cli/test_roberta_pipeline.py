@@ -147,6 +147,6 @@ def test_android_assets_refuse_a_bpe_phone_model(finetuned, tmp_path, capsys):
     config = DemoConfig()
     source = tmp_path / "demo" / "exports" / f"student{config.students[0]}_dynamic_int8"
     _export(finetuned / "run" / "model", "tflite", source, capsys)
-    with pytest.raises(DemoError, match="byte-level BPE"):
+    with pytest.raises(DemoError, match="model is BPE"):
         _android_assets(tmp_path / "demo", config, tmp_path / "assets")
     assert not (tmp_path / "assets").exists()

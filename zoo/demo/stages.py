@@ -26,7 +26,9 @@ from zoo.models.sentence_embedding import (
     SIMILARITY_SENTENCES,
     embed_texts,
 )
+from zoo.text import description as td
 from zoo.text.readers import calibration_and_validation
+from zoo.text.tokenizer_record import recorded_description
 from zoo.train.curves import StepCurve
 from zoo.train.finetune import FinetuneConfig, finetune
 from zoo.utils.atomic import atomic_file
@@ -216,14 +218,13 @@ def _android_assets(out, config, folder):
     same name that the demo did not put there (not in the folder's record,
     or changed since) is never overwritten: the stage stops first."""
     source = out / "exports" / f"{_phone(config)}_dynamic_int8"
-    if mf.is_byte_pair(read_json_object(source / mf.METADATA, "re-run the export stage")):
-        # The app tokenizes in Java with WordPiece (vocab.txt) only.
+    meta = mf.read_metadata(source)
+    refusal = td.app_refusal(recorded_description(meta, source / mf.METADATA))
+    if refusal is not None:
+        # The app implements BERT's WordPiece rule only; it would refuse the file.
         raise DemoError(
-            f"--android-assets: {source} tokenizes with byte-level BPE (vocab.json + "
-            "merges.txt, a RoBERTa model); the Android app's tokenizer is WordPiece "
-            "(vocab.txt) and MediaPipe's text tasks take WordPiece or SentencePiece "
-            "only, so the app would feed it other ids than in training. Ship "
-            "model.tflite with host-side tokenization instead (docs/roberta.md)."
+            f"--android-assets: {source}: {refusal}. The app would refuse this model; "
+            "ship model.tflite with host-side tokenization instead (docs/tokenization.md)."
         )
     record_path = folder / ANDROID_RECORD
     record = {}
