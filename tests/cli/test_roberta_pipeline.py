@@ -11,6 +11,7 @@ BPE model with the reason."""
 from __future__ import annotations
 
 import json
+import pathlib
 
 import keras
 import pytest
@@ -150,3 +151,31 @@ def test_android_assets_refuse_a_bpe_phone_model(finetuned, tmp_path, capsys):
     with pytest.raises(DemoError, match="model is BPE"):
         _android_assets(tmp_path / "demo", config, tmp_path / "assets")
     assert not (tmp_path / "assets").exists()
+
+
+def test_an_opened_bpe_artifact_builds_its_tokenizer_once(
+    finetuned, tmp_path, capsys, monkeypatch
+):
+    """Opening, predicting with and validating one artifact build its
+    tokenizer once (export.manifest.artifact_tokenizer)."""
+    from export.validate import validate_artifact
+    from zoo.predict import open_predictor
+
+    artifact = tmp_path / "phone"
+    _export(finetuned / "run" / "model", "tflite", artifact, capsys)
+    built = []
+    original = zoo.BytePairTokenizer.__init__
+
+    def counting(self, vocabulary, *args, **kwargs):
+        built.append(pathlib.Path(vocabulary).parent)
+        original(self, vocabulary, *args, **kwargs)
+
+    monkeypatch.setattr(zoo.BytePairTokenizer, "__init__", counting)
+    mf._TOKENIZERS.clear()
+    predictor = open_predictor(artifact)
+    predictor.predict(["A test sentence about markets."])
+    texts = [text for text, _ in bbc_news_split()["test"]][:200]
+    validate_artifact(artifact, texts)
+    # The artifact's own tokenizer once (validation also loads the source
+    # model directory, which has its own files).
+    assert built.count(artifact) == 1, built
