@@ -13,7 +13,11 @@ What it writes into OUT:
   CJK, emoji, control characters, words over the 100-character limit,
   random code points from every plane), each with the word-piece ids of the
   project's Python `WordPieceTokenizer` and its packed `[1, L]` inputs at
-  several lengths, single texts and pairs.
+  several lengths, single texts and pairs; and, under `descriptions`, for
+  each lowercase/strip-accents combination of BERT's rule, the
+  `tokenization` description (`zoo.text.description.wordpiece`) with the
+  Python tokenizer's ids on every probe sentence (`zoo.text.probes.ALL`),
+  which the app's tokenizer built from that description must reproduce.
 - `postprocess_vectors.json`: int8/uint8 dequantization and softmax cases.
 - `model/`: a classifier (the real all-MiniLM-L6-v2 encoder, an untrained
   5-label BBC head) exported by `export.export_tflite` for the phone:
@@ -58,6 +62,8 @@ TOKENIZER_SOURCES = (
     "zoo/text/normalization.py",
     "zoo/text/normalization_tables.py",
     "android_demo/tools/make_vectors.py",
+    "zoo/text/description.py",
+    "zoo/text/probes.py",
 )
 BBC_LABELS = ("business", "entertainment", "politics", "sport", "tech")
 SEQUENCE_LENGTHS = (64, 128)  # the phone artifact's signatures
@@ -254,6 +260,33 @@ def tokenizer_cases(tok, rng):
     return cases
 
 
+# The flag combinations of BERT's rule the app implements, as (lowercase, strip_accents).
+DESCRIPTION_FLAGS = ((True, True), (True, False), (False, False), (False, True))
+
+
+def description_cases(vocab_path):
+    """For each combination: the `tokenization` description (zoo.text.description.wordpiece)
+    and the Python tokenizer's ids on every probe sentence (zoo.text.probes.ALL)."""
+    # Imported here, as in main: zoo's tokenizer pulls in TensorFlow, which --help does not need.
+    from zoo.text import description, probes
+    from zoo.text.tokenizer import WordPieceTokenizer
+
+    out = []
+    for lowercase, strip in DESCRIPTION_FLAGS:
+        tok = WordPieceTokenizer(str(vocab_path), lowercase=lowercase, strip_accents=strip)
+        texts = list(probes.ALL)
+        out.append(
+            {
+                "description": description.wordpiece(
+                    lowercase=lowercase, strip_accents=strip
+                ),
+                "texts": texts,
+                "ids": tok.tokenize(texts).to_list(),
+            }
+        )
+    return out
+
+
 def postprocess_cases(rng):
     """Dequantization (int8/uint8) and softmax, computed in float64 numpy."""
     import numpy as np
@@ -426,7 +459,10 @@ def main(argv=None):
         "max_chars_per_word": tok.max_chars_per_word,
         "vocabulary_size": tok.vocabulary_size,
     }
-    write_json(args.out / "tokenizer_vectors.json", {**header, "cases": cases})
+    write_json(
+        args.out / "tokenizer_vectors.json",
+        {**header, "cases": cases, "descriptions": description_cases(vocab_path)},
+    )
     shutil.copyfile(vocab_path, args.out / "vocab.txt")
     by_source = {}
     for c in cases:

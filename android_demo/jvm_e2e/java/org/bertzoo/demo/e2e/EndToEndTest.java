@@ -62,7 +62,7 @@ class EndToEndTest {
     in = new FileInputStream(new File(modelDir, "vocab.txt"));
     WordPieceTokenizer tokenizer;
     try {
-      tokenizer = new WordPieceTokenizer(WordPieceTokenizer.readVocabulary(in), tables, metadata.lowercase);
+      tokenizer = WordPieceTokenizer.forModel(WordPieceTokenizer.readVocabulary(in), tables, metadata);
     } finally {
       in.close();
     }

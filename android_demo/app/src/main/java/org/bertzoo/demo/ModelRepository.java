@@ -120,8 +120,9 @@ final class ModelRepository {
     } finally {
       in.close();
     }
-    WordPieceTokenizer tokenizer =
-        new WordPieceTokenizer(vocabulary, tables, metadata.lowercase, metadata.lowercase, 100);
+    // Implements metadata's tokenization description, or refuses it naming the field and step
+    // (the message reaches the user as the error text: MainActivity.describe).
+    WordPieceTokenizer tokenizer = WordPieceTokenizer.forModel(vocabulary, tables, metadata);
     MappedByteBuffer model = map(assets, MODEL);
     int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
     InterpreterSignatureRunner runner = new InterpreterSignatureRunner(model, threads);

@@ -36,7 +36,16 @@ public final class ModelMetadata {
   /** Signatures sorted by sequence length, shortest first. */
   public final List<Signature> signatures;
 
+  /** Lowercase text: the description's {@code lowercase} step, or else metadata's "lowercase". */
   public final boolean lowercase;
+  /** Strip accents: the description's step, or else (older artifacts) the same as lowercase. */
+  public final boolean stripAccents;
+  /**
+   * metadata.json's {@code "tokenization"} description, checked field by field; null for
+   * artifacts written before it existed (then lowercase alone decides, BERT's rule).
+   */
+  public final TokenizationDescription tokenization;
+
   public final String quantization;
   /** Size of the model's token embedding; -1 when the metadata does not say. */
   public final int vocabularySize;
@@ -62,6 +71,8 @@ public final class ModelMetadata {
       List<String> labels,
       List<Signature> signatures,
       boolean lowercase,
+      boolean stripAccents,
+      TokenizationDescription tokenization,
       String quantization,
       int vocabularySize,
       int numSegments,
@@ -74,6 +85,8 @@ public final class ModelMetadata {
     this.labels = Collections.unmodifiableList(labels);
     this.signatures = Collections.unmodifiableList(signatures);
     this.lowercase = lowercase;
+    this.stripAccents = stripAccents;
+    this.tokenization = tokenization;
     this.quantization = quantization;
     this.vocabularySize = vocabularySize;
     this.numSegments = numSegments;
@@ -144,7 +157,24 @@ public final class ModelMetadata {
               + " export the classifier with its label names.");
     }
     List<Signature> signatures = signatures(o);
+    TokenizationDescription tokenization = null;
     boolean lowercase = o.optBoolean("lowercase", true);
+    boolean stripAccents = lowercase;
+    if (o.has(TokenizationDescription.FIELD)) {
+      tokenization = TokenizationDescription.parse(o.get(TokenizationDescription.FIELD));
+      if (o.has("lowercase")) {
+        Object stated = o.get("lowercase");
+        if (!(stated instanceof Boolean) || (Boolean) stated != tokenization.lowercase()) {
+          throw new IllegalArgumentException(
+              "metadata.json lowercase: " + stated + " disagrees with tokenization (whose"
+                  + " normalizer " + (tokenization.lowercase() ? "lowercases" : "keeps case")
+                  + "). Re-export the model: one exporter writes both fields from the same"
+                  + " tokenizer.");
+        }
+      }
+      lowercase = tokenization.lowercase();
+      stripAccents = tokenization.stripAccents();
+    }
     String quantization = o.optString("quantization", "unknown");
     int vocabularySize = o.optInt("vocabulary_size", -1);
     int numSegments = o.optInt("num_segments", -1);
@@ -186,6 +216,8 @@ public final class ModelMetadata {
         labels,
         signatures,
         lowercase,
+        stripAccents,
+        tokenization,
         quantization,
         vocabularySize,
         numSegments,

@@ -57,6 +57,53 @@ public final class WordPieceTokenizer {
       boolean lowercase,
       boolean stripAccents,
       int maxCharsPerWord) {
+    this(
+        vocabulary, tables, lowercase, stripAccents, maxCharsPerWord, "[UNK]", "[CLS]", "[SEP]",
+        "[PAD]", "[MASK]");
+  }
+
+  /**
+   * The tokenizer a model's metadata asks for: its {@code tokenization} description when present
+   * (refused by name when this tokenizer does not implement it exactly, see {@link
+   * TokenizationDescription#requireAppImplements}), else BERT's rule with metadata's lowercase.
+   */
+  public static WordPieceTokenizer forModel(
+      List<String> vocabulary, UnicodeTables tables, ModelMetadata metadata) {
+    if (metadata.tokenization == null) {
+      return new WordPieceTokenizer(
+          vocabulary, tables, metadata.lowercase, metadata.stripAccents, 100);
+    }
+    return forDescription(vocabulary, tables, metadata.tokenization);
+  }
+
+  /** The tokenizer {@code description} specifies, as zoo's {@code wordpiece_arguments} maps it. */
+  public static WordPieceTokenizer forDescription(
+      List<String> vocabulary, UnicodeTables tables, TokenizationDescription description) {
+    description.requireAppImplements();
+    return new WordPieceTokenizer(
+        vocabulary,
+        tables,
+        description.lowercase(),
+        description.stripAccents(),
+        description.maxWord,
+        description.unkToken,
+        description.cls,
+        description.sep,
+        description.pad == null ? "[PAD]" : description.pad,
+        description.mask == null ? "[MASK]" : description.mask);
+  }
+
+  private WordPieceTokenizer(
+      List<String> vocabulary,
+      UnicodeTables tables,
+      boolean lowercase,
+      boolean stripAccents,
+      int maxCharsPerWord,
+      String unkToken,
+      String clsToken,
+      String sepToken,
+      String padToken,
+      String maskToken) {
     if (vocabulary == null || vocabulary.isEmpty()) {
       throw new IllegalArgumentException(
           "The vocabulary is empty. Pass the tokens of the model's vocab.txt"
@@ -75,11 +122,11 @@ public final class WordPieceTokenizer {
     this.normalizer = new BertNormalizer(tables, lowercase, stripAccents);
     this.maxCharsPerWord = maxCharsPerWord;
     this.lowercase = lowercase;
-    this.clsId = special("[CLS]");
-    this.sepId = special("[SEP]");
-    this.padId = special("[PAD]");
-    this.unkId = special("[UNK]");
-    this.maskId = special("[MASK]");
+    this.clsId = special(clsToken);
+    this.sepId = special(sepToken);
+    this.padId = special(padToken);
+    this.unkId = special(unkToken);
+    this.maskId = special(maskToken);
   }
 
   private int special(String token) {
