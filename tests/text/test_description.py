@@ -152,6 +152,7 @@ def test_the_app_implements_bert_and_refuses_keras_hub_by_name():
     assert "keras-hub" in td.app_refusal(KERAS_HUB)
     assert td.runtimes(KERAS_HUB)["android_app"].startswith("refused: ")
     assert "BPE" in td.app_refusal(td.byte_pair())
+    assert "cjk_spacing" in td.app_refusal(td.wordpiece(lowercase=True, cjk=False))
 
 
 def test_summary_names_every_stage():

@@ -437,7 +437,8 @@ def summary(description) -> str:
 # The runtimes a phone artifact's ids are fed by, beside the zoo's own
 # tokenizer (Python, tf.data and the SavedModel's in-graph signatures, which
 # run the same layer): the Android app's Java tokenizer implements BERT's
-# rule, all lowercase/strip_accents/cjk settings, words limited in characters.
+# rule, every lowercase/strip_accents setting (CJK ideographs always spaced),
+# words limited in characters (android_demo's TokenizationDescription).
 APP = "the Android app's tokenizer"
 
 
@@ -453,6 +454,9 @@ def app_refusal(description):
             f"{APP} implements BERT's rule (pre_tokenizer 'bert'); this tokenizer uses "
             f"keras-hub's ({summary(check(description))})"
         )
+    if not args["cjk"]:
+        # Its Unicode tables space CJK ideographs as part of cleaning.
+        return f"{APP} always spaces CJK ideographs; tokenization.normalizer has no cjk_spacing"
     return None
 
 
