@@ -6,7 +6,6 @@ from __future__ import annotations
 import pathlib
 
 from zoo.checkpoints import hub, keras_hub
-from zoo.checkpoints.config_fields import read_bool
 from zoo.checkpoints.errors import CheckpointMismatchError
 from zoo.checkpoints.garden import (
     config_from_garden,
@@ -20,6 +19,7 @@ from zoo.checkpoints.hf import (
     load_hf_weights,
     save_hf,
 )
+from zoo.checkpoints.hf_tokenization import hf_description
 from zoo.checkpoints.model_dir import (
     is_model_dir,
     load_model_dir,
@@ -121,20 +121,6 @@ def _byte_pair_tokenizer(path, fmt):
     )
 
 
-def _hf_lowercase(path):
-    for base in (pathlib.Path(path), pathlib.Path(path) / "0_Transformer"):
-        cfg = base / "tokenizer_config.json"
-        if cfg.is_file():
-            # A JSON boolean only: "false" (a string) would read as true.
-            return read_bool(
-                read_json_object(cfg, "use the checkpoint's own tokenizer_config.json"),
-                "do_lower_case",
-                cfg,
-                True,
-            )
-    return True
-
-
 def checkpoint_config(path) -> EncoderConfig:
     """The encoder configuration of a checkpoint, read without loading its
     weights (a zoo model directory's zoo_model.json, an HF config.json, a
@@ -164,9 +150,12 @@ def checkpoint_config(path) -> EncoderConfig:
 def load_checkpoint(path, *, lowercase=None, allow_partial=False):
     """Load `(encoder, tokenizer)` from any supported checkpoint.
 
-    `lowercase=None` takes the vocabulary's casing from the checkpoint
-    (`tokenizer_config.json` for HF, the zoo manifest) and defaults to the
-    uncased BERT convention (True) where nothing says otherwise. `path` may
+    `lowercase=None` takes the tokenization from the checkpoint (for HF:
+    tokenizer.json's normalizer, else tokenizer_config.json's do_lower_case,
+    strip_accents and tokenize_chinese_chars, zoo.checkpoints.hf_tokenization;
+    the zoo manifest's description) and defaults to the uncased BERT
+    convention where nothing says otherwise; a given `lowercase` overrides
+    it with BERT's rule for that casing. `path` may
     be a Hub name, `hf://OWNER/NAME[@REVISION]` (`zoo.checkpoints.hub`).
     """
     path, _ = hub.resolve(path)
@@ -181,10 +170,13 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
         if imported.tokenizer is None:
             raise ValueError(f"{path}: " + "; ".join(imported.notes))
         return imported.encoder, imported.tokenizer
+    description = None
     if fmt == "hf":
         encoder = load_hf_encoder(path, allow_partial=allow_partial)
-        if lowercase is None:
-            lowercase = _hf_lowercase(path)
+        if lowercase is None and encoder.config.family != "roberta":
+            # tokenizer.json's normalizer (or tokenizer_config.json's
+            # do_lower_case, strip_accents, tokenize_chinese_chars).
+            description, _ = hf_description(path)
     elif fmt == "tf1":
         encoder = load_tf1_encoder(path, allow_partial=allow_partial)
     else:
@@ -203,9 +195,13 @@ def load_checkpoint(path, *, lowercase=None, allow_partial=False):
                 "they must match. Use the checkpoint's own vocab.json and merges.txt."
             )
         return encoder, tokenizer
-    if lowercase is None:
-        lowercase = True
-    tokenizer = WordPieceTokenizer(str(_vocab_path(path, fmt)), lowercase=lowercase)
+    if description is not None:
+        tokenizer = WordPieceTokenizer.from_description(
+            str(_vocab_path(path, fmt)), description
+        )
+    else:
+        lowercase = True if lowercase is None else lowercase
+        tokenizer = WordPieceTokenizer(str(_vocab_path(path, fmt)), lowercase=lowercase)
     if tokenizer.vocabulary_size != encoder.vocabulary_size:
         raise ValueError(
             f"{path}: vocab.txt has {tokenizer.vocabulary_size} tokens but the "

@@ -1,0 +1,157 @@
+"""An HF WordPiece checkpoint tokenizes as its tokenizer files say:
+tokenizer.json's normalizer (else tokenizer_config.json) decides
+strip_accents and the CJK rule apart from do_lower_case, and what the zoo
+cannot reproduce is refused by name."""
+
+import json
+import shutil
+
+import pytest
+
+from zoo.checkpoints import load_checkpoint
+from zoo.checkpoints.hf_tokenization import HFTokenizationError, hf_description
+from zoo.text import description as td
+from zoo.text import probes
+from zoo.text.tokenizer import WordPieceTokenizer
+
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def kept_accents(minilm_dir, tmp_path_factory):
+    """MiniLM with `strip_accents: false` written into both tokenizer files."""
+    directory = tmp_path_factory.mktemp("hf_tok") / "minilm_accents"
+    shutil.copytree(minilm_dir, directory)
+    _edit(directory / "tokenizer_config.json", lambda c: c.update(strip_accents=False))
+    _edit(
+        directory / "tokenizer.json", lambda t: t["normalizer"].update(strip_accents=False)
+    )
+    return directory
+
+
+def _edit(path, change):
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _differing(ours, reference):
+    return sum(
+        ours.tokenize(t).to_list()[0] != reference(t, add_special_tokens=False)["input_ids"]
+        for t in probes.ALL
+    )
+
+
+def test_strip_accents_apart_from_lowercase_tokenizes_as_transformers(kept_accents):
+    reference = transformers.AutoTokenizer.from_pretrained(str(kept_accents))
+    _, tokenizer = load_checkpoint(kept_accents)
+    assert "strip_accents" not in td.steps_of(tokenizer.description, "normalizer")
+    assert _differing(tokenizer, reference) == 0
+    # BERT's rule from do_lower_case alone (what a record of `lowercase`
+    # gives) differs on the accented probes: the test can fail.
+    bert_rule = WordPieceTokenizer(str(kept_accents / "vocab.txt"), lowercase=True)
+    assert _differing(bert_rule, reference) >= len(probes.ACCENTED) // 2
+
+
+def test_the_setting_survives_convert_and_export_records(kept_accents, tmp_path):
+    from zoo.checkpoints import save_model_dir
+    from zoo.checkpoints.model_dir import load_model_dir
+
+    encoder, tokenizer = load_checkpoint(kept_accents)
+    directory = save_model_dir(encoder, tmp_path / "m", tokenizer)
+    _, loaded, meta = load_model_dir(directory)
+    assert meta["tokenization"] == td.check(tokenizer.description)
+    assert (
+        loaded.tokenize(probes.ACCENTED[0]).to_list()
+        == tokenizer.tokenize(probes.ACCENTED[0]).to_list()
+    )
+
+
+def _config_only(minilm_dir, tmp_path, change):
+    directory = tmp_path / "m"
+    directory.mkdir()
+    for name in ("tokenizer_config.json", "vocab.txt"):
+        shutil.copy(minilm_dir / name, directory / name)
+    _edit(directory / "tokenizer_config.json", change)
+    return directory
+
+
+def test_tokenizer_config_alone_is_read_typed(minilm_dir, tmp_path):
+    directory = _config_only(minilm_dir, tmp_path, lambda c: c.update(strip_accents=False))
+    description, source = hf_description(directory)
+    assert source.name == "tokenizer_config.json"
+    assert td.wordpiece_arguments(description)["strip_accents"] is False
+    (directory / "tokenizer_config.json").write_text(
+        json.dumps({"do_lower_case": "false"}), encoding="utf-8"
+    )
+    with pytest.raises(ValueError, match="do_lower_case"):
+        hf_description(directory)
+
+
+def test_chinese_chars_off_is_described_and_refused_by_the_tokenizer(minilm_dir, tmp_path):
+    directory = _config_only(
+        minilm_dir, tmp_path, lambda c: c.update(tokenize_chinese_chars=False)
+    )
+    description, _ = hf_description(directory)
+    assert "cjk_spacing" not in td.steps_of(description, "normalizer")
+    try:
+        tokenizer = WordPieceTokenizer.from_description(
+            str(directory / "vocab.txt"), description
+        )
+    except ValueError as e:  # refused by name where the rule is not implemented
+        assert "cjk" in str(e)
+    else:  # or implemented: then exactly as transformers
+        reference = transformers.BertTokenizerFast(
+            vocab_file=None,
+            vocab={t: i for i, t in enumerate(tokenizer.vocabulary)},
+            tokenize_chinese_chars=False,
+        )
+        assert _differing(tokenizer, reference) == 0
+
+
+@pytest.mark.parametrize(
+    "change, where",
+    [
+        (
+            lambda t: t.update(
+                normalizer={"type": "Sequence", "normalizers": [{"type": "Replace"}]}
+            ),
+            "normalizer.normalizers[0].type",
+        ),
+        (lambda t: t["normalizer"].update(lowercase="true"), "normalizer.lowercase"),
+        (lambda t: t["normalizer"].update(clean_text=False), "normalizer.clean_text"),
+        (lambda t: t.update(pre_tokenizer={"type": "Whitespace"}), "pre_tokenizer.type"),
+        (lambda t: t["model"].update(max_input_chars_per_word=10**9), "max_input_chars"),
+        (lambda t: t["model"].update(type="Unigram"), "model.type"),
+        (lambda t: t.update(post_processor={"type": "Odd"}), "post_processor.type"),
+    ],
+)
+def test_a_tokenizer_json_the_zoo_cannot_describe_is_refused_by_path(
+    minilm_dir, tmp_path, change, where
+):
+    directory = tmp_path / "m"
+    directory.mkdir()
+    shutil.copy(minilm_dir / "tokenizer.json", directory / "tokenizer.json")
+    _edit(directory / "tokenizer.json", change)
+    with pytest.raises((HFTokenizationError, ValueError)) as e:
+        hf_description(directory)
+    assert "tokenizer.json" in str(e.value) and where in str(e.value)
+
+
+def test_a_sequence_with_nfkc_is_described_and_refused_by_wordpiece(minilm_dir, tmp_path):
+    directory = tmp_path / "m"
+    directory.mkdir()
+    shutil.copy(minilm_dir / "tokenizer.json", directory / "tokenizer.json")
+    _edit(
+        directory / "tokenizer.json",
+        lambda t: t.update(
+            normalizer={
+                "type": "Sequence",
+                "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}],
+            }
+        ),
+    )
+    description, _ = hf_description(directory)
+    assert td.steps_of(description, "normalizer") == ["nfkc", "lowercase"]
+    with pytest.raises(td.DescriptionError, match="nfkc"):
+        td.wordpiece_arguments(description)
