@@ -120,7 +120,9 @@ def test_not_a_json_object_is_refused():
         (td.byte_pair(), "model is BPE"),
         (td.sentencepiece(lowercase=True, keep_accents=False), "model is Unigram"),
         (
-            _edited(BERT_UNCASED, ("normalizer",), [{"type": "bert_clean"}, {"type": "nfc"}]),
+            _edited(
+                BERT_UNCASED, ("normalizer",), [{"type": "bert_clean"}, {"type": "nfc"}]
+            ),
             "normalizer step 'nfc'",
         ),
         (
@@ -146,7 +148,11 @@ def test_wordpiece_refuses_what_it_does_not_implement_by_name(desc, refused):
 
 
 def test_the_app_implements_bert_and_refuses_keras_hub_by_name():
-    for desc in (BERT_UNCASED, BERT_CASED, td.wordpiece(lowercase=True, strip_accents=False)):
+    for desc in (
+        BERT_UNCASED,
+        BERT_CASED,
+        td.wordpiece(lowercase=True, strip_accents=False),
+    ):
         assert td.app_refusal(desc) is None
         assert td.runtimes(desc) == {"zoo": "exact", "android_app": "exact"}
     assert "keras-hub" in td.app_refusal(KERAS_HUB)

@@ -58,7 +58,9 @@ def test_plain_popen_loses_the_child_to_a_signal(sigterm_raises, signal_inside_p
         orphan.wait()
 
 
-def test_start_holds_the_signal_until_the_handle_is_ours(sigterm_raises, signal_inside_popen):
+def test_start_holds_the_signal_until_the_handle_is_ours(
+    sigterm_raises, signal_inside_popen
+):
     process, pending = children.start(SLEEPER)
     assert pending == [signal.SIGTERM]
     assert signal.getsignal(signal.SIGTERM) is _raise_stop  # the caller's handler is back
