@@ -218,8 +218,12 @@ def _android_assets(out, config, folder):
     same name that the demo did not put there (not in the folder's record,
     or changed since) is never overwritten: the stage stops first."""
     source = out / "exports" / f"{_phone(config)}_dynamic_int8"
-    meta = mf.read_metadata(source)
-    refusal = td.app_refusal(recorded_description(meta, source / mf.METADATA))
+    path = source / mf.METADATA
+    meta = read_json_object(path, "re-run the export stage")
+    try:
+        refusal = td.app_refusal(recorded_description(meta, path))
+    except td.DescriptionError as e:
+        refusal = str(e)
     if refusal is not None:
         # The app implements BERT's WordPiece rule only; it would refuse the file.
         raise DemoError(
