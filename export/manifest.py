@@ -34,7 +34,6 @@ from zoo.text.tokenizer import (
     read_vocabulary,
     vocabulary_casing_problem,
     vocabulary_sha256,
-    vocabulary_text,
 )
 from zoo.text.tokenizer_record import (
     BYTE_PAIR,
@@ -45,6 +44,7 @@ from zoo.text.tokenizer_record import (
     record_fields,
     recorded_description,
     tokenizer_files,
+    write_vocabulary,  # noqa: F401  (mf.write_vocabulary for the exporters)
 )
 from zoo.utils.atomic import atomic_file
 from zoo.utils.file_record import (
@@ -133,13 +133,6 @@ def artifact_tokenizer(directory, meta, given=None):
             _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
         _TOKENIZERS[key] = tokenizer
     return tokenizer
-
-
-def write_vocabulary(directory, tokens) -> pathlib.Path:
-    path = pathlib.Path(directory) / VOCABULARY
-    with atomic_file(path, "w") as f:
-        f.write(vocabulary_text(tokens))
-    return path
 
 
 def write_json(path, data) -> pathlib.Path:

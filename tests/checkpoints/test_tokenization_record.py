@@ -20,6 +20,17 @@ from zoo.text.tokenizer import WordPieceTokenizer
 TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
 
 
+def _encoder():
+    return zoo.BertEncoder(
+        vocabulary_size=len(TOKENS),
+        num_layers=1,
+        num_heads=2,
+        hidden_dim=8,
+        intermediate_dim=16,
+        max_sequence_length=16,
+    )
+
+
 def _edit(directory, change):
     path = directory / MANIFEST
     meta = json.loads(path.read_text())
@@ -37,14 +48,7 @@ def test_the_record_holds_the_description_and_loads_it(tmp_path):
 
 def test_a_setting_apart_from_lowercase_survives_the_round_trip(tmp_path):
     tokenizer = WordPieceTokenizer(TOKENS, lowercase=True, strip_accents=False)
-    encoder = zoo.BertEncoder(
-        vocabulary_size=len(TOKENS),
-        num_layers=1,
-        num_heads=2,
-        hidden_dim=8,
-        intermediate_dim=16,
-        max_sequence_length=16,
-    )
+    encoder = _encoder()
     directory = save_model_dir(encoder, tmp_path / "kept", tokenizer)
     _, loaded, meta = load_model_dir(directory)
     assert "strip_accents" not in td.steps_of(meta["tokenization"], "normalizer")
@@ -83,14 +87,7 @@ def test_a_text_model_and_its_record_must_tokenize_alike(tmp_path):
     """A valid description that is not the text model's own tokenizer is
     refused; unedited, the model's own tokenizer is the one returned (built
     once)."""
-    encoder = zoo.BertEncoder(
-        vocabulary_size=len(TOKENS),
-        num_layers=1,
-        num_heads=2,
-        hidden_dim=8,
-        intermediate_dim=16,
-        max_sequence_length=16,
-    )
+    encoder = _encoder()
     tokenizer = WordPieceTokenizer(TOKENS)
     model = zoo.TextClassifier(
         encoder, preprocessor=zoo.TextPreprocessor(tokenizer, 16), labels=["a", "b"]

@@ -320,7 +320,7 @@ def _plain(value):
     return json.loads(json.dumps(value))
 
 
-def _check_against_model(directory, meta, model):
+def _check_against_model(directory, meta, model, desc=None):
     """zoo_model.json's fields against what model.keras holds."""
     path = directory / MANIFEST
     encoder = getattr(model, "encoder", model)
@@ -375,7 +375,7 @@ def _check_against_model(directory, meta, model):
         lowercase = getattr(preprocessor.tokenizer, "lowercase", None)
         if lowercase is not None and bool(lowercase) != meta.get("lowercase", True):
             differs("lowercase", meta.get("lowercase", True), bool(lowercase))
-        recorded = recorded_description(meta, path)
+        recorded = recorded_description(meta, path) if desc is None else desc
         if td.check(preprocessor.tokenizer.description) != recorded:
             differs("tokenization", recorded, preprocessor.tokenizer.description)
 
@@ -530,7 +530,7 @@ def load_model_dir(directory):
             f"({carried.vocabulary_size:,} tokens) differs from vocab.txt; the directory mixes "
             "two models. Re-create it (TextClassifier.save_model_dir)."
         )
-    _check_against_model(directory, meta, model)
+    _check_against_model(directory, meta, model, desc)
     if carried is not None:
         # A text model's own tokenizer, which _check_against_model held to
         # the record: the one tokenizer of this directory, built once.

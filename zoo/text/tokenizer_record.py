@@ -61,12 +61,18 @@ def record_fields(tokenizer) -> dict:
 
 def write_tokenizer_files(directory, tokenizer):
     """vocab.txt, or vocab.json + merges.txt, into `directory`."""
-    directory = pathlib.Path(directory)
     if isinstance(tokenizer, BytePairTokenizer):
-        tokenizer.write_files(directory)
+        tokenizer.write_files(pathlib.Path(directory))
     else:
-        with atomic_file(directory / "vocab.txt", "w") as f:
-            f.write(vocabulary_text(tokenizer.vocabulary))
+        write_vocabulary(directory, tokenizer.vocabulary)
+
+
+def write_vocabulary(directory, tokens) -> pathlib.Path:
+    """`tokens` as `directory`/vocab.txt, one a line, written atomically."""
+    path = pathlib.Path(directory) / WORDPIECE_FILES[0]
+    with atomic_file(path, "w") as f:
+        f.write(vocabulary_text(tokens))
+    return path
 
 
 def recorded_description(meta, path) -> dict:
