@@ -52,7 +52,7 @@ MAX_VALIDATION_WORKERS = 4
 # The SavedModel check runs this file as a script, not as a module of the
 # package: the fresh process then imports TensorFlow and tensorflow-text only,
 # as TF Serving does.
-TF1_WORKER = pathlib.Path(__file__).with_name("tf1_worker.py")
+TF1_WORKER = pathlib.Path(__file__).parent.with_name("tf1_worker.py")
 
 
 class ArtifactLoadError(ValueError):
