@@ -33,6 +33,8 @@ import signal
 import tempfile
 import threading
 
+from zoo.utils import children
+
 OUTPUT_MARKER = ".zoo-output"
 MARKER_TEXT = (
     "written by bert-zoo; --force may replace this directory (and only this one)\n"
@@ -314,31 +316,45 @@ def atomic_directory(destination, *, overwrite=True):
         )
     check_replaceable(destination)
     _clean_beside(destination)
-    tmp = pathlib.Path(
-        tempfile.mkdtemp(prefix=temporary_prefix(destination), dir=destination.parent)
+    made, pending = children.held(
+        tempfile.mkdtemp, prefix=temporary_prefix(destination), dir=destination.parent
     )
+    tmp = pathlib.Path(made)
     try:
+        children.redeliver(
+            pending
+        )  # an interrupt while it was made: here, where it is removed
         write_marker(tmp)
         yield tmp
         # Checked again: the destination may have been filled meanwhile.
         check_replaceable(destination)
         if destination.exists():
-            old = pathlib.Path(
-                tempfile.mkdtemp(
-                    prefix=temporary_prefix(destination, "old"), dir=destination.parent
-                )
-            )
             # Two renames: an interrupt between them would leave no
             # destination, and the old one in a temporary that the next
-            # write removes. Signals wait until both are done and the old
-            # one is gone.
+            # write removes. Signals wait until the old one's temporary is
+            # made, both renames are done and it is gone.
             with signals_deferred():
+                old = pathlib.Path(
+                    tempfile.mkdtemp(
+                        prefix=temporary_prefix(destination, "old"), dir=destination.parent
+                    )
+                )
                 os.replace(destination, old / "replaced")
                 os.replace(tmp, destination)
                 _remove(old)
         else:
             os.replace(tmp, destination)
     except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _open_temporary(destination, mode):
+    fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(destination), dir=destination.parent)
+    try:
+        return tmp, os.fdopen(fd, mode)
+    except BaseException:  # no interrupt here (held): fdopen itself failed
+        os.close(fd)
         _remove(tmp)
         raise
 
@@ -350,9 +366,12 @@ def atomic_file(destination, mode="wb"):
     destination = pathlib.Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(destination.parent, stale_prefix(destination))
-    fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(destination), dir=destination.parent)
+    (tmp, handle), pending = children.held(_open_temporary, destination, mode)
     try:
-        with os.fdopen(fd, mode) as handle:
+        children.redeliver(
+            pending
+        )  # an interrupt while it was made: here, where it is removed
+        with handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

@@ -7,7 +7,10 @@ SIGINT or SIGTERM whose Python handler raises (Ctrl-C's KeyboardInterrupt,
 nothing can kill or wait for it. `start` closes that window: while `Popen`
 runs, the two signals are only recorded; the caller re-delivers them with
 `redeliver` once it holds the handle inside its own cleanup (a `try` that
-kills the child, or a block that forwards signals to it)."""
+kills the child, or a block that forwards signals to it).
+
+`held` is the same guard for any such step: `zoo.utils.atomic` creates its
+temporaries under it, so an interrupt never leaves one that no `try` owns."""
 
 from __future__ import annotations
 
@@ -18,14 +21,16 @@ import threading
 _DEFERRED = (signal.SIGINT, signal.SIGTERM)
 
 
-def start(command, **popen_kwargs):
-    """`subprocess.Popen(command, **popen_kwargs)` with SIGINT and SIGTERM
-    held back while it runs. Returns `(process, pending)`: pass `pending` to
-    `redeliver` where the process is already in the caller's care. Outside
-    the main thread (where Python runs no signal handler) this is Popen."""
+def held(make, *args, **kwargs):
+    """`make(*args, **kwargs)` with SIGINT and SIGTERM held back while it
+    runs: for a step that creates something (a child, a temporary file or
+    directory) and must hand it to the caller before an interrupt can cut
+    in. Returns `(result, pending)`: pass `pending` to `redeliver` where the
+    result is already in the caller's care. Outside the main thread (where
+    Python runs no signal handler) this is a plain call."""
     pending = []
     if threading.current_thread() is not threading.main_thread():
-        return subprocess.Popen(command, **popen_kwargs), pending
+        return make(*args, **kwargs), pending
 
     def record(signum, _frame):
         pending.append(signum)
@@ -37,11 +42,17 @@ def start(command, **popen_kwargs):
             if handler is not signal.SIG_IGN:  # an ignored signal stays ignored
                 previous[signum] = handler
                 signal.signal(signum, record)
-        process = subprocess.Popen(command, **popen_kwargs)
+        result = make(*args, **kwargs)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    return process, pending
+    return result, pending
+
+
+def start(command, **popen_kwargs):
+    """`subprocess.Popen(command, **popen_kwargs)` under `held`: returns
+    `(process, pending)`."""
+    return held(subprocess.Popen, command, **popen_kwargs)
 
 
 def redeliver(pending):

@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 import stat
 
+from zoo.utils import children
+
 # O_NONBLOCK and O_NOFOLLOW do not exist on Windows, where FIFOs are not files.
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -90,8 +92,19 @@ def open_regular(path, mode="rb", what="", *, follow_symlinks=True, encoding=Non
     flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY
     if not follow_symlinks:
         flags |= _NOFOLLOW
+    # The file object owns the descriptor from the moment `os.open` returns
+    # (`open`'s opener, with SIGINT/SIGTERM held until `open` is done): an
+    # interrupt leaves one owner to close it, never a leaked descriptor nor a
+    # second `os.close` that fails with EBADF in place of the interrupt (or
+    # closes a descriptor another thread has since opened).
     try:
-        fd = os.open(path, flags)
+        handle, pending = children.held(
+            open,
+            path,
+            mode,
+            encoding=encoding if mode == "r" else None,
+            opener=lambda name, _flags: os.open(name, flags),
+        )
     except OSError as e:
         if not follow_symlinks and os.path.islink(path):  # swapped for a link: ELOOP
             raise UnsafeFileError(
@@ -99,15 +112,16 @@ def open_regular(path, mode="rb", what="", *, follow_symlinks=True, encoding=Non
             ) from None
         raise e from None
     try:
-        info = os.fstat(fd)
+        children.redeliver(pending)  # an interrupt during the open: here, where it closes
+        info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             _refuse_kind(path, info.st_mode, what)
         if _NONBLOCK:  # a regular file ignores it; clear it all the same
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, mode, encoding=encoding if mode == "r" else None)
+            os.set_blocking(handle.fileno(), True)
     except BaseException:
-        os.close(fd)
+        handle.close()
         raise
+    return handle
 
 
 def read_bounded(path, limit, what="", *, follow_symlinks=True) -> bytes:
