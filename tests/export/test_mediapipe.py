@@ -205,7 +205,7 @@ def test_validation_runs_the_derived_file_on_a_sample(
     assert runs[mediapipe.FILE, "serving_L16"]["texts_run"] == 200
     assert "not the graph of its source" in runs[mediapipe.FILE, "serving_L16"]["note"]
     # Outputs that differ on the sample: every text runs.
-    monkeypatch.setattr(runtime, "_same_outputs", lambda *args: False)
+    monkeypatch.setattr(runtime.litert_run, "_same_outputs", lambda *args: False)
     runs = {
         (r["file"], r["signature"]): r
         for r in runtime.run_tflite(artifact, meta, texts, tiny_tokenizer)
