@@ -63,9 +63,6 @@ ROOMS = {
     "export": 3,  # the package's public names
     "zoo": 4,  # `import zoo`: the public API, above the library it re-exports
     "zoo.tasks": 4,
-    # zoo.from_keras_hub: a keras-hub classifier as a zoo.TextClassifier, so
-    # above zoo.tasks, beside the converter (zoo.checkpoints.keras_hub) it wraps.
-    "zoo.checkpoints.keras_hub_text": 4,
     "zoo.demo": 4,
     "zoo.predict": 4,
     "bench": 4,
@@ -83,7 +80,6 @@ SAME_FLOOR_ORDER = [
     ["bench", "zoo.demo"],
     ["bench", "zoo"],  # bench/ imports `zoo` first: TensorFlow's environment
     ["zoo", "zoo.predict", "zoo.tasks"],
-    ["zoo", "zoo.checkpoints.keras_hub_text", "zoo.tasks"],
     # export.runtime asks export.mediapipe whether a mediapipe.tflite is its source's graph.
     [
         "export",

@@ -47,7 +47,7 @@ import keras  # noqa: E402
 # readers): imported here on the TensorFlow backend, on first use elsewhere.
 _TENSORFLOW_NAMES = {
     "load_checkpoint": "zoo.checkpoints",
-    "from_keras_hub": "zoo.checkpoints.keras_hub_text",
+    "from_keras_hub": "zoo.tasks.keras_hub_text",
     "TextClassifier": "zoo.tasks",
     "TextQuestionAnswerer": "zoo.tasks",
     "TextTagger": "zoo.tasks",
@@ -58,7 +58,7 @@ _TENSORFLOW_NAMES = {
 
 if keras.backend.backend() == "tensorflow":
     from zoo.checkpoints import load_checkpoint  # noqa: E402
-    from zoo.checkpoints.keras_hub_text import from_keras_hub  # noqa: E402
+    from zoo.tasks.keras_hub_text import from_keras_hub  # noqa: E402
 from zoo.configs import PRESETS, EncoderConfig, get_preset  # noqa: E402
 from zoo.models import (  # noqa: E402
     DEFAULT_SEQUENCE_LENGTH,

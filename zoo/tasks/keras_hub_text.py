@@ -7,8 +7,8 @@
     clf.save_model_dir("models/from_keras_hub")
 
 The conversion itself is `zoo.checkpoints.keras_hub`; this module only wraps
-its result in the text model, so it sits on the text models' floor
-(scripts/import_graph.py), beside the converter it calls.
+its result in the text model, so it lives with the text models in
+`zoo.tasks`, above the converter it calls (scripts/import_graph.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import warnings
 
 from zoo.checkpoints.keras_hub import read_keras_hub
 from zoo.models import Classifier
-from zoo.tasks import TextClassifier
+from zoo.tasks.text_classifier import TextClassifier
 from zoo.text.preprocessor import TextPreprocessor
 
 
