@@ -475,7 +475,7 @@ def same_graph_as_source(artifact_dir, meta, file):
 
     The validator then runs the file on a sample of the texts only, requires
     outputs bit-identical to the source's there, and takes the source's
-    outputs for the rest (export/runtime.py). Both files are memory-mapped:
+    outputs for the rest (export/runtime/litert_run.py). Both files are memory-mapped:
     the weights are compared in place, not copied."""
     derived = meta["files"].get(file, {}).get("derived_from")
     if not derived:

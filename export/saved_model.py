@@ -28,7 +28,7 @@ the version passed validation; BASE/NAME's entry is then merged into
 `BASE/models.config` (the user's other entries kept verbatim), with
 `BASE/batching_parameters.txt` and `BASE/README.md` (the exact
 `tensorflow_model_server` command) written where they are ours
-(export/serving_config.py). A conflict there is refused before the version
+(export/serving_config/). A conflict there is refused before the version
 is built.
 
 TPU SavedModel (`export_tpu_saved_model`): id inputs at fixed bucket shapes
@@ -420,7 +420,7 @@ def _write_text_saved_model(model, tokenizer, sequence_length, meta, tmp):
         model, tokenizer, sequence_length, vocab_path, labels_path
     )
     # What the SavedModel says it is, among its own variables: loaders
-    # check metadata.json against it (export/consistency.py).
+    # check metadata.json against it (export/consistency/saved_model_checks.py).
     record = json.dumps(artifact_record(meta), sort_keys=True)
     archive.add_variable_collection(
         RECORD_COLLECTION,

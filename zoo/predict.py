@@ -259,7 +259,7 @@ def open_predictor(
     if kind == "model":
         return _model_dir_predictor(path, sequence_length, max_windows, batch_size)
     # The manifest, the metadata and their agreement with the model files,
-    # before anything runs (export/consistency.py).
+    # before anything runs (export/consistency/).
     meta = open_artifact(path)
     tokenizer = mf.artifact_tokenizer(path, meta)
     if kind == "tflite":

@@ -56,7 +56,7 @@ def _run_result(artifact_dir, meta, run, labels, reference):
         "latency": run["latency"],
     }
     if run.get("same_as"):
-        # A derived file checked on a sample (export/runtime.py).
+        # A derived file checked on a sample (export/runtime/litert_run.py).
         result["texts_run"] = run["texts_run"]
         result["same_as"] = run["same_as"]
     if run.get("note"):

@@ -5,7 +5,8 @@ and the host-side decoding they share with `zoo predict`.
 One public class per module, over the behaviour they share
 (`zoo.tasks.text_task`): `text_classifier`, `text_tagger`,
 `text_question_answerer`; `decode` turns logits into labels, tags and
-answer spans.
+answer spans; `keras_hub_text` wraps `zoo.checkpoints.keras_hub`'s import
+of a keras-hub classifier in a `TextClassifier` (`zoo.from_keras_hub`).
 """
 
 from zoo.tasks.text_classifier import TextClassifier
