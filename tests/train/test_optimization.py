@@ -144,3 +144,25 @@ def test_training_configs_name_the_bad_field(field, value, message):
             PretrainConfig(**{field: value})
         with pytest.raises(ValueError, match=message):
             check_distill_inputs("no-teacher", "bbc", DistillConfig(2, **{field: value}))
+
+
+def test_epochs_grow_with_small_data_and_stay_pinned_by_the_flag():
+    from zoo.train.optimization import (
+        AUTO_EPOCHS,
+        AUTO_MAX_EPOCHS,
+        AUTO_MIN_UPDATES,
+        training_epochs,
+    )
+
+    # 400 texts at batch 16: 25 updates an epoch, 12 epochs for 300 updates.
+    assert training_epochs(None, 25)[0] == -(-AUTO_MIN_UPDATES // 25) == 12
+    # A large set keeps BERT's recipe; a tiny one is capped.
+    assert training_epochs(None, 6250)[0] == AUTO_EPOCHS
+    assert training_epochs(None, 2)[0] == AUTO_MAX_EPOCHS
+    # Accumulated steps count as one update.
+    assert training_epochs(None, 50, gradient_accumulation=2)[0] == 12
+    # --epochs pins it; --steps-per-epoch (a run sized by hand) keeps the default.
+    assert training_epochs(5, 25) == (5, "5 epochs (--epochs)")
+    assert training_epochs(None, 2, capped=True)[0] == AUTO_EPOCHS
+    epochs, why = training_epochs(None, 25)
+    assert "25 updates an epoch" in why and "--epochs N pins it" in why

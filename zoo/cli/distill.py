@@ -62,6 +62,7 @@ def run(args):
         student_intermediate_dim=args.student_intermediate_dim,
         mode=args.mode,
         epochs=args.epochs,
+        patience=args.patience,
         batch_size=args.batch_size,
         sequence_length=args.sequence_length,
         max_predictions=args.max_predictions,
@@ -156,6 +157,13 @@ def register(subparsers):
     _add_student(p)
     add_run_output(p)
     add_schedule(p)
+    p.add_argument(
+        "--patience",
+        type=int,
+        default=2,
+        help="--mode task: stop after this many epochs without a better validation "
+        "loss, counted across a resume",
+    )
     p.add_argument(
         "--max-predictions",
         type=int,

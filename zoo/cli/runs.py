@@ -35,6 +35,7 @@ import time
 from zoo.configs import DEFAULT_SEQUENCE_LENGTH
 from zoo.text.readers import DATA_FORMS
 from zoo.train import distribute
+from zoo.train.optimization import AUTO_EPOCHS, AUTO_MAX_EPOCHS, AUTO_MIN_UPDATES
 from zoo.utils.atomic import (
     OUTPUT_MARKER,
     ForeignDirectoryError,
@@ -439,7 +440,7 @@ def add_run_output(parser):
 def add_schedule(
     parser,
     *,
-    epochs=3,
+    epochs=None,
     batch_size=16,
     sequence_length=DEFAULT_SEQUENCE_LENGTH,
     learning_rate=5e-5,
@@ -450,7 +451,15 @@ def add_schedule(
     both: epochs, global batch, accumulation, sequence length and the AdamW
     schedule (`zoo.train.optimization.make_adamw`). zoo pretrain takes its
     own: their defaults come from the --recipe."""
-    parser.add_argument("--epochs", type=int, default=epochs, help="passes over the data")
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=epochs,
+        help="passes over the data (default: chosen from the data's size: at least "
+        f"{AUTO_EPOCHS} and {AUTO_MIN_UPDATES} updates, at most {AUTO_MAX_EPOCHS}, "
+        "ending early when validation stops improving (--patience); "
+        f"{AUTO_EPOCHS} with --steps-per-epoch)",
+    )
     parser.add_argument("--batch-size", type=int, default=batch_size, help=BATCH_HELP)
     add_gradient_accumulation(parser)
     parser.add_argument(

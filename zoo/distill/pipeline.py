@@ -37,7 +37,7 @@ from zoo.train import data as task_data
 from zoo.train import distribute as multiworker
 from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile
 from zoo.train.finetune import FinetuneConfig, build_datasets, evaluate_model
-from zoo.train.optimization import check_training_numbers, make_adamw
+from zoo.train.optimization import check_training_numbers, make_adamw, training_epochs
 from zoo.train.pretrain import corpus_documents
 from zoo.utils.atomic import atomic_file
 
@@ -52,7 +52,8 @@ class DistillConfig:
     style: str = "distilbert"
     student_intermediate_dim: int | None = None  # default: the teacher's FFN width
     mode: str = "task"
-    epochs: int = 3
+    epochs: int | None = None  # None: chosen from the data (optimization.training_epochs)
+    patience: int = 2  # task mode: epochs without a better validation loss before stopping
     batch_size: int = 16
     sequence_length: int = DEFAULT_SEQUENCE_LENGTH
     max_predictions: int = 20
@@ -102,6 +103,7 @@ def check_distill_inputs(teacher_dir, data, config):
         config,
         (
             "epochs",
+            "patience",
             "batch_size",
             "sequence_length",
             "max_predictions",
@@ -222,6 +224,8 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             intermediate_dim=config.student_intermediate_dim,
         )
         steps = _steps_per_epoch(inputs.train, config)
+        config, schedule = _chosen_epochs(config, steps, run.chief, verbose, inputs.val)
+        extra["distill_config"] = dataclasses.asdict(config)  # with the epochs chosen
         distiller = _compiled_distiller(run, teacher, student, config, steps)
     train = _epochs(distiller, inputs.train, steps, config, run.multi)
     history, seconds = _fit(
@@ -247,6 +251,7 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
         "teacher_parameters": int(teacher.count_params()),
         "student_parameters": int(student.count_params()),
         "train_seconds": history.summary()["seconds"],
+        "schedule": {**schedule, "epochs_trained": len(history.summary()["epochs"])},
     }
     if config.evaluate and inputs.task is not None and inputs.test_examples:
         _evaluate_both(run, teacher, teacher_dir, tokenizer, inputs, config, summary)
@@ -321,6 +326,26 @@ def _steps_per_epoch(train, config):
     return steps
 
 
+def _chosen_epochs(config, steps, chief, verbose, val):
+    """`(config with its epochs set, the schedule record)`: --epochs, or the
+    budget rule on this run's updates an epoch, said in one line. Early
+    stopping needs validation data (task mode)."""
+    epochs, why = training_epochs(
+        config.epochs,
+        steps,
+        config.gradient_accumulation,
+        capped=config.steps_per_epoch is not None,
+    )
+    patience = config.patience if val is not None else None
+    if chief and verbose:
+        stop = (
+            f"patience {patience}" if patience else "no validation data: every epoch runs"
+        )
+        print(f"epochs: {why}; {stop}", flush=True)
+    record = {"epochs": epochs, "why": why, "patience": patience}
+    return dataclasses.replace(config, epochs=epochs), record
+
+
 def _compiled_distiller(run, teacher, student, config, steps):
     """The `Distiller` (multi-worker fixes applied under such a strategy),
     compiled with AdamW over the student's weights."""
@@ -381,19 +406,18 @@ def _fit(run, distiller, train, val, tokenizer, extra, config, callbacks, verbos
         EpochCounter(run.epoch_variable, worker=multiworker.worker_index(run.strategy)),
         # The best student and the history are written before the epoch's
         # backup: a kill between them re-runs the epoch, losing nothing.
-        *(
-            [
-                BestModelDirectory(
-                    run.out / "model",
-                    tokenizer,
-                    extra,
-                    select=lambda distiller: distiller.student,
-                ),
-                history,
-            ]
-            if run.chief
-            else []
+        # Every worker applies the early-stopping rule (they stop together);
+        # the chief alone writes.
+        BestModelDirectory(
+            run.out / "model",
+            tokenizer,
+            extra,
+            select=lambda distiller: distiller.student,
+            patience=config.patience if val is not None else None,
+            verbose=verbose if run.chief else 0,
+            write=run.chief,
         ),
+        *([history] if run.chief else []),
         *run.recovery_callbacks(callbacks),
     ]
     started = time.time()

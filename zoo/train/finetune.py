@@ -48,7 +48,12 @@ from zoo.train.callbacks import (
     Throughput,
     ValidationCorrelation,
 )
-from zoo.train.optimization import build_for_fit, check_training_numbers, make_adamw
+from zoo.train.optimization import (
+    build_for_fit,
+    check_training_numbers,
+    make_adamw,
+    training_epochs,
+)
 from zoo.utils.atomic import atomic_file
 
 # Heads that do not read the pooler (mean / [CLS] pooling, tagging, QA) leave
@@ -60,7 +65,7 @@ warnings.filterwarnings(
 
 @dataclasses.dataclass
 class FinetuneConfig:
-    epochs: int = 3
+    epochs: int | None = None  # None: chosen from the data (optimization.training_epochs)
     batch_size: int = 16
     sequence_length: int = DEFAULT_SEQUENCE_LENGTH
     learning_rate: float = 5e-5
@@ -231,6 +236,7 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         model = _task_head(encoder, task, data.labels, config, run.strategy)
         train, val = build_datasets(data, tokenizer, config, run.epoch_variable)
         train, steps = _capped_epochs(train, config)
+        config, schedule = _chosen_epochs(config, steps, run.chief, verbose)
         losses, metrics = task_losses(task)
         model.compile(
             optimizer=make_adamw(
@@ -268,6 +274,7 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         return {"worker": distribute.worker_name(run.strategy)}
     history.write()  # also when a resumed run had no epoch left to train
     result = _evaluate_best(run.out, data, task, config, history.summary()["seconds"])
+    result["schedule"] = {**schedule, "epochs_trained": len(history.summary()["epochs"])}
     with atomic_file(run.out / "metrics.json", "w") as f:
         json.dump(result, f, indent=2)
     if run.multi:
@@ -276,6 +283,21 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
 
 
 # The steps of `_finetune`, in its order.
+
+
+def _chosen_epochs(config, steps, chief, verbose):
+    """`(config with its epochs set, the schedule record)`: --epochs, or the
+    budget rule on this run's updates an epoch, said in one line."""
+    epochs, why = training_epochs(
+        config.epochs,
+        steps,
+        config.gradient_accumulation,
+        capped=config.steps_per_epoch is not None,
+    )
+    if chief and verbose:
+        print(f"epochs: {why}; patience {config.patience}", flush=True)
+    record = {"epochs": epochs, "why": why, "patience": config.patience}
+    return dataclasses.replace(config, epochs=epochs), record
 
 
 def _capped_epochs(train, config):
