@@ -215,8 +215,9 @@ def test_failed_or_interrupted_export_publishes_nothing(
     """Conversion is replaced by the bytes of the fixture's file (fast); the
     failure comes after the model file is written."""
     canned = (artifact / "model.tflite").read_bytes()
-    monkeypatch.setattr(tflite, "write_phone_saved_model", lambda *a, **k: None)
-    monkeypatch.setattr(tflite, "convert", lambda *a, **k: canned)
+    # Patched where _ids_model looks them up.
+    monkeypatch.setattr(tflite.files, "write_phone_saved_model", lambda *a, **k: None)
+    monkeypatch.setattr(tflite.files, "convert", lambda *a, **k: canned)
 
     def failing_validation(*args, **kwargs):
         raise validate.ExportValidationError("simulated threshold miss", {})

@@ -1,0 +1,180 @@
+"""`export_tflite`: the arguments checked, metadata.json prepared, the files
+written into a temporary artifact directory, validated, then published
+atomically."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+from export import manifest as mf
+from export.tflite.files import _tflite_files
+from export.tflite.quantization import (
+    CALIBRATED_MODES,
+    MIN_REPRESENTATIVE_TEXTS,
+    QUANTIZATION_MODES,
+    representative_dataset,
+)
+from export.validate import validate_new_artifact
+from zoo.models import INPUT_NAMES, task_of
+from zoo.text import description as td
+from zoo.text.tokenizer import WordPieceTokenizer
+from zoo.text.tokenizer_record import write_tokenizer_files
+from zoo.utils.atomic import atomic_directory, atomic_file
+
+
+def export_tflite(
+    model,
+    tokenizer,
+    out_dir,
+    quantize="float32",
+    sequence_lengths=None,
+    representative_texts=None,
+    validation_texts=None,
+    validation_labels=None,
+    allow_degraded=False,
+    *,
+    text_in=False,
+    source_dir=None,
+    overwrite=True,
+    validation_workers=None,
+):
+    """Convert `model` to a validated `.tflite` artifact directory `out_dir`.
+
+    Args:
+        model: a zoo `Classifier`, `TokenClassifier`, `QuestionAnswerer` or
+            `Regressor`.
+        tokenizer: the project `WordPieceTokenizer` it was trained with (None: a
+            text model's own).
+        out_dir: the artifact directory (replaced atomically when complete).
+        quantize: "float32", "float16", "dynamic_int8", "int8" or "int4".
+        sequence_lengths: one `serving_L{L}` signature per length, in one file
+            (default: a text model's own length, else 128).
+        representative_texts: >= 100 real texts for "int8"/"int4" calibration.
+        validation_texts: >= 200 real texts; every file is re-loaded in LiteRT
+            and compared with the Keras model (`validate_artifact`). None:
+            load-and-run check on probe sentences only.
+        validation_labels: optional gold labels for the accuracy delta.
+        allow_degraded: publish and record a threshold miss instead of raising
+            `ExportValidationError`.
+        text_in: also write `model_text.tflite` (FastBertTokenizer inside;
+            needs tensorflow-text's TFLite ops), at the first length.
+        source_dir: the zoo model directory the model came from (recorded).
+        overwrite: replace an existing `out_dir`.
+        validation_workers: 1-thread LiteRT interpreters validating each file
+            in parallel after its latency calls (None: one per available core;
+            each holds a copy of the weights). The outputs do not depend on it.
+
+    Returns: `out_dir` as a `pathlib.Path`.
+    """
+
+    task_of(model)  # a clear TypeError for anything but a zoo task model
+    tokenizer = mf.model_tokenizer(model, tokenizer)
+    if text_in and not isinstance(tokenizer, WordPieceTokenizer):
+        raise ValueError(
+            f"text_in=True: model_text.tflite tokenizes with tensorflow-text's "
+            f"FastBertTokenizer (WordPiece); this model's tokenizer is a "
+            f"{type(tokenizer).__name__}, which has no LiteRT kernels. Export without "
+            "--text-in: model.tflite takes ids, and `zoo predict` / export.runtime "
+            "tokenize on the host with the artifact's own tokenizer files."
+        )
+    lengths = _sequence_lengths(model, quantize, sequence_lengths)
+    texts = _calibration_texts(quantize, representative_texts)
+    representative = None
+    if texts is not None:
+        representative = representative_dataset(tokenizer, texts, lengths)
+    out_dir = pathlib.Path(out_dir)
+    meta = _metadata(model, tokenizer, source_dir, quantize, lengths, texts)
+    with atomic_directory(out_dir, overwrite=overwrite) as tmp:
+        # Scratch space inside the temporary artifact directory: a killed
+        # export leaves one stale directory, which the next export removes.
+        work = tmp / ".work"
+        files = _tflite_files(
+            model, tokenizer, meta, quantize, representative, texts, text_in, work
+        )
+        shutil.rmtree(work, ignore_errors=True)
+        _write_artifact(tmp, files, meta, tokenizer)
+        validate_new_artifact(
+            tmp,
+            model,
+            validation_texts,
+            validation_labels,
+            tokenizer,
+            allow_degraded,
+            workers=validation_workers,
+        )
+    return out_dir
+
+
+# The steps of `export_tflite`, in its order.
+
+
+def _sequence_lengths(model, quantize, sequence_lengths):
+    """The checked lengths (default: the model's own), once `quantize` is a mode."""
+    if sequence_lengths is None:
+        sequence_lengths = (mf.default_sequence_length(model),)
+    if quantize not in QUANTIZATION_MODES:
+        raise ValueError(
+            f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."
+        )
+    return mf.check_sequence_lengths(sequence_lengths, model)
+
+
+def _calibration_texts(quantize, representative_texts):
+    """The texts that calibrate a full-integer mode (a list), or None for a
+    mode that needs none; too few, or not texts, is an error."""
+    if quantize not in CALIBRATED_MODES:
+        return None
+    texts = [] if representative_texts is None else list(representative_texts)
+    if len(texts) < MIN_REPRESENTATIVE_TEXTS or not all(
+        isinstance(t, (str, tuple, list)) for t in texts
+    ):
+        raise ValueError(
+            f"quantize={quantize!r} calibrates activation ranges on real text: pass at least "
+            f"{MIN_REPRESENTATIVE_TEXTS} str (or (text, text_b) pairs) in representative_texts "
+            f"(received {len(texts)}). "
+            "Too few or synthetic texts give ranges that clip real inputs."
+        )
+    return texts
+
+
+def _metadata(model, tokenizer, source_dir, quantize, lengths, calibration_texts):
+    """metadata.json, but for the files (added once they are written)."""
+    meta = mf.base_metadata(
+        model, tokenizer, kind="tflite", source=mf.source_info(model, source_dir)
+    )
+    meta.update(
+        quantization=quantize,
+        sequence_lengths=lengths,
+        validation_profile=quantize,
+        inputs={n: "int32 [1, L]" for n in INPUT_NAMES},
+        outputs=_output_names(task_of(model)),
+        representative_texts=None if calibration_texts is None else len(calibration_texts),
+        # Which runtimes tokenize as the model's source did; the app refuses
+        # the others by name when it opens the file.
+        tokenizer_runtimes=td.runtimes(meta["tokenization"]),
+    )
+    return meta
+
+
+def _write_artifact(tmp, files, meta, tokenizer):
+    """The files, vocab.txt and metadata.json (listing the files) into `tmp`."""
+    for file, (data, _) in files.items():
+        with atomic_file(tmp / file) as f:
+            f.write(data)
+    meta["files"] = {file: info for file, (_, info) in files.items()}
+    write_tokenizer_files(tmp, tokenizer)
+    mf.write_json(tmp / mf.METADATA, meta)
+
+
+def _output_names(task):
+    if task == "regress":
+        return {"score": "float32 [1]"}
+    if task == "classify":
+        return {
+            "logits": "float32 [1, num_classes]",
+            "probabilities": "float32 [1, num_classes]",
+        }
+    if task == "tag":
+        return {"logits": "float32 [1, L, num_classes]"}
+    return {"start_logits": "float32 [1, L]", "end_logits": "float32 [1, L]"}
