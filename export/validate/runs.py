@@ -107,7 +107,7 @@ def _compared_metrics(meta, run, result, run_labels, reference):
     if run["file"].endswith(".tflite") and "token_ids_match" in result:
         # The text-in .tflite tokenizes with FastBertTokenizer, which
         # differs from the project tokenizer on some inputs (see
-        # export/tflite.py): numbers compare where the ids agree.
+        # export/tflite/__init__.py): numbers compare where the ids agree.
         keep = (outputs["token_ids"] == run["ids"]["token_ids"]).all(1)
     sub = lambda d, keep=keep: {k: v[keep] for k, v in d.items()}  # noqa: E731
     metrics = compare(

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.junit.jupiter.api.Test;
 
 class ModelMetadataTest {
-  /** The layout export/tflite.py writes (trimmed). */
+  /** The layout export/tflite/ writes (trimmed). */
   static final String EXPORTED =
       "{\"format\": \"zoo-export\", \"format_version\": 2, \"task\": \"classify\", \"labels\": [\"neg\", \"pos\"],"
           + " \"lowercase\": true, \"vocabulary_size\": 30522, \"vocabulary_sha256\": \"ab\","
