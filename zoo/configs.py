@@ -272,13 +272,25 @@ class EncoderConfig:
         return embeddings + self.num_blocks * layer + pooler
 
     def model_arguments(self) -> dict[str, Any]:
-        """The encoder class's constructor arguments: every field but `family`,
-        and the albert-only fields for the albert family only."""
+        """The encoder class's constructor arguments: every field but `family`
+        and those the family fixes (`FAMILY_FIXED`)."""
         fields = self.to_dict()
         del fields["family"]
-        if self.family != "albert":
-            del fields["embedding_dim"], fields["num_groups"]
+        for field in FAMILY_FIXED[self.family]:
+            del fields[field]
         return fields
+
+    @classmethod
+    def for_family(cls, family, *sizes, **changes) -> EncoderConfig:
+        """A `family` config: the sizes (`vocabulary_size`, `num_layers`,
+        `num_heads`, `hidden_dim`, `intermediate_dim`, by position or by
+        name), the family's defaults (`FAMILY_DEFAULTS`) for every other
+        field, and `changes` over them."""
+        if family not in FAMILY_DEFAULTS:
+            raise ValueError(
+                f"EncoderConfig.family: received {family!r}; expected one of {FAMILIES}."
+            )
+        return cls(*sizes, **{**FAMILY_DEFAULTS[family], **changes}, family=family)
 
     def replace(self, **changes) -> EncoderConfig:
         return dataclasses.replace(self, **changes)
@@ -300,6 +312,38 @@ class EncoderConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 
+# Every field but the five sizes and `family`, by family: what an encoder
+# class and a config file fill in for a hyperparameter left out. BERT's are
+# EncoderConfig's own defaults; each other family writes only what differs.
+# DistilBERT has no segment embeddings; RoBERTa one segment type and HF's
+# LayerNorm eps 1e-5; ALBERT v2 no dropout, the tanh-approximate GELU and
+# embeddings of width E = 128.
+SIZES = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim")
+_BERT_DEFAULTS = {
+    field.name: field.default
+    for field in dataclasses.fields(EncoderConfig)
+    if field.name not in (*SIZES, "family")
+}
+FAMILY_DEFAULTS = {
+    "bert": _BERT_DEFAULTS,
+    "distilbert": {**_BERT_DEFAULTS, "num_segments": 0},
+    "albert": {
+        **_BERT_DEFAULTS,
+        "dropout": 0.0,
+        "activation": "gelu_tanh",
+        "embedding_dim": 128,
+    },
+    "roberta": {**_BERT_DEFAULTS, "num_segments": 1, "layer_norm_epsilon": 1e-5},
+}
+# The fields a family's encoder class takes no argument for, since the family
+# fixes them: the albert-only fields elsewhere, DistilBERT's segments (0).
+FAMILY_FIXED = {
+    "bert": ("embedding_dim", "num_groups"),
+    "distilbert": ("num_segments", "embedding_dim", "num_groups"),
+    "albert": (),
+    "roberta": ("embedding_dim", "num_groups"),
+}
+
 _BERT_VOCAB = 30522
 _ALBERT_VOCAB = 30000
 _ROBERTA_VOCAB = 50265
@@ -311,58 +355,22 @@ PRESETS: dict[str, EncoderConfig] = {
     # installs (docs/data.md).
     "minilm_l6_h384": EncoderConfig(_BERT_VOCAB, 6, 12, 384, 1536),
     # DistilBERT (Sanh et al. 2019): 6 of BERT-Base's layers, no segments/pooler.
-    "distil_bert_base": EncoderConfig(
-        _BERT_VOCAB, 6, 12, 768, 3072, num_segments=0, family="distilbert"
+    "distil_bert_base": EncoderConfig.for_family(
+        "distilbert", _BERT_VOCAB, 6, 12, 768, 3072
     ),
     "bert_base": EncoderConfig(_BERT_VOCAB, 12, 12, 768, 3072),
     "bert_large": EncoderConfig(_BERT_VOCAB, 24, 16, 1024, 4096),
     # ALBERT (Lan et al. 2019) as released in v2 (HF albert-base-v2,
     # albert-large-v2): SentencePiece vocabulary of 30,000, E = 128, one
     # shared block, tanh-approximate GELU, no dropout.
-    "albert_base": EncoderConfig(
-        _ALBERT_VOCAB,
-        12,
-        12,
-        768,
-        3072,
-        dropout=0.0,
-        family="albert",
-        activation="gelu_tanh",
-        embedding_dim=128,
-    ),
-    "albert_large": EncoderConfig(
-        _ALBERT_VOCAB,
-        24,
-        16,
-        1024,
-        4096,
-        dropout=0.0,
-        family="albert",
-        activation="gelu_tanh",
-        embedding_dim=128,
-    ),
+    "albert_base": EncoderConfig.for_family("albert", _ALBERT_VOCAB, 12, 12, 768, 3072),
+    "albert_large": EncoderConfig.for_family("albert", _ALBERT_VOCAB, 24, 16, 1024, 4096),
     # RoBERTa (Liu et al. 2019), HF roberta-base and distilroberta-base:
     # byte-level BPE vocabulary of 50,265, one segment type, LayerNorm eps
     # 1e-5, 512 tokens (514 position rows).
-    "roberta_base": EncoderConfig(
-        _ROBERTA_VOCAB,
-        12,
-        12,
-        768,
-        3072,
-        num_segments=1,
-        layer_norm_epsilon=1e-5,
-        family="roberta",
-    ),
-    "distilroberta_base": EncoderConfig(
-        _ROBERTA_VOCAB,
-        6,
-        12,
-        768,
-        3072,
-        num_segments=1,
-        layer_norm_epsilon=1e-5,
-        family="roberta",
+    "roberta_base": EncoderConfig.for_family("roberta", _ROBERTA_VOCAB, 12, 12, 768, 3072),
+    "distilroberta_base": EncoderConfig.for_family(
+        "roberta", _ROBERTA_VOCAB, 6, 12, 768, 3072
     ),
 }
 

@@ -31,8 +31,10 @@ from safetensors.numpy import save_file
 
 from zoo.checkpoints.assign import NamedTensors, assign_tensors
 from zoo.checkpoints.config_fields import (
+    HF_CONFIG,
     HF_FIELDS,
     checked,
+    hf_key,
     read_choice,
     read_fields,
     read_int,
@@ -44,7 +46,7 @@ from zoo.checkpoints.safetensors_file import (
     read_header,
     read_tensors,
 )
-from zoo.configs import ROBERTA_PADDING_IDX, EncoderConfig
+from zoo.configs import FAMILY_DEFAULTS, ROBERTA_PADDING_IDX, EncoderConfig
 from zoo.models.bert_encoder import build_encoder
 from zoo.text.byte_pair_tokenizer import BytePairTokenizer
 from zoo.utils.atomic import atomic_directory
@@ -71,6 +73,9 @@ _HF_ACTIVATIONS = {
     "gelu_fast": "gelu_tanh",
 }
 _TO_HF_ACTIVATION = {"gelu": "gelu", "gelu_tanh": "gelu_new"}
+# What an HF class fixes in its code, for a field it has no config.json key
+# for (DistilBertModel's LayerNorms), as the refusal names it.
+_FIXED_IN_HF = {"layer_norm_epsilon": "every LayerNorm with eps={}"}
 # Pre-training heads a bare encoder has no place for: BERT's, and
 # DistilBertForMaskedLM's (read and ignored, as for BERT).
 _BERT_HEADS = ("cls.",)
@@ -80,8 +85,6 @@ _DISTILBERT_HEADS = ("vocab_transform.", "vocab_layer_norm.", "vocab_projector."
 _ALBERT_HEADS = ("predictions.", "sop_classifier.")
 # RobertaForMaskedLM's and RobertaForSequenceClassification's heads.
 _ROBERTA_HEADS = ("lm_head.", "classifier.")
-# HF's DistilBERT builds every LayerNorm with eps=1e-12; no config field sets it.
-DISTILBERT_LAYER_NORM_EPSILON = 1e-12
 
 
 def find_hf_dir(path) -> pathlib.Path | None:
@@ -113,8 +116,8 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
     """Translate HF / google-research BERT config keys, or HF DistilBERT's
     (`model_type: "distilbert"`), ALBERT's or RoBERTa's, into an
     EncoderConfig: every field typed and in range under its HF key
-    (`config_fields.HF_FIELDS`), and the model's memory within the limit,
-    before anything is built."""
+    (`config_fields.HF_CONFIG`, the family's default for a key left out),
+    and the model's memory within the limit, before anything is built."""
     if not isinstance(hf, dict):
         raise ValueError(f"{origin}: expected a JSON object, not {type(hf).__name__}.")
     model_type = hf.get("model_type", "bert")
@@ -127,15 +130,7 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
         )
     what = {"bert": "BERT", "distilbert": "DistilBERT", "albert": "ALBERT"}
     fields = read_fields(hf, HF_FIELDS[model_type], origin, what.get(model_type, "RoBERTa"))
-    if model_type == "distilbert":
-        config = EncoderConfig(
-            **fields,
-            num_segments=0,
-            layer_norm_epsilon=DISTILBERT_LAYER_NORM_EPSILON,
-            family="distilbert",
-            activation=_check_activation(hf, "activation", origin),
-        )
-    elif model_type == "albert":
+    if model_type == "albert":
         inner = read_int(hf, "inner_group_num", origin, 1, 1, 1 << 10)
         if inner != 1:
             raise ValueError(
@@ -143,14 +138,9 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
                 "block per layer (inner_group_num 1, as in every released ALBERT). "
                 "This checkpoint stacks several blocks inside each layer and cannot load."
             )
-        config = EncoderConfig(
-            **fields,
-            family="albert",
-            activation=_check_activation(hf, "hidden_act", origin, default="gelu_new"),
-        )
     elif model_type == "roberta":
-        config = _config_from_roberta(hf, fields, origin)
-    else:
+        _check_roberta(hf, fields, origin)
+    elif model_type == "bert":
         read_choice(
             hf,
             "position_embedding_type",
@@ -159,13 +149,16 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
             ("absolute",),
             "; the zoo's BertEncoder has learned absolute positions only",
         )
-        config = EncoderConfig(
-            **fields, activation=_check_activation(hf, "hidden_act", origin)
-        )
+    default = _TO_HF_ACTIVATION[FAMILY_DEFAULTS[model_type]["activation"]]
+    activation = _check_activation(hf, hf_key(model_type, "activation"), origin, default)
+    config = EncoderConfig.for_family(model_type, **fields, activation=activation)
     return checked(config, origin)
 
 
-def _config_from_roberta(hf, fields, origin):
+def _check_roberta(hf, fields, origin):
+    """Refuse what RobertaEncoder does not compute (another padding id, other
+    position embeddings), and turn the position table's rows into the
+    longest input (`fields["max_sequence_length"]`)."""
     # RobertaConfig's own defaults (type_vocab_size 2, eps 1e-12, 512
     # positions) are not RoBERTa's released values; sizes must be given, the
     # rest falls back to roberta-base's config.json.
@@ -185,133 +178,54 @@ def _config_from_roberta(hf, fields, origin):
         ("absolute",),
         "; the zoo's RobertaEncoder has learned absolute positions ('absolute') only",
     )
-    positions = fields.pop("max_sequence_length")
+    positions = fields["max_sequence_length"]
     if positions <= ROBERTA_PADDING_IDX + 1:
         raise ValueError(
             f"{origin}: max_position_embeddings={positions!r}; expected an int above "
             f"{ROBERTA_PADDING_IDX + 1} (RoBERTa's positions start after the padding id: "
             "514 rows for 512 tokens)."
         )
-    return EncoderConfig(
-        **fields,
-        max_sequence_length=positions - ROBERTA_PADDING_IDX - 1,
-        family="roberta",
-        activation=_check_activation(hf, "hidden_act", origin),
-    )
+    fields["max_sequence_length"] = positions - ROBERTA_PADDING_IDX - 1
 
 
 def config_to_hf(config: EncoderConfig) -> dict:
     """config.json for HF's BertModel (bert family), DistilBertModel
-    (distilbert family) or AlbertModel (albert family); ValueError for what
-    the HF class cannot express."""
-    if config.family == "distilbert":
-        return _config_to_distilbert(config)
-    if config.family == "albert":
-        return _config_to_albert(config)
-    if config.family == "roberta":
-        return _config_to_roberta(config)
-    if config.family != "bert":
+    (distilbert family), AlbertModel (albert family) or RobertaModel
+    (roberta family), by `config_fields.HF_CONFIG`; ValueError for what the
+    HF class cannot express."""
+    if config.family not in HF_CONFIG:
         raise ValueError(
             f"HF formats hold bert-, distilbert-, albert- and roberta-family encoders; a "
             f"{config.family} encoder does not fit them. Save it as a zoo model "
             "directory instead."
         )
-    return {
-        "architectures": ["BertModel"],
-        "model_type": "bert",
-        "vocab_size": config.vocabulary_size,
-        "hidden_size": config.hidden_dim,
-        "num_hidden_layers": config.num_layers,
-        "num_attention_heads": config.num_heads,
-        "intermediate_size": config.intermediate_dim,
-        "hidden_act": _TO_HF_ACTIVATION[config.activation],
-        "hidden_dropout_prob": config.dropout,
-        "attention_probs_dropout_prob": config.dropout,
-        "max_position_embeddings": config.max_sequence_length,
-        "type_vocab_size": config.num_segments,
-        "initializer_range": config.initializer_range,
-        "layer_norm_eps": config.layer_norm_epsilon,
-        "pad_token_id": 0,
-        "position_embedding_type": "absolute",
-    }
-
-
-def _config_to_roberta(config: EncoderConfig) -> dict:
-    return {
-        "architectures": ["RobertaModel"],
-        "model_type": "roberta",
-        "vocab_size": config.vocabulary_size,
-        "hidden_size": config.hidden_dim,
-        "num_hidden_layers": config.num_layers,
-        "num_attention_heads": config.num_heads,
-        "intermediate_size": config.intermediate_dim,
-        "hidden_act": _TO_HF_ACTIVATION[config.activation],
-        "hidden_dropout_prob": config.dropout,
-        "attention_probs_dropout_prob": config.dropout,
-        "max_position_embeddings": config.position_table_size,
-        "type_vocab_size": config.num_segments,
-        "initializer_range": config.initializer_range,
-        "layer_norm_eps": config.layer_norm_epsilon,
-        "bos_token_id": 0,
-        "pad_token_id": ROBERTA_PADDING_IDX,
-        "eos_token_id": 2,
-        "position_embedding_type": "absolute",
-    }
-
-
-def _config_to_albert(config: EncoderConfig) -> dict:
-    return {
-        "architectures": ["AlbertModel"],
-        "model_type": "albert",
-        "vocab_size": config.vocabulary_size,
-        "embedding_size": config.embedding_dim,
-        "hidden_size": config.hidden_dim,
-        "num_hidden_layers": config.num_layers,
-        "num_hidden_groups": config.num_groups,
-        "inner_group_num": 1,
-        "num_attention_heads": config.num_heads,
-        "intermediate_size": config.intermediate_dim,
-        "hidden_act": _TO_HF_ACTIVATION[config.activation],
-        "hidden_dropout_prob": config.dropout,
-        "attention_probs_dropout_prob": config.dropout,
-        "max_position_embeddings": config.max_sequence_length,
-        "type_vocab_size": config.num_segments,
-        "initializer_range": config.initializer_range,
-        "layer_norm_eps": config.layer_norm_epsilon,
-        "pad_token_id": 0,
-    }
-
-
-def _config_to_distilbert(config: EncoderConfig) -> dict:
-    # Everything else of the student maps one to one: embedding LayerNorm,
-    # post-LN blocks, exact GELU ("gelu"), learned positions, no segments or
-    # pooler. The LayerNorm epsilon is fixed in HF's code, so a student built
-    # with another one would load there and silently compute something else.
-    if config.layer_norm_epsilon != DISTILBERT_LAYER_NORM_EPSILON:
-        raise ValueError(
-            f"EncoderConfig.layer_norm_epsilon={config.layer_norm_epsilon!r}: HF "
-            f"DistilBertModel builds every LayerNorm with eps={DISTILBERT_LAYER_NORM_EPSILON} "
-            "and has no config field to change it, so this student would load there "
-            "and give different outputs. Keep it as a zoo model directory (`zoo "
-            "convert SRC --to zoo`), or distil a student with layer_norm_epsilon=1e-12 "
-            "to write it as HF."
-        )
-    return {
-        "architectures": ["DistilBertModel"],
-        "model_type": "distilbert",
-        "vocab_size": config.vocabulary_size,
-        "dim": config.hidden_dim,
-        "n_layers": config.num_layers,
-        "n_heads": config.num_heads,
-        "hidden_dim": config.intermediate_dim,
-        "activation": _TO_HF_ACTIVATION[config.activation],
-        "dropout": config.dropout,
-        "attention_dropout": config.dropout,
-        "max_position_embeddings": config.max_sequence_length,
-        "sinusoidal_pos_embds": False,
-        "initializer_range": config.initializer_range,
-        "pad_token_id": 0,
-    }
+    rows = HF_CONFIG[config.family]
+    architecture = rows[0][2][0]
+    # A field the HF class has no key for is fixed in its code: a config
+    # with another value would load there and silently compute something else.
+    for field, default in FAMILY_DEFAULTS[config.family].items():
+        value = getattr(config, field)
+        if hf_key(config.family, field) is None and value != default:
+            fixed = _FIXED_IN_HF.get(field, f"every model with {field}={{}}")
+            raise ValueError(
+                f"EncoderConfig.{field}={value!r}: HF {architecture} builds "
+                f"{fixed.format(default)} and has no config field to change it, so this "
+                f"{config.family}-family encoder would load there and give different "
+                "outputs. Keep it as a zoo model directory (`zoo convert SRC --to zoo`), "
+                f"or build (or distil) one with {field}={default!r} to write it as HF."
+            )
+    hf = {}
+    for key, field, default in rows:
+        if field is None:
+            hf[key] = list(default) if isinstance(default, list) else default
+        elif field == "activation":
+            hf[key] = _TO_HF_ACTIVATION[config.activation]
+        elif field == "max_sequence_length":
+            # The position table's rows: RoBERTa's 2 more than its longest input.
+            hf[key] = config.position_table_size
+        else:
+            hf[key] = getattr(config, field)
+    return hf
 
 
 def read_hf_tensors(directory) -> NamedTensors:

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.configs import INPUT_NAMES, EncoderConfig, get_preset
+from zoo.configs import FAMILY_DEFAULTS, INPUT_NAMES, SIZES, EncoderConfig, get_preset
 from zoo.layers.embeddings import BertEmbeddings
 from zoo.layers.transformer_encoder import TransformerEncoderBlock
 from zoo.models.backend_compat import setattr_before_init
@@ -34,6 +34,9 @@ class BertEncoder(keras.Model):
     """
 
     _family = "bert"
+    # Constructor arguments the family accepts (one interface for every
+    # encoder) and ignores, since it fixes their value.
+    _ignored_arguments = ()
     __setattr__ = setattr_before_init  # layers are set before __init__ (PyTorch)
 
     def __init_subclass__(cls, **kwargs):
@@ -47,29 +50,26 @@ class BertEncoder(keras.Model):
         num_heads,
         hidden_dim,
         intermediate_dim,
-        max_sequence_length=512,
-        num_segments=2,
-        dropout=0.1,
-        layer_norm_epsilon=1e-12,
-        initializer_range=0.02,
-        activation="gelu",
+        *,
         dtype=None,
         **kwargs,
     ):
+        """The five sizes, then any other `EncoderConfig` field by keyword:
+        one not given is the family's default (`zoo.configs.FAMILY_DEFAULTS`).
+        Other keywords go to `keras.Model`."""
+        for name in self._ignored_arguments:
+            kwargs.pop(name, None)
+        defaults = FAMILY_DEFAULTS[self._family]
+        given = {name: kwargs.pop(name) for name in defaults if name in kwargs}
         # Validate through the config so a bad value fails with one message.
-        config = EncoderConfig(
+        config = EncoderConfig.for_family(
+            self._family,
             vocabulary_size=vocabulary_size,
             num_layers=num_layers,
             num_heads=num_heads,
             hidden_dim=hidden_dim,
             intermediate_dim=intermediate_dim,
-            max_sequence_length=max_sequence_length,
-            num_segments=num_segments,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            initializer_range=initializer_range,
-            family=self._family,
-            activation=activation,
+            **given,
         )
 
         # A config in range can still describe a model this machine cannot
@@ -77,63 +77,41 @@ class BertEncoder(keras.Model):
         check_memory(config, type(self).__name__)
 
         # === Layers ===
-        self._create_layers(config, dtype)
+        # Created in a fixed order: each draws its initializers' seeds from
+        # Keras's global generator, so the order makes the weights of a
+        # seeded model. A family replaces the steps it builds differently.
+        self._create_embeddings(config, dtype)
+        self._create_blocks(config, dtype)
+        self._create_pooler(config, dtype)
 
         # === Functional model ===
         inputs = {
             name: keras.Input(shape=(None,), dtype="int32", name=name)
             for name in INPUT_NAMES
         }
-        outputs, internals = self._functional_outputs(inputs, config)
+        x = self._embed(inputs)
+        outputs, internals = self._transformer_stack(
+            x, self._layer_sequence(config), inputs["padding_mask"]
+        )
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
 
         # === Config ===
-        self._store_config(config)
+        # Every field as an attribute (`encoder.hidden_dim`); `config` reads
+        # them back.
+        for name, value in config.to_dict().items():
+            if name != "family":
+                setattr(self, name, value)
         self._internal_outputs = internals
 
-    # The steps of `__init__`; a subclass (AlbertEncoder) replaces the first
-    # two. Layers are created in a fixed order: each draws its initializers'
-    # seeds from Keras's global generator, so the order makes the weights of
-    # a seeded model.
-
-    def _create_layers(self, config, dtype):
-        """`embeddings`, `transformer_layers` and `pooler_dense` (None
-        without a pooler), named as checkpoints and saved weights expect."""
-        self.embeddings = self._create_embeddings(config, dtype)
-        self.transformer_layers = [
-            TransformerEncoderBlock(
-                config.num_heads,
-                config.hidden_dim,
-                config.intermediate_dim,
-                dropout=config.dropout,
-                layer_norm_epsilon=config.layer_norm_epsilon,
-                initializer_range=config.initializer_range,
-                activation=config.activation,
-                dtype=dtype,
-                name=f"transformer_layer_{i}",
-            )
-            for i in range(config.num_layers)
-        ]
-        self.pooler_dense = None
-        if config.has_pooler:
-            # The pooled output is a tanh dense layer on top of [CLS]; BERT's
-            # NSP head was trained on it.
-            self.pooler_dense = keras.layers.Dense(
-                config.hidden_dim,
-                activation="tanh",
-                kernel_initializer=keras.initializers.TruncatedNormal(
-                    stddev=config.initializer_range
-                ),
-                dtype=dtype,
-                name="pooler_dense",
-            )
+    # The steps of `__init__` a family may replace, each named as
+    # checkpoints and saved weights expect.
 
     def _create_embeddings(self, config, dtype, layer=BertEmbeddings, **extra):
-        """The embeddings layer (RobertaEncoder passes its own, with positions
-        counted past the padding id)."""
-        return layer(
+        """`embeddings`, `embedding_width` wide (RobertaEncoder passes its own
+        layer, with positions counted past the padding id)."""
+        self.embeddings = layer(
             config.vocabulary_size,
-            config.hidden_dim,
+            config.embedding_width,
             max_sequence_length=config.max_sequence_length,
             num_segments=config.num_segments,
             dropout=config.dropout,
@@ -144,11 +122,49 @@ class BertEncoder(keras.Model):
             **extra,
         )
 
-    def _functional_outputs(self, inputs, config):
-        """(outputs, (hidden_states, attention_probs)) of the graph on the
-        named `inputs`: embeddings, then the transformer stack."""
-        x = self.embeddings(inputs["token_ids"], inputs["segment_ids"])
-        return self._transformer_stack(x, self.transformer_layers, inputs["padding_mask"])
+    def _create_blocks(self, config, dtype):
+        """`transformer_layers`: one block per layer."""
+        self.transformer_layers = self._new_blocks(config, dtype, "transformer_layer")
+
+    def _new_blocks(self, config, dtype, name):
+        """`config.num_blocks` post-LN transformer blocks named `{name}_{i}`."""
+        return [
+            TransformerEncoderBlock(
+                config.num_heads,
+                config.hidden_dim,
+                config.intermediate_dim,
+                dropout=config.dropout,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                initializer_range=config.initializer_range,
+                activation=config.activation,
+                dtype=dtype,
+                name=f"{name}_{i}",
+            )
+            for i in range(config.num_blocks)
+        ]
+
+    def _create_pooler(self, config, dtype):
+        """`pooler_dense`, or None without a pooler. The pooled output is a
+        tanh dense layer on top of [CLS]; BERT's NSP head was trained on it."""
+        self.pooler_dense = None
+        if config.has_pooler:
+            self.pooler_dense = keras.layers.Dense(
+                config.hidden_dim,
+                activation="tanh",
+                kernel_initializer=keras.initializers.TruncatedNormal(
+                    stddev=config.initializer_range
+                ),
+                dtype=dtype,
+                name="pooler_dense",
+            )
+
+    def _embed(self, inputs):
+        """The embedded sequence the first layer takes, from the named inputs."""
+        return self.embeddings(inputs["token_ids"], inputs["segment_ids"])
+
+    def _layer_sequence(self, config):
+        """The block each of the `num_layers` layers runs, in order."""
+        return self.transformer_layers
 
     def _transformer_stack(self, x, layers, padding_mask):
         """`layers` in turn on the embedded `x`, then the pooler on [CLS];
@@ -164,41 +180,13 @@ class BertEncoder(keras.Model):
             outputs["pooled_output"] = self.pooler_dense(x[:, 0, :])
         return outputs, (hidden_states, attention_probs)
 
-    def _store_config(self, config):
-        """The constructor's arguments as attributes (`_config_fields`)."""
-        self.vocabulary_size = config.vocabulary_size
-        self.num_layers = config.num_layers
-        self.num_heads = config.num_heads
-        self.hidden_dim = config.hidden_dim
-        self.intermediate_dim = config.intermediate_dim
-        self.max_sequence_length = config.max_sequence_length
-        self.num_segments = config.num_segments
-        self.dropout = config.dropout
-        self.layer_norm_epsilon = config.layer_norm_epsilon
-        self.initializer_range = config.initializer_range
-        self.activation = config.activation
-
     @property
     def config(self) -> EncoderConfig:
         """This encoder's hyperparameters as an `EncoderConfig`."""
-        return EncoderConfig(**self._config_fields())
-
-    def _config_fields(self) -> dict:
-        # Subclasses with more hyperparameters (ALBERT) add theirs.
-        return dict(
-            vocabulary_size=self.vocabulary_size,
-            num_layers=self.num_layers,
-            num_heads=self.num_heads,
-            hidden_dim=self.hidden_dim,
-            intermediate_dim=self.intermediate_dim,
-            max_sequence_length=self.max_sequence_length,
-            num_segments=self.num_segments,
-            dropout=self.dropout,
-            layer_norm_epsilon=self.layer_norm_epsilon,
-            initializer_range=self.initializer_range,
-            family=self._family,
-            activation=self.activation,
-        )
+        fields = {
+            name: getattr(self, name) for name in (*SIZES, *FAMILY_DEFAULTS[self._family])
+        }
+        return EncoderConfig(**fields, family=self._family)
 
     @property
     def token_embedding(self):

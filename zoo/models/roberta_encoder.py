@@ -16,6 +16,9 @@ class RobertaEncoder(BertEncoder):
     segment type, and positions that start after the padding id, computed
     from `padding_mask`. The weights have BERT's names (HF `RobertaModel`
     uses BertModel's keys), so checkpoints map through the same table.
+    Takes `BertEncoder`'s arguments, with RoBERTa's defaults
+    (`zoo.configs.FAMILY_DEFAULTS["roberta"]`: one segment type, LayerNorm
+    eps 1e-5).
 
     Same call contract as `BertEncoder`: inputs `token_ids`, `segment_ids`
     (all 0), `padding_mask`; outputs `sequence_output` and `pooled_output`.
@@ -28,45 +31,12 @@ class RobertaEncoder(BertEncoder):
 
     _family = "roberta"
 
-    def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        max_sequence_length=512,
-        num_segments=1,
-        dropout=0.1,
-        layer_norm_epsilon=1e-5,
-        initializer_range=0.02,
-        activation="gelu",
-        dtype=None,
-        **kwargs,
-    ):
-        super().__init__(
-            vocabulary_size,
-            num_layers,
-            num_heads,
-            hidden_dim,
-            intermediate_dim,
-            max_sequence_length=max_sequence_length,
-            num_segments=num_segments,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            initializer_range=initializer_range,
-            activation=activation,
-            dtype=dtype,
-            **kwargs,
-        )
-
     def _create_embeddings(self, config, dtype):
-        return super()._create_embeddings(
+        super()._create_embeddings(
             config, dtype, layer=RobertaEmbeddings, padding_idx=ROBERTA_PADDING_IDX
         )
 
-    def _functional_outputs(self, inputs, config):
-        x = self.embeddings(
+    def _embed(self, inputs):
+        return self.embeddings(
             inputs["token_ids"], inputs["segment_ids"], padding_mask=inputs["padding_mask"]
         )
-        return self._transformer_stack(x, self.transformer_layers, inputs["padding_mask"])
