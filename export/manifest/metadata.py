@@ -170,6 +170,15 @@ def check_metadata_fields(meta, path):
     artifact, and the tokenizer files are exactly the ones the loaders read
     (vocab.txt, or vocab.json + merges.txt). Any top-level field not in
     KNOWN_FIELDS is refused by name."""
+    _refuse_unknown_fields(meta, path)
+    need = _needer(meta, path)
+    _check_task_fields(meta, path, need)
+    _check_vocabulary_fields(meta, need)
+    _check_length_fields(meta, need)
+    _check_runtime_fields(meta, need)
+
+
+def _refuse_unknown_fields(meta, path):
     unknown = sorted(set(meta) - KNOWN_FIELDS)
     if unknown:
         raise MetadataError(
@@ -179,6 +188,11 @@ def check_metadata_fields(meta, path):
             "Re-export the artifact with `zoo export`."
         )
 
+
+def _needer(meta, path):
+    """`need(ok, field, expected)`: `MetadataError` naming `field`, what it
+    holds and what is expected, unless `ok`."""
+
     def need(ok, field, expected):
         if not ok:
             raise MetadataError(
@@ -186,13 +200,19 @@ def check_metadata_fields(meta, path):
                 "was edited or damaged: re-export the artifact with `zoo export`."
             )
 
-    def is_int(value, low=None):
-        return (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and (low is None or value >= low)
-        )
+    return need
 
+
+def _is_int(value, low=None):
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and (low is None or value >= low)
+    )
+
+
+def _check_task_fields(meta, path, need):
+    """task, kind, labels, and how the tokenizer is described."""
     need(meta.get("task") in TASKS, "task", f"one of {list(TASKS)}")
     need(meta.get("kind") in ARTIFACT_KINDS, "kind", f"one of {list(ARTIFACT_KINDS)}")
     labels = meta.get("labels")
@@ -219,8 +239,12 @@ def check_metadata_fields(meta, path):
         recorded_description(meta, path)
     except td.DescriptionError as e:
         raise MetadataError(f"{e}. Re-export the artifact with `zoo export`.") from None
+
+
+def _check_vocabulary_fields(meta, need):
+    """The vocabulary's size, files, digest and special ids."""
     need(
-        is_int(meta.get("vocabulary_size"), 1)
+        _is_int(meta.get("vocabulary_size"), 1)
         and meta["vocabulary_size"] <= MAX_VOCABULARY_SIZE,
         "vocabulary_size",
         f"an integer in 1..{MAX_VOCABULARY_SIZE:,}",
@@ -236,21 +260,26 @@ def check_metadata_fields(meta, path):
     need(
         isinstance(special, dict)
         and all(
-            is_int(special.get(k), 0) and special[k] < meta["vocabulary_size"]
+            _is_int(special.get(k), 0) and special[k] < meta["vocabulary_size"]
             for k in ("cls", "sep", "pad", "unk")
         ),
         "special_tokens",
         "ids of cls, sep, pad and unk inside the vocabulary",
     )
+
+
+def _check_length_fields(meta, need):
+    """sequence_lengths, and each file's or signature's lengths among them,
+    within the recorded encoder's maximum."""
     config = (meta.get("source_model") or {}).get("encoder_config") or {}
     longest = config.get("max_sequence_length") if isinstance(config, dict) else None
     longest = (
-        min(longest, MAX_SEQUENCE_LENGTH) if is_int(longest, 1) else MAX_SEQUENCE_LENGTH
+        min(longest, MAX_SEQUENCE_LENGTH) if _is_int(longest, 1) else MAX_SEQUENCE_LENGTH
     )
     span = f"{MIN_SEQUENCE_LENGTH}..{longest}"
 
     def is_length(x):
-        return is_int(x, MIN_SEQUENCE_LENGTH) and x <= longest
+        return _is_int(x, MIN_SEQUENCE_LENGTH) and x <= longest
 
     def are_lengths(values):
         return (
@@ -302,6 +331,10 @@ def check_metadata_fields(meta, path):
             "signatures",
             f"the SavedModel's signatures, each sequence_length null or in {span}",
         )
+
+
+def _check_runtime_fields(meta, need):
+    """Which runtimes reproduce the tokenizer, and the input contract."""
     runtimes = meta.get("tokenizer_runtimes")
     if "tokenizer_runtimes" in meta:
         need(
