@@ -94,6 +94,39 @@ def _run_child(*argv):
 
 
 def main():
+    """A child's job when `--child` names one; else the whole run and its report."""
+    args = _parse_args()
+    if args.child:
+        return _child(args)
+    started = time.time()
+    load_at_start = _load()
+    work = args.work or pathlib.Path(tempfile.mkdtemp(prefix="zoo-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    encoders = ["minilm"] if args.quick else ["minilm", "bert_base"]
+    rounds = 10 if args.quick else 30
+    _build(encoders, work, args.quick)
+    rows = _latency_rows(encoders, work, rounds)
+    rows += _training_rows(work, args.quick)
+    rows.append(_serving_row(work, args.quick))
+
+    versions = _versions()
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "quick": args.quick,
+        "cpu": _cpu_model(),
+        "cpu_features": cpu_features(_cpu_flags()),
+        "load_at_start": load_at_start,
+        "cores": os.cpu_count(),
+        "cpu_flags": _cpu_flags(),
+        "versions": versions,
+        "seconds": time.time() - started,
+    }
+    write_report(rows, meta, args.out)
+    print((args.out / "results.md").read_text())
+
+
+def _parse_args():
+    """The command line: the run's flags and a child process's hidden ones."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--quick", action="store_true", help="MiniLM only, fewer rounds (a few minutes)"
@@ -112,15 +145,11 @@ def main():
     parser.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tflite", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        return _child(args)
-    started = time.time()
-    load_at_start = _load()
-    work = args.work or pathlib.Path(tempfile.mkdtemp(prefix="zoo-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    encoders = ["minilm"] if args.quick else ["minilm", "bert_base"]
-    rounds = 10 if args.quick else 30
+    return parser.parse_args()
+
+
+def _build(encoders, work, quick):
+    """Each encoder's artifacts built under `work`, one child process each."""
     for name in encoders:
         print(f"building artifacts for {name} in {work}", flush=True)
         _run_child(
@@ -130,8 +159,12 @@ def main():
             name,
             "--work",
             str(work),
-            *(["--tflite"] if name == "minilm" or not args.quick else []),
+            *(["--tflite"] if name == "minilm" or not quick else []),
         )
+
+
+def _latency_rows(encoders, work, rounds):
+    """The encoder forward rows, one child process per encoder and thread count."""
     rows = []
     for name in encoders:
         for threads in (1, 2):
@@ -148,10 +181,16 @@ def main():
                 "--rounds",
                 str(rounds),
             )
+    return rows
+
+
+def _training_rows(work, quick):
+    """The fine-tuning and distillation rows, each the median of rotated rounds."""
     # Training rows: each engine in a fresh process per round, the engines'
     # order rotated every round, the median round reported: one process per
     # engine in turn put load swings into the ratio (1.18-1.31x across runs).
-    training_rounds = 2 if args.quick else 3
+    rows = []
+    training_rounds = 2 if quick else 3
     for child, title, engines in (
         ("finetune", "MiniLM fine-tuning", ["project", "HF torch", "keras-hub"]),
         ("distill", "MiniLM -> 2-layer student distillation", ["project", "HF torch"]),
@@ -170,7 +209,7 @@ def main():
                         "--work",
                         str(work),
                         "--steps",
-                        "6" if args.quick else "12",
+                        "6" if quick else "12",
                     )
                 )
         rows.append(
@@ -186,23 +225,29 @@ def main():
                 + ", ".join(f"{e} {min(v):.2f}-{max(v):.2f}" for e, v in rates.items()),
             }
         )
+    return rows
+
+
+def _serving_row(work, quick):
+    """The text-in serving row: the project's SavedModel at batch 1, 8 and 32."""
     print("text-in serving", flush=True)
     load = _load()
     serving = _run_child(
-        "--child", "serving", "--work", str(work), "--rounds", "3" if args.quick else "10"
+        "--child", "serving", "--work", str(work), "--rounds", "3" if quick else "10"
     )
-    rows.append(
-        {
-            "row": "MiniLM text-in SavedModel (whole BBC articles), 2 threads",
-            "unit": "texts/s",
-            "lower_is_better": False,
-            "values": {f"project {k}": v for k, v in serving.items()},
-            "load": [load, _load()],
-            "note": f"no peer serves text in; batch 32 over batch 1: "
-            f"{serving['batch 32'] / serving['batch 1']:.2f}x",
-        }
-    )
+    return {
+        "row": "MiniLM text-in SavedModel (whole BBC articles), 2 threads",
+        "unit": "texts/s",
+        "lower_is_better": False,
+        "values": {f"project {k}": v for k, v in serving.items()},
+        "load": [load, _load()],
+        "note": f"no peer serves text in; batch 32 over batch 1: "
+        f"{serving['batch 32'] / serving['batch 1']:.2f}x",
+    }
 
+
+def _versions():
+    """The installed version of each engine's package (None when absent)."""
     versions = {}
     for package in (
         "tensorflow",
@@ -217,19 +262,7 @@ def main():
             versions[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
             versions[package] = None
-    meta = {
-        "date": time.strftime("%Y-%m-%d %H:%M"),
-        "quick": args.quick,
-        "cpu": _cpu_model(),
-        "cpu_features": cpu_features(_cpu_flags()),
-        "load_at_start": load_at_start,
-        "cores": os.cpu_count(),
-        "cpu_flags": _cpu_flags(),
-        "versions": versions,
-        "seconds": time.time() - started,
-    }
-    write_report(rows, meta, args.out)
-    print((args.out / "results.md").read_text())
+    return versions
 
 
 if __name__ == "__main__":

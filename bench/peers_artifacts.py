@@ -10,7 +10,8 @@ import zoo  # noqa: F401  first: TensorFlow's environment (oneDNN, log level)
 # isort: on
 from bench.peers_inputs import ENCODERS, LENGTH, _ids
 from export.saved_model import export_saved_model
-from export.tflite import export_tflite
+from export.specs import ServingVersion, Signatures, Validation
+from export.tflite import Quantization, export_tflite
 from zoo.checkpoints import load_checkpoint
 from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.models import Classifier
@@ -25,6 +26,24 @@ def build_artifacts(name, work, tflite):
     import transformers
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    model, encoder, tokenizer = _peer_model(name, work, transformers)
+    model.eval()
+    torch.save(model, work / f"{name}_torch.pt")
+    onnx = work / f"{name}.onnx"
+    if not onnx.exists():
+        _export_onnx(model, onnx, torch)
+        quantize_dynamic(
+            str(onnx), str(work / f"{name}_int8.onnx"), weight_type=QuantType.QInt8
+        )
+    if encoder is None:
+        if not tflite:
+            return
+        encoder, tokenizer = _converted_checkpoint(name, work, model)
+    _project_exports(name, work, encoder, tokenizer, tflite)
+
+
+def _peer_model(name, work, transformers):
+    """The peers' torch `BertModel`, with the project's encoder and tokenizer for MiniLM."""
     if name == "minilm":
         hf_dir = minilm_checkpoint_dir()
         if not (work / "minilm_hf").exists():
@@ -45,49 +64,50 @@ def build_artifacts(name, work, tflite):
         )
         encoder = None
         tokenizer = None
-    model.eval()
-    torch.save(model, work / f"{name}_torch.pt")
-    onnx = work / f"{name}.onnx"
-    if not onnx.exists():
+    return model, encoder, tokenizer
 
-        class Encoder(torch.nn.Module):  # keyword arguments; the sequence output
-            def __init__(self, bert):
-                super().__init__()
-                self.bert = bert
 
-            def forward(self, input_ids, attention_mask, token_type_ids):
-                return self.bert(
-                    input_ids=input_ids,
-                    attention_mask=attention_mask,
-                    token_type_ids=token_type_ids,
-                ).last_hidden_state
+def _export_onnx(model, onnx, torch):
+    """The torch model's fp32 ONNX file at `onnx` (batch axis dynamic)."""
 
-        ids = torch.from_numpy(_ids(1).astype("int64"))
-        torch.onnx.export(
-            Encoder(model),
-            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-            str(onnx),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["last_hidden_state"],
-            dynamic_axes={
-                k: {0: "batch"} for k in ("input_ids", "attention_mask", "token_type_ids")
-            },
-            dynamo=False,
-        )
-        quantize_dynamic(
-            str(onnx), str(work / f"{name}_int8.onnx"), weight_type=QuantType.QInt8
-        )
-    if encoder is None:
-        if not tflite:
-            return
-        # BERT-Base: the same torch weights, through the project's converter.
-        hf = work / f"{name}_hf"
-        if not hf.exists():
-            model.save_pretrained(hf)
-            (hf / "vocab.txt").write_text(
-                (minilm_checkpoint_dir() / "vocab.txt").read_text()
-            )
-        encoder, tokenizer = load_checkpoint(hf)
+    class Encoder(torch.nn.Module):  # keyword arguments; the sequence output
+        def __init__(self, bert):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.bert(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+            ).last_hidden_state
+
+    ids = torch.from_numpy(_ids(1).astype("int64"))
+    torch.onnx.export(
+        Encoder(model),
+        (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+        str(onnx),
+        input_names=["input_ids", "attention_mask", "token_type_ids"],
+        output_names=["last_hidden_state"],
+        dynamic_axes={
+            k: {0: "batch"} for k in ("input_ids", "attention_mask", "token_type_ids")
+        },
+        dynamo=False,
+    )
+
+
+def _converted_checkpoint(name, work, model):
+    """The project's encoder and tokenizer from the torch model's weights (BERT-Base)."""
+    # BERT-Base: the same torch weights, through the project's converter.
+    hf = work / f"{name}_hf"
+    if not hf.exists():
+        model.save_pretrained(hf)
+        (hf / "vocab.txt").write_text((minilm_checkpoint_dir() / "vocab.txt").read_text())
+    return load_checkpoint(hf)
+
+
+def _project_exports(name, work, encoder, tokenizer, tflite):
+    """The project's SavedModel and (with `tflite`) .tflite files of a 5-way classifier."""
     classifier = Classifier(encoder, 5, labels=[f"c{i}" for i in range(5)], dropout=0.0)
     # Exports validate themselves (agreement with Keras) on real texts.
     _, texts, _, _ = calibration_and_validation("bbc")
@@ -97,10 +117,9 @@ def build_artifacts(name, work, tflite):
             classifier,
             tokenizer,
             work / "serving",
-            name=name,
-            version=1,
+            serving=ServingVersion(name, 1),
             sequence_length=LENGTH,
-            validation_texts=texts,
+            validation=Validation(texts),
         )
         (work / "serving" / name / "1").rename(saved)
     if tflite:
@@ -111,10 +130,9 @@ def build_artifacts(name, work, tflite):
                     classifier,
                     tokenizer,
                     path,
-                    quantize=mode,
-                    sequence_lengths=(LENGTH,),
-                    validation_texts=texts,
+                    quantization=Quantization(mode),
+                    signatures=Signatures((LENGTH,)),
                     # an untrained 5-way head: near-ties flip labels under
                     # int8; the bench measures speed (validation still runs)
-                    allow_degraded=True,
+                    validation=Validation(texts, allow_degraded=True),
                 )

@@ -263,12 +263,30 @@ def strongly_connected(nodes, edges):
 
 
 def check(show_edges=False):
+    """The house checked from its imports and reported; 1 on any violation."""
     modules, imports = scan()
     core = core_dependencies()
     problems = []
     unroomed = [m for m in modules if room_of(m) is None]
     for m in unroomed:
         problems.append(f"{m}: belongs to no room (add it to ROOMS)")
+    ours, arrows = _arrows(modules, imports)
+    upward, sideways = _floor_violations(arrows)
+    cycles, room_cycles = _cycles(modules, ours, arrows)
+    in_function = _function_imports(imports, core)
+    sections = [
+        ("module import cycles", [" -> ".join(c) for c in cycles]),
+        ("room cycles", [" <-> ".join(c) for c in room_cycles]),
+        ("upward imports", upward),
+        ("sideways imports", sideways),
+        ("imports inside functions", in_function),
+        ("unplaced modules", problems),
+    ]
+    return _report(modules, imports, arrows, show_edges, sections)
+
+
+def _arrows(modules, imports):
+    """The imports of our own modules, and those between rooms keyed by (from, to)."""
     ours = [i for i in imports if i.top in PACKAGES and i.target in modules]
     # Package `__init__` re-exports are the package's own room; a module
     # importing its own package's facade counts as importing that room.
@@ -278,6 +296,11 @@ def check(show_edges=False):
         if a == b or a is None or b is None:
             continue
         arrows.setdefault((a, b), []).append(i)
+    return ours, arrows
+
+
+def _floor_violations(arrows):
+    """The upward arrows, and the sideways ones that SAME_FLOOR_ORDER or FORBIDDEN bar."""
     order = {}
     for chain in SAME_FLOOR_ORDER:
         for rank, room in enumerate(chain):
@@ -297,6 +320,11 @@ def check(show_edges=False):
         for x, y in ((a, b), (b, a)):
             if (x, y) in arrows:
                 sideways.append(f"{x} -> {y}: forbidden (formats never import each other)")
+    return upward, sideways
+
+
+def _cycles(modules, ours, arrows):
+    """The import cycles between modules, and those between rooms."""
     graph = {}
     for i in ours:
         if i.source != i.target:
@@ -308,6 +336,11 @@ def check(show_edges=False):
     room_cycles = strongly_connected(
         sorted(ROOMS), {k: sorted(v) for k, v in room_graph.items()}
     )
+    return cycles, room_cycles
+
+
+def _function_imports(imports, core):
+    """The imports inside functions not allowed there or without a comment saying why."""
     in_function = []
     for i in imports:
         if not i.in_function:
@@ -338,6 +371,11 @@ def check(show_edges=False):
                 f"{i.source}:{i.line} imports {i.target} inside a function "
                 "without a comment saying why"
             )
+    return in_function
+
+
+def _report(modules, imports, arrows, show_edges, sections):
+    """The summary, the arrows when asked, and each section printed; 1 on any violation."""
     n_imports = len({(i.source, i.line) for i in imports})
     n_function = len({(i.source, i.line) for i in imports if i.in_function})
     print(
@@ -348,14 +386,6 @@ def check(show_edges=False):
     if show_edges:
         for (a, b), items in sorted(arrows.items()):
             print(f"  {a} -> {b} ({len(items)})")
-    sections = [
-        ("module import cycles", [" -> ".join(c) for c in cycles]),
-        ("room cycles", [" <-> ".join(c) for c in room_cycles]),
-        ("upward imports", upward),
-        ("sideways imports", sideways),
-        ("imports inside functions", in_function),
-        ("unplaced modules", problems),
-    ]
     bad = 0
     for title, items in sections:
         print(f"{title}: {len(items)}")

@@ -49,38 +49,16 @@ class FitMixin:
         naming the argument: nothing would be trained. `batch_size`,
         `epochs` and `steps_per_epoch` are positive ints (`initial_epoch`
         0 or more, below `epochs`)."""
-        batch_size = positive_int(batch_size, "batch_size", None)
-        epochs = positive_int(epochs, "epochs")
-        if kwargs.get("steps_per_epoch") is not None:
-            kwargs["steps_per_epoch"] = positive_int(
-                kwargs["steps_per_epoch"], "steps_per_epoch"
-            )
-        initial = kwargs.get("initial_epoch", 0)
-        if isinstance(initial, bool) or not isinstance(initial, (int, np.integer)):
-            raise TypeError(
-                f"`initial_epoch` must be an int; received {describe(initial)}."
-            )
-        if not 0 <= initial < epochs:
-            raise ValueError(
-                f"`initial_epoch`={initial} with epochs={epochs}: no epoch would run; "
-                "epochs counts from 0, so give initial_epoch in 0..epochs-1."
-            )
+        batch_size, epochs = _checked_fit_arguments(batch_size, epochs, kwargs)
+        arguments = (x, y, batch_size, epochs, verbose, callbacks, validation_data, shuffle)
         if is_ids(x):
-            steps = _count_steps(x, y, batch_size, kwargs.get("steps_per_epoch"))
-            self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
-            # A dataset brings its own order (Keras warns when asked to shuffle one).
-            shuffle = shuffle and not isinstance(x, tf.data.Dataset)
-            return super().fit(
-                x,
-                y,
-                batch_size=batch_size,
-                epochs=epochs,
-                verbose=verbose,
-                callbacks=callbacks,
-                validation_data=validation_data,
-                shuffle=shuffle,
-                **kwargs,
-            )
+            return self._fit_ids(*arguments, kwargs)
+        return self._fit_text(*arguments, kwargs)
+
+    def _fit_text(
+        self, x, y, batch_size, epochs, verbose, callbacks, validation_data, shuffle, kwargs
+    ):
+        """`fit` on texts: batches built, the optimizer sized, then Keras's `fit`."""
         for name in ("validation_split", "sample_weight", "class_weight"):
             if kwargs.get(name) is not None:
                 raise ValueError(
@@ -89,6 +67,49 @@ class FitMixin:
                 )
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
+        train, steps = self._train_dataset(x, y, batch_size, shuffle, epoch, kwargs)
+        validation = self._validation_dataset(validation_data, batch_size)
+        self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
+        if self._auto_optimizer is not None:
+            build_for_fit(self, train.element_spec)  # the train step then traces once
+        # Publishes the epoch to the shuffle and reseeds dropout per epoch,
+        # as `zoo finetune` does (same seed, same batches, same masks); a
+        # later fit call continues the epoch count (other batches, masks).
+        callbacks = [EpochCounter(epoch, offset=self._epochs_done), *(callbacks or [])]
+        history = super().fit(
+            train,
+            validation_data=validation,
+            epochs=epochs,
+            verbose=verbose,
+            callbacks=callbacks,
+            shuffle=False,
+            **kwargs,
+        )
+        self._epochs_done += len(history.epoch)
+        return history
+
+    def _fit_ids(
+        self, x, y, batch_size, epochs, verbose, callbacks, validation_data, shuffle, kwargs
+    ):
+        """`fit` on encoder ids: the optimizer sized to its steps, then Keras's `fit`."""
+        steps = _count_steps(x, y, batch_size, kwargs.get("steps_per_epoch"))
+        self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
+        # A dataset brings its own order (Keras warns when asked to shuffle one).
+        shuffle = shuffle and not isinstance(x, tf.data.Dataset)
+        return super().fit(
+            x,
+            y,
+            batch_size=batch_size,
+            epochs=epochs,
+            verbose=verbose,
+            callbacks=callbacks,
+            validation_data=validation_data,
+            shuffle=shuffle,
+            **kwargs,
+        )
+
+    def _train_dataset(self, x, y, batch_size, shuffle, epoch, kwargs):
+        """Text `fit`'s training batches and steps per epoch (`steps_per_epoch` applied)."""
         train = self._dataset(
             *self._split_xy(x, y, "x"),
             batch_size,
@@ -103,6 +124,10 @@ class FitMixin:
             train = train.take(steps)
             kwargs.pop("steps_per_epoch")
         train = train.apply(tf.data.experimental.assert_cardinality(steps))
+        return train, steps
+
+    def _validation_dataset(self, validation_data, batch_size):
+        """The validation batches of a text `fit` (None without `validation_data`)."""
         validation = None
         if validation_data is not None:
             if isinstance(validation_data, tf.data.Dataset) and is_ids(validation_data):
@@ -125,24 +150,7 @@ class FitMixin:
                     batch_size,
                     where="validation_data",
                 )
-        self._schedule_for(steps * (epochs - kwargs.get("initial_epoch", 0)))
-        if self._auto_optimizer is not None:
-            build_for_fit(self, train.element_spec)  # the train step then traces once
-        # Publishes the epoch to the shuffle and reseeds dropout per epoch,
-        # as `zoo finetune` does (same seed, same batches, same masks); a
-        # later fit call continues the epoch count (other batches, masks).
-        callbacks = [EpochCounter(epoch, offset=self._epochs_done), *(callbacks or [])]
-        history = super().fit(
-            train,
-            validation_data=validation,
-            epochs=epochs,
-            verbose=verbose,
-            callbacks=callbacks,
-            shuffle=False,
-            **kwargs,
-        )
-        self._epochs_done += len(history.epoch)
-        return history
+        return validation
 
     def evaluate(
         self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs
@@ -175,6 +183,25 @@ class FitMixin:
         takes 0 as its default and fails inside on -1, 1.5 or '8')."""
         batch_size = positive_int(batch_size, "batch_size", None)
         return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+
+
+def _checked_fit_arguments(batch_size, epochs, kwargs):
+    """`fit`'s batch size, epochs, steps per epoch and initial epoch, checked."""
+    batch_size = positive_int(batch_size, "batch_size", None)
+    epochs = positive_int(epochs, "epochs")
+    if kwargs.get("steps_per_epoch") is not None:
+        kwargs["steps_per_epoch"] = positive_int(
+            kwargs["steps_per_epoch"], "steps_per_epoch"
+        )
+    initial = kwargs.get("initial_epoch", 0)
+    if isinstance(initial, bool) or not isinstance(initial, (int, np.integer)):
+        raise TypeError(f"`initial_epoch` must be an int; received {describe(initial)}.")
+    if not 0 <= initial < epochs:
+        raise ValueError(
+            f"`initial_epoch`={initial} with epochs={epochs}: no epoch would run; "
+            "epochs counts from 0, so give initial_epoch in 0..epochs-1."
+        )
+    return batch_size, epochs
 
 
 def _count_steps(x, y, batch_size, steps_per_epoch):
