@@ -1,21 +1,31 @@
 """Exporters: SavedModel for TF Serving and TPU, `.tflite` for phones, each
 validated in the runtime that will serve it.
 
-    from export import export_saved_model, export_tflite, validate_artifact
-    export_saved_model(model, tokenizer, "serving", name="bbc", validation_texts=texts)
-    export_tflite(model, tokenizer, "exports/bbc_dyn", quantize="dynamic_int8",
-                  validation_texts=texts, validation_labels=labels)
+    from export import Quantization, ServingVersion, Validation, export_saved_model, ...
+    export_saved_model(model, tokenizer, "serving", serving=ServingVersion("bbc"),
+                       validation=Validation(texts))
+    export_tflite(model, tokenizer, "exports/bbc_dyn",
+                  quantization=Quantization("dynamic_int8"),
+                  validation=Validation(texts, labels))
     validate_artifact("exports/bbc_dyn", texts, labels, reference_model=model)
 
 Modules, bottom to top: `manifest` (files beside every artifact) and
 `runtime` (LiteRT and the TF1 session loader) -> `validate` -> the formats
-`saved_model` and `tflite`, which never import each other.
+`saved_model` and `tflite`, which never import each other; `specs` (the
+exporters' grouped arguments: `Validation`, `ServingVersion`, `TpuBuckets`,
+`Signatures`; `Quantization` is export.tflite's) sits below both.
 """
 
 from export.manifest import ManifestError, verify_manifest
 from export.runtime import load_interpreter, load_saved_model
 from export.saved_model import XlaLoweringError, export_saved_model, export_tpu_saved_model
-from export.tflite import QUANTIZATION_MODES, TFLiteConversionError, export_tflite
+from export.specs import ServingVersion, Signatures, TpuBuckets, Validation
+from export.tflite import (
+    QUANTIZATION_MODES,
+    Quantization,
+    TFLiteConversionError,
+    export_tflite,
+)
 from export.validate import (
     REGRESSION_THRESHOLDS,
     THRESHOLDS,
@@ -31,7 +41,12 @@ __all__ = [
     "THRESHOLDS",
     "ExportValidationError",
     "ManifestError",
+    "Quantization",
+    "ServingVersion",
+    "Signatures",
     "TFLiteConversionError",
+    "TpuBuckets",
+    "Validation",
     "XlaLoweringError",
     "export_saved_model",
     "export_tflite",

@@ -1,7 +1,7 @@
 """SavedModels for TF Serving (text in) and for TPU serving (ids in, XLA).
 
-    path = export_saved_model(model, tokenizer, "serving", name="bbc",
-                              validation_texts=texts)   # -> serving/bbc/1/
+    path = export_saved_model(model, tokenizer, "serving", serving=ServingVersion("bbc"),
+                              validation=Validation(texts))   # -> serving/bbc/1/
 
 Text-in SavedModel (`export_saved_model`), written with
 `keras.export.ExportArchive` (a plain `tf.saved_model.save` of a module holding
@@ -53,6 +53,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 from export import manifest as mf
 from export.consistency import RECORD_COLLECTION, artifact_record
 from export.serving_config import check_serving_base, write_serving_files
+from export.specs import ServingVersion, TpuBuckets, Validation, checked_spec
 from export.validate import validate_new_artifact
 from zoo.models import (
     INPUT_NAMES,
@@ -309,15 +310,11 @@ def export_saved_model(
     model,
     tokenizer,
     base_dir,
-    name="model",
-    version=None,
-    sequence_length=None,
-    validation_texts=None,
     *,
-    validation_labels=None,
-    allow_degraded=False,
+    serving=None,
+    sequence_length=None,
+    validation=None,
     source_dir=None,
-    overwrite=False,
 ):
     """Write a text-in SavedModel to `BASE/NAME/VERSION/` and validate it.
 
@@ -331,28 +328,28 @@ def export_saved_model(
         tokenizer: the project `WordPieceTokenizer` the model was trained with
             (None: a text model's own).
         base_dir: TF Serving's model base (holds `NAME/`).
-        name: the model name in models.config and the REST URL.
-        version: integer version; None = 1 + the highest existing one.
+        serving: a `ServingVersion` (export.specs): the model name in
+            models.config and the REST URL, the version (None = 1 + the
+            highest existing one) and whether to overwrite it (None: name
+            "model", the next version, no overwrite).
         sequence_length: the text signatures pad/truncate to this length
             (default: a text model's own length, else 128).
-        validation_texts: >= 200 real texts (pairs for QA); None runs a
-            load-and-run check on probe sentences only.
-        validation_labels: optional gold labels for the accuracy delta.
-        allow_degraded: publish and record a threshold miss instead of raising.
+        validation: a `Validation` (export.specs): >= 200 real texts (pairs
+            for QA; None, or no texts, runs a load-and-run check on probe
+            sentences only), optional gold labels, allow_degraded.
         source_dir: the zoo model directory the model came from (recorded, so
             `zoo validate` can find the reference model later).
-        overwrite: replace an existing `NAME/VERSION`.
 
     Returns: the published version directory.
     """
+    serving = checked_spec("export_saved_model", "serving", serving, ServingVersion)
+    validation = checked_spec("export_saved_model", "validation", validation, Validation)
     task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
-    sequence_length = _checked_sequence_length(model, name, sequence_length)
-    base_dir = pathlib.Path(base_dir)
+    sequence_length = _checked_sequence_length(model, sequence_length)
+    base_dir, name, overwrite = pathlib.Path(base_dir), serving.name, serving.overwrite
     model_dir = base_dir / name
-    version = next_version(model_dir) if version is None else int(version)
-    if version < 1:
-        raise ValueError(f"version must be a positive integer; received {version}.")
+    version = next_version(model_dir) if serving.version is None else int(serving.version)
     meta = mf.base_metadata(
         model, tokenizer, kind="saved_model", source=mf.source_info(model, source_dir)
     )
@@ -370,9 +367,7 @@ def export_saved_model(
             assets=sorted(p.name for p in (tmp / "assets").iterdir()),
         )
         mf.write_json(tmp / mf.METADATA, meta)
-        validate_new_artifact(
-            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
-        )
+        _validate(tmp, model, tokenizer, validation)
     write_serving_files(base_dir, name, overwrite=overwrite)
     return model_dir / str(version)
 
@@ -380,16 +375,10 @@ def export_saved_model(
 # The steps of `export_saved_model`, in its order.
 
 
-def _checked_sequence_length(model, name, sequence_length):
-    """`sequence_length` (default: the model's own), checked, once `name` is
-    a valid model name."""
+def _checked_sequence_length(model, sequence_length):
+    """`sequence_length` (default: the model's own), checked."""
     if sequence_length is None:
         sequence_length = mf.default_sequence_length(model)
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", str(name)):
-        raise ValueError(
-            f"name={name!r}: use letters, digits, '_', '.', '-' (it is a directory and a URL "
-            "path component)."
-        )
     if not isinstance(sequence_length, (int, np.integer)) or sequence_length < 3:
         raise ValueError(
             f"sequence_length must be an int >= 3; received {sequence_length!r}."
@@ -507,42 +496,39 @@ def export_tpu_saved_model(
     model,
     tokenizer,
     base_dir,
-    name="model",
-    version=None,
-    sequence_lengths=(128, 256, 512),
-    batch_size=8,
-    compute_dtype="float32",
-    validation_texts=None,
     *,
-    validation_labels=None,
-    allow_degraded=False,
+    serving=None,
+    buckets=None,
+    validation=None,
     source_dir=None,
-    overwrite=False,
 ):
     """Write an ids-in SavedModel for TPU serving to `BASE/NAME/VERSION/`.
 
-    One endpoint per bucket, `serve_ids_L{L}` with int32 inputs
-    `[batch_size, L]`, compiled with `jit_compile=True`, checked to lower
-    fully to XLA (evidence in metadata.json `xla`), and aliased for the TPU
-    inference converter as `tpu_serve_L{L}` (SaveOptions.function_aliases).
-    `serving_default` is the first bucket. The host tokenizes (vocab.txt
-    beside), pads each batch to `batch_size` rows and each text to the
-    smallest bucket that holds it. `compute_dtype="bfloat16"` computes under
-    `mixed_bfloat16`; outputs stay float32.
+    One endpoint per bucket (`buckets`, a `TpuBuckets`; None: lengths 128,
+    256 and 512, batch 8, float32), `serve_ids_L{L}`
+    with int32 inputs `[batch_size, L]`, compiled with `jit_compile=True`,
+    checked to lower fully to XLA (evidence in metadata.json `xla`), and
+    aliased for the TPU inference converter as `tpu_serve_L{L}`
+    (SaveOptions.function_aliases). `serving_default` is the first bucket.
+    The host tokenizes (vocab.txt beside), pads each batch to `batch_size`
+    rows and each text to the smallest bucket that holds it.
+    `compute_dtype="bfloat16"` computes under `mixed_bfloat16`; outputs stay
+    float32. `serving` (a `ServingVersion`), `validation` and `source_dir`
+    are `export_saved_model`'s.
     """
+    serving = checked_spec("export_tpu_saved_model", "serving", serving, ServingVersion)
+    buckets = checked_spec("export_tpu_saved_model", "buckets", buckets, TpuBuckets)
+    validation = checked_spec(
+        "export_tpu_saved_model", "validation", validation, Validation
+    )
     task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
-    if compute_dtype not in ("float32", "bfloat16"):
-        raise ValueError(
-            f"compute_dtype must be 'float32' or 'bfloat16'; received {compute_dtype!r}."
-        )
-    lengths = mf.check_sequence_lengths(sequence_lengths, model)
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int; received {batch_size!r}.")
+    compute_dtype, batch_size = buckets.compute_dtype, buckets.batch_size
+    lengths = mf.check_sequence_lengths(buckets.sequence_lengths, model)
     serving_model = model if compute_dtype == "float32" else _bfloat16_clone(model)
-    base_dir = pathlib.Path(base_dir)
+    base_dir, name, overwrite = pathlib.Path(base_dir), serving.name, serving.overwrite
     model_dir = base_dir / name
-    version = next_version(model_dir) if version is None else int(version)
+    version = next_version(model_dir) if serving.version is None else int(serving.version)
     archive = keras.export.ExportArchive()
 
     signatures, xla, aliases = {}, {}, {}
@@ -591,8 +577,20 @@ def export_tpu_saved_model(
         archive.write_out(str(tmp), options=options, verbose=False)
         write_tokenizer_files(tmp, tokenizer)
         mf.write_json(tmp / mf.METADATA, meta)
-        validate_new_artifact(
-            tmp, model, validation_texts, validation_labels, tokenizer, allow_degraded
-        )
+        _validate(tmp, model, tokenizer, validation)
     write_serving_files(base_dir, name, overwrite=overwrite)
     return model_dir / str(version)
+
+
+def _validate(tmp, model, tokenizer, validation):
+    """Both SavedModels' last step before publishing: `validate_new_artifact`
+    on the version still in its temporary directory."""
+    validate_new_artifact(
+        tmp,
+        model,
+        validation.texts,
+        validation.labels,
+        tokenizer,
+        validation.allow_degraded,
+        workers=validation.workers,
+    )

@@ -60,6 +60,7 @@ ROOMS = {
     "export.mediapipe": 3,
     "export.mediapipe_probes": 3,
     "export.consistency": 3,
+    "export.specs": 3,  # the exporters' grouped arguments; imports nothing from export/
     "export": 3,  # the package's public names
     "zoo": 4,  # `import zoo`: the public API, above the library it re-exports
     "zoo.tasks": 4,
@@ -86,6 +87,7 @@ SAME_FLOOR_ORDER = [
         "export.saved_model",
         "export.serving_config",
         "export.tflite",
+        "export.specs",
         "export.validate",
         "export.mediapipe_probes",
         "export.runtime",

@@ -349,7 +349,7 @@ def write_e2e(out, tok, rng):
     import numpy as np
 
     import zoo
-    from export import export_tflite, load_interpreter
+    from export import Signatures, export_tflite, load_interpreter
     from zoo.datasets import corpora
 
     started = time.time()
@@ -361,9 +361,7 @@ def write_e2e(out, tok, rng):
     model(tok(["warm up"], sequence_length=SEQUENCE_LENGTHS[0]))
     texts = e2e_texts(rng)
     model_dir = out / "model"
-    export_tflite(
-        model, tok, model_dir, quantize="float32", sequence_lengths=SEQUENCE_LENGTHS
-    )
+    export_tflite(model, tok, model_dir, signatures=Signatures(SEQUENCE_LENGTHS))
     exported = time.time()
 
     interpreter = load_interpreter(model_dir)

@@ -1,8 +1,9 @@
 """Phone artifacts: `.tflite` files for LiteRT, built-in ops only, validated.
 
-    out = export_tflite(model, tokenizer, "exports/bbc_dyn", quantize="dynamic_int8",
-                        sequence_lengths=(64, 128, 256), validation_texts=texts,
-                        validation_labels=labels)
+    out = export_tflite(model, tokenizer, "exports/bbc_dyn",
+                        quantization=Quantization("dynamic_int8"),
+                        signatures=Signatures((64, 128, 256)),
+                        validation=Validation(texts, labels))
 
 writes `out/`:
 
@@ -67,14 +68,15 @@ converter reads: ids in per length, or text in), `quantization` (the modes,
 the ops int8 keeps float, calibration feeds, int4 by ai-edge-quantizer),
 `converter` (`convert`: built-in ops only, Flex refused), `files` (each
 `.tflite` of the artifact with what metadata.json records of it) and
-`artifact` (`export_tflite`: checks, metadata, writing, validation). This
+`artifact` (`Quantization`, the mode and calibration texts checked, and
+`export_tflite`: checks, metadata, writing, validation). This
 module re-exports their names; export.tflite never imports
 export.saved_model.
 """
 
 from __future__ import annotations
 
-from export.tflite.artifact import export_tflite
+from export.tflite.artifact import Quantization, export_tflite
 from export.tflite.converter import TFLiteConversionError, convert
 from export.tflite.files import TEXT_MODEL_FILE, TEXT_OP_RESOLVER, mediapipe_skipped
 from export.tflite.flatbuffer import op_list, schema_py_generated, weight_buffers
@@ -104,6 +106,7 @@ __all__ = [
     "INT8_FLOAT_OPS",
     "MIN_REPRESENTATIVE_TEXTS",
     "QUANTIZATION_MODES",
+    "Quantization",
     "TEXT_MODEL_FILE",
     "TEXT_OP_RESOLVER",
     "TFLiteConversionError",

@@ -1,13 +1,17 @@
-"""`export_tflite`: the arguments checked, metadata.json prepared, the files
-written into a temporary artifact directory, validated, then published
-atomically."""
+"""`export_tflite`: the arguments checked (`Quantization`, the mode and its
+calibration texts, is checked here, beside the mode tables; the other specs
+come from export.specs), metadata.json prepared, the files written into a
+temporary artifact directory, validated, then published atomically."""
 
 from __future__ import annotations
 
 import pathlib
 import shutil
+from dataclasses import dataclass
+from typing import Any
 
 from export import manifest as mf
+from export.specs import Signatures, Validation, check_texts, checked_spec
 from export.tflite.files import _tflite_files
 from export.tflite.quantization import (
     CALIBRATED_MODES,
@@ -23,21 +27,57 @@ from zoo.text.tokenizer_record import write_tokenizer_files
 from zoo.utils.atomic import atomic_directory, atomic_file
 
 
+@dataclass(frozen=True)
+class Quantization:
+    """How the `.tflite` files store and compute their numbers.
+
+    mode: "float32", "float16", "dynamic_int8", "int8" or "int4"
+        (`QUANTIZATION_MODES`).
+    representative_texts: >= 100 real texts (or (text, text_b) pairs) that
+        calibrate "int8"/"int4" activation ranges; the other modes calibrate
+        nothing and ignore them.
+    """
+
+    mode: str = "float32"
+    representative_texts: Any = None
+
+    def __post_init__(self):
+        if self.mode not in QUANTIZATION_MODES:
+            raise ValueError(
+                f"Quantization.mode={self.mode!r}: choose one of "
+                f"{', '.join(QUANTIZATION_MODES)}."
+            )
+        check_texts("Quantization", "representative_texts", self.representative_texts)
+        self.calibration_texts()  # too few, or not texts, fails here
+
+    def calibration_texts(self):
+        """The texts that calibrate a full-integer mode (a list), or None for a
+        mode that needs none; too few, or not texts, is an error."""
+        if self.mode not in CALIBRATED_MODES:
+            return None
+        texts = [] if self.representative_texts is None else list(self.representative_texts)
+        if len(texts) < MIN_REPRESENTATIVE_TEXTS or not all(
+            isinstance(t, (str, tuple, list)) for t in texts
+        ):
+            raise ValueError(
+                f"Quantization.mode={self.mode!r} calibrates activation ranges on real text: "
+                f"pass at least {MIN_REPRESENTATIVE_TEXTS} str (or (text, text_b) pairs) in "
+                f"Quantization.representative_texts (received {len(texts)}). "
+                "Too few or synthetic texts give ranges that clip real inputs."
+            )
+        return texts
+
+
 def export_tflite(
     model,
     tokenizer,
     out_dir,
-    quantize="float32",
-    sequence_lengths=None,
-    representative_texts=None,
-    validation_texts=None,
-    validation_labels=None,
-    allow_degraded=False,
     *,
-    text_in=False,
+    quantization=None,
+    signatures=None,
+    validation=None,
     source_dir=None,
     overwrite=True,
-    validation_workers=None,
 ):
     """Convert `model` to a validated `.tflite` artifact directory `out_dir`.
 
@@ -47,39 +87,37 @@ def export_tflite(
         tokenizer: the project `WordPieceTokenizer` it was trained with (None: a
             text model's own).
         out_dir: the artifact directory (replaced atomically when complete).
-        quantize: "float32", "float16", "dynamic_int8", "int8" or "int4".
-        sequence_lengths: one `serving_L{L}` signature per length, in one file
-            (default: a text model's own length, else 128).
-        representative_texts: >= 100 real texts for "int8"/"int4" calibration.
-        validation_texts: >= 200 real texts; every file is re-loaded in LiteRT
-            and compared with the Keras model (`validate_artifact`). None:
-            load-and-run check on probe sentences only.
-        validation_labels: optional gold labels for the accuracy delta.
-        allow_degraded: publish and record a threshold miss instead of raising
-            `ExportValidationError`.
-        text_in: also write `model_text.tflite` (FastBertTokenizer inside;
-            needs tensorflow-text's TFLite ops), at the first length.
+        quantization: a `Quantization`: the mode and its calibration texts
+            (None: float32).
+        signatures: a `Signatures` (export.specs): the lengths, one
+            `serving_L{L}` signature each in one file (None: a text model's
+            own length, else 128), and `text_in` (also `model_text.tflite`).
+        validation: a `Validation` (export.specs): its texts (every file is
+            re-loaded in LiteRT and compared with the Keras model; None, or
+            no texts: a load-and-run check on probe sentences only), labels,
+            allow_degraded and workers.
         source_dir: the zoo model directory the model came from (recorded).
         overwrite: replace an existing `out_dir`.
-        validation_workers: 1-thread LiteRT interpreters validating each file
-            in parallel after its latency calls (None: one per available core;
-            each holds a copy of the weights). The outputs do not depend on it.
 
     Returns: `out_dir` as a `pathlib.Path`.
     """
-
+    quantization = checked_spec("export_tflite", "quantization", quantization, Quantization)
+    signatures = checked_spec("export_tflite", "signatures", signatures, Signatures)
+    validation = checked_spec("export_tflite", "validation", validation, Validation)
     task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
+    text_in = signatures.text_in
     if text_in and not isinstance(tokenizer, WordPieceTokenizer):
         raise ValueError(
-            f"text_in=True: model_text.tflite tokenizes with tensorflow-text's "
+            f"Signatures.text_in=True: model_text.tflite tokenizes with tensorflow-text's "
             f"FastBertTokenizer (WordPiece); this model's tokenizer is a "
             f"{type(tokenizer).__name__}, which has no LiteRT kernels. Export without "
             "--text-in: model.tflite takes ids, and `zoo predict` / export.runtime "
             "tokenize on the host with the artifact's own tokenizer files."
         )
-    lengths = _sequence_lengths(model, quantize, sequence_lengths)
-    texts = _calibration_texts(quantize, representative_texts)
+    quantize = quantization.mode
+    lengths = _sequence_lengths(model, signatures.sequence_lengths)
+    texts = quantization.calibration_texts()
     representative = None
     if texts is not None:
         representative = representative_dataset(tokenizer, texts, lengths)
@@ -97,11 +135,11 @@ def export_tflite(
         validate_new_artifact(
             tmp,
             model,
-            validation_texts,
-            validation_labels,
+            validation.texts,
+            validation.labels,
             tokenizer,
-            allow_degraded,
-            workers=validation_workers,
+            validation.allow_degraded,
+            workers=validation.workers,
         )
     return out_dir
 
@@ -109,33 +147,11 @@ def export_tflite(
 # The steps of `export_tflite`, in its order.
 
 
-def _sequence_lengths(model, quantize, sequence_lengths):
-    """The checked lengths (default: the model's own), once `quantize` is a mode."""
+def _sequence_lengths(model, sequence_lengths):
+    """The checked lengths (default: the model's own)."""
     if sequence_lengths is None:
         sequence_lengths = (mf.default_sequence_length(model),)
-    if quantize not in QUANTIZATION_MODES:
-        raise ValueError(
-            f"quantize={quantize!r}: choose one of {', '.join(QUANTIZATION_MODES)}."
-        )
     return mf.check_sequence_lengths(sequence_lengths, model)
-
-
-def _calibration_texts(quantize, representative_texts):
-    """The texts that calibrate a full-integer mode (a list), or None for a
-    mode that needs none; too few, or not texts, is an error."""
-    if quantize not in CALIBRATED_MODES:
-        return None
-    texts = [] if representative_texts is None else list(representative_texts)
-    if len(texts) < MIN_REPRESENTATIVE_TEXTS or not all(
-        isinstance(t, (str, tuple, list)) for t in texts
-    ):
-        raise ValueError(
-            f"quantize={quantize!r} calibrates activation ranges on real text: pass at least "
-            f"{MIN_REPRESENTATIVE_TEXTS} str (or (text, text_b) pairs) in representative_texts "
-            f"(received {len(texts)}). "
-            "Too few or synthetic texts give ranges that clip real inputs."
-        )
-    return texts
 
 
 def _metadata(model, tokenizer, source_dir, quantize, lengths, calibration_texts):

@@ -68,6 +68,7 @@ def test_fit_on_every_backend_reaches_the_same_band(runs):
 def test_jax_trained_model_loads_on_tensorflow_and_exports_to_tflite(runs, bbc_split):
     import keras
 
+    from export import Signatures, Validation
     from export.tflite import export_tflite
     from zoo.checkpoints import load_model_dir
 
@@ -84,9 +85,8 @@ def test_jax_trained_model_loads_on_tensorflow_and_exports_to_tflite(runs, bbc_s
         model,
         tokenizer,
         root / "phone",
-        sequence_lengths=(spec["sequence_length"],),
-        validation_texts=texts,
-        validation_labels=labels,
+        signatures=Signatures((spec["sequence_length"],)),
+        validation=Validation(texts, labels),
     )
     report = json.loads((out / "validation.json").read_text())
     metrics = report["results"][0]["metrics"]

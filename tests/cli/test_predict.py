@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from export import Quantization, ServingVersion, Signatures, Validation
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from tests.export.conftest import (
@@ -58,17 +59,22 @@ def formats(tmp_path_factory):
     model_dir = save_model_dir(model, root / "model", tokenizer)
     texts = sentences(200, seed=3)
     labels = [TINY_LABELS[i % 3] for i in range(200)]
-    common = dict(validation_texts=texts, validation_labels=labels, source_dir=model_dir)
+    common = dict(validation=Validation(texts, labels), source_dir=model_dir)
     tfl = export_tflite(
         model,
         tokenizer,
         root / "phone",
-        quantize="float32",
-        sequence_lengths=(LENGTH,),
+        quantization=Quantization("float32"),
+        signatures=Signatures((LENGTH,)),
         **common,
     )
     export_saved_model(
-        model, tokenizer, root / "serving", name="tiny", sequence_length=LENGTH, **common
+        model,
+        tokenizer,
+        root / "serving",
+        serving=ServingVersion("tiny"),
+        sequence_length=LENGTH,
+        **common,
     )
     return {"model": model_dir, "tflite": tfl, "saved_model": root / "serving" / "tiny"}
 
@@ -199,8 +205,8 @@ def test_tagger_entities_and_qa_answers_carry_offsets(tmp_path, capsys):
         tagger,
         tokenizer,
         tmp_path / "tagger_phone",
-        quantize="float32",
-        sequence_lengths=(LENGTH,),
+        quantization=Quantization("float32"),
+        signatures=Signatures((LENGTH,)),
     )
     texts = ["  the  market shares   of bank water ", *sentences(9, seed=2)]
     got = {}

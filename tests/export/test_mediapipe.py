@@ -18,8 +18,8 @@ import pytest
 from flatbuffers import encode, packer
 from flatbuffers.table import Table
 
+from export import Quantization, Signatures, Validation, mediapipe, runtime
 from export import manifest as mf
-from export import mediapipe, runtime
 from export.runtime import load_signature
 from export.tflite import export_tflite
 from export.validate import format_report, mediapipe_probes, mediapipe_probes_line
@@ -58,10 +58,11 @@ def artifact(tmp_path_factory, tiny_classifier, tiny_tokenizer):
         tiny_classifier,
         tiny_tokenizer,
         tmp_path_factory.mktemp("mp") / "a",
-        quantize="dynamic_int8",
-        sequence_lengths=(16, 32),
-        validation_texts=sentences(200, seed=5),
-        validation_labels=[TINY_LABELS[i % 3] for i in range(200)],
+        quantization=Quantization("dynamic_int8"),
+        signatures=Signatures((16, 32)),
+        validation=Validation(
+            sentences(200, seed=5), [TINY_LABELS[i % 3] for i in range(200)]
+        ),
     )
 
 

@@ -14,8 +14,8 @@ import shutil
 
 import pytest
 
+from export import Signatures, Validation, runtime, saved_model, tflite
 from export import manifest as mf
-from export import runtime, saved_model, tflite
 from tests.export.conftest import REAL_LENGTH
 
 pytestmark = [pytest.mark.assets, pytest.mark.slow]
@@ -35,9 +35,8 @@ def real(bbc_classifier, bbc_split, tmp_path_factory):
             model,
             tokenizer,
             root / "float32",
-            sequence_lengths=(REAL_LENGTH,),
-            validation_texts=texts,
-            validation_labels=labels,
+            signatures=Signatures((REAL_LENGTH,)),
+            validation=Validation(texts, labels),
         )
     }
     # The multi-length file: converted only (its mechanics are validated on

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from export import ServingVersion, Signatures, Validation
 from export import manifest as mf
 from export.runtime import load_signature
 from export.saved_model import export_saved_model
@@ -52,8 +53,8 @@ def test_tflite_float32_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
         regressor,
         tiny_tokenizer,
         tmp_path / "phone",
-        sequence_lengths=(32,),
-        validation_texts=pairs,
+        signatures=Signatures((32,)),
+        validation=Validation(pairs),
     )
     meta = mf.read_metadata(out)
     assert meta["task"] == "regress" and meta["labels"] is None
@@ -86,9 +87,9 @@ def test_saved_model_round_trip(regressor, tiny_tokenizer, pairs, tmp_path):
         regressor,
         tiny_tokenizer,
         tmp_path / "serving",
-        name="sts",
+        serving=ServingVersion("sts"),
         sequence_length=32,
-        validation_texts=pairs,
+        validation=Validation(pairs),
     )
     meta = mf.read_metadata(version)
     assert meta["task"] == "regress" and meta["labels"] is None

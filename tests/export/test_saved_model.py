@@ -11,8 +11,8 @@ import time
 import numpy as np
 import pytest
 
+from export import ServingVersion, TpuBuckets, Validation, runtime, saved_model, validate
 from export import manifest as mf
-from export import runtime, saved_model, validate
 from tests.export.conftest import make_tiny, sentences
 
 
@@ -23,10 +23,9 @@ def serving(tmp_path_factory, tiny_classifier, tiny_tokenizer, tiny_texts, tiny_
         tiny_classifier,
         tiny_tokenizer,
         base,
-        name="tiny",
+        serving=ServingVersion("tiny"),
         sequence_length=32,
-        validation_texts=tiny_texts,
-        validation_labels=tiny_labels,
+        validation=Validation(tiny_texts, tiny_labels),
     )
     return base, path
 
@@ -130,13 +129,16 @@ def test_second_export_is_the_next_version(serving, tiny_classifier, tiny_tokeni
             tiny_classifier,
             tiny_tokenizer,
             base,
-            name="tiny",
-            version=1,
+            serving=ServingVersion("tiny", 1),
             sequence_length=32,
         )
     with pytest.raises(ValueError, match="name="):
         saved_model.export_saved_model(
-            tiny_classifier, tiny_tokenizer, base, name="../x", sequence_length=32
+            tiny_classifier,
+            tiny_tokenizer,
+            base,
+            serving=ServingVersion("../x"),
+            sequence_length=32,
         )
 
 
@@ -144,9 +146,10 @@ _KILL_SCRIPT = r"""
 import sys
 from tests.export.conftest import make_tiny, VOCABULARY
 from zoo.text.tokenizer import WordPieceTokenizer
-from export import saved_model
+from export import ServingVersion, saved_model
 saved_model.export_saved_model(
-    make_tiny(), WordPieceTokenizer(VOCABULARY), sys.argv[1], name="tiny", sequence_length=32
+    make_tiny(), WordPieceTokenizer(VOCABULARY), sys.argv[1], serving=ServingVersion("tiny"),
+    sequence_length=32,
 )
 """
 
@@ -198,7 +201,12 @@ def test_question_answerer_decodes_the_best_span_in_graph(tmp_path, tiny_tokeniz
     contexts = sentences(200, seed=2)
     pairs = [(q[:40], c) for q, c in zip(questions, contexts)]
     path = saved_model.export_saved_model(
-        qa, tiny_tokenizer, tmp_path, name="qa", sequence_length=48, validation_texts=pairs
+        qa,
+        tiny_tokenizer,
+        tmp_path,
+        serving=ServingVersion("qa"),
+        sequence_length=48,
+        validation=Validation(pairs),
     )
     report = json.loads((path / "validation.json").read_text())
     rows = {r["signature"]: r["metrics"] for r in report["results"]}
@@ -232,10 +240,9 @@ def test_tpu_endpoints_lower_to_xla_with_aliases(
         tiny_classifier,
         tiny_tokenizer,
         tmp_path,
-        name="tiny_tpu",
-        sequence_lengths=(32, 64),
-        batch_size=4,
-        validation_texts=tiny_texts,
+        serving=ServingVersion("tiny_tpu"),
+        buckets=TpuBuckets((32, 64), batch_size=4),
+        validation=Validation(tiny_texts),
     )
     meta = mf.read_metadata(path)
     for name in ("serve_ids_L32", "serve_ids_L64"):

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
+from export import Quantization, Signatures, Validation, runtime, tflite, validate
 from export import manifest as mf
-from export import runtime, tflite, validate
 from tests.export.conftest import make_tiny
 
 
@@ -17,11 +17,9 @@ def artifact(tmp_path_factory, tiny_classifier, tiny_tokenizer, tiny_texts, tiny
         tiny_classifier,
         tiny_tokenizer,
         out,
-        quantize="float32",
-        sequence_lengths=(16, 32),
-        validation_texts=tiny_texts,
-        validation_labels=tiny_labels,
-        text_in=True,
+        quantization=Quantization("float32"),
+        signatures=Signatures((16, 32), text_in=True),
+        validation=Validation(tiny_texts, tiny_labels),
     )
     return out
 
@@ -230,8 +228,8 @@ def test_failed_or_interrupted_export_publishes_nothing(
             tiny_classifier,
             tiny_tokenizer,
             out,
-            sequence_lengths=(16, 32),
-            validation_texts=tiny_texts,
+            signatures=Signatures((16, 32)),
+            validation=Validation(tiny_texts),
         )
     assert not out.exists() and list(out.parent.iterdir()) == []
 
@@ -250,8 +248,8 @@ def test_failed_or_interrupted_export_publishes_nothing(
             tiny_classifier,
             tiny_tokenizer,
             out,
-            sequence_lengths=(16, 32),
-            validation_texts=tiny_texts,
+            signatures=Signatures((16, 32)),
+            validation=Validation(tiny_texts),
         )
     monkeypatch.undo()
     assert mf.verify_manifest(out) == before
@@ -280,9 +278,8 @@ def test_argument_errors(tiny_classifier, tiny_tokenizer, tmp_path):
             tiny_classifier,
             tiny_tokenizer,
             tmp_path / "a",
-            quantize="int8",
-            sequence_lengths=(16,),
-            representative_texts=["a"] * 10,
+            quantization=Quantization("int8", ["a"] * 10),
+            signatures=Signatures((16,)),
         )
     with pytest.raises(
         ValueError, match="choose one of float32, float16, dynamic_int8, int8"
@@ -291,16 +288,22 @@ def test_argument_errors(tiny_classifier, tiny_tokenizer, tmp_path):
             tiny_classifier,
             tiny_tokenizer,
             tmp_path / "a",
-            quantize="int16x8",
-            sequence_lengths=(16,),
+            quantization=Quantization("int16x8"),
+            signatures=Signatures((16,)),
         )
     with pytest.raises(ValueError, match="max_sequence_length"):
         tflite.export_tflite(
-            tiny_classifier, tiny_tokenizer, tmp_path / "a", sequence_lengths=(16, 512)
+            tiny_classifier,
+            tiny_tokenizer,
+            tmp_path / "a",
+            signatures=Signatures((16, 512)),
         )
     with pytest.raises(TypeError, match="not a fine-tuned task model"):
         tflite.export_tflite(
-            tiny_classifier.encoder, tiny_tokenizer, tmp_path / "a", sequence_lengths=(16,)
+            tiny_classifier.encoder,
+            tiny_tokenizer,
+            tmp_path / "a",
+            signatures=Signatures((16,)),
         )
     assert not (tmp_path / "a").exists()
 
@@ -311,8 +314,8 @@ def test_token_classifier_exports_per_token_logits(tmp_path, tiny_tokenizer, tin
         tagger,
         tiny_tokenizer,
         tmp_path / "tagger",
-        sequence_lengths=(16,),
-        validation_texts=tiny_texts,
+        signatures=Signatures((16,)),
+        validation=Validation(tiny_texts),
     )
     meta = mf.read_metadata(out)
     assert meta["task"] == "tag" and meta["labels"] == [
@@ -372,9 +375,8 @@ def test_calibrated_modes_quantize_what_they_claim(
         tiny_classifier,
         tiny_tokenizer,
         tmp_path / mode,
-        quantize=mode,
-        sequence_lengths=(16,),
-        representative_texts=tiny_texts,
+        quantization=Quantization(mode, tiny_texts),
+        signatures=Signatures((16,)),
     )
     assert not [w for w in recwarn if "preserve_all_tensors" in str(w.message)]
     content = (out / "model.tflite").read_bytes()

@@ -31,8 +31,8 @@ import threading
 import numpy as np
 import pytest
 
+from export import ServingVersion, Signatures, Validation, runtime, validate
 from export import manifest as mf
-from export import runtime, validate
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from tests.export.conftest import TINY_LABELS, VOCABULARY, make_tiny, sentences
@@ -61,20 +61,17 @@ def built(tmp_path_factory):
         model,
         tokenizer,
         root / "phone",
-        sequence_lengths=(L,),
-        validation_texts=texts,
-        validation_labels=labels,
+        signatures=Signatures((L,), text_in=True),
+        validation=Validation(texts, labels),
         source_dir=root / "model",
-        text_in=True,
     )
     sm = export_saved_model(
         model,
         tokenizer,
         root / "serving",
-        name="tiny",
+        serving=ServingVersion("tiny"),
         sequence_length=L,
-        validation_texts=texts,
-        validation_labels=labels,
+        validation=Validation(texts, labels),
         source_dir=root / "model",
     )
     data = root / "data.csv"

@@ -17,8 +17,8 @@ import sys
 import numpy as np
 import pytest
 
+from export import ServingVersion, Signatures, Validation, runtime, validate
 from export import manifest as mf
-from export import runtime, validate
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from tests.export.conftest import TINY_LABELS, VOCABULARY, make_tiny, sentences
@@ -47,23 +47,21 @@ def exported(tmp_path_factory):
         model,
         tokenizer,
         root / "phone",
-        sequence_lengths=(L,),
-        validation_texts=texts,
-        validation_labels=labels,
+        signatures=Signatures((L,)),
+        validation=Validation(texts, labels),
         source_dir=root / "model",
     )
     sm = export_saved_model(
         model,
         tokenizer,
         root / "serving",
-        name="tiny",
+        serving=ServingVersion("tiny"),
         sequence_length=L,
-        validation_texts=texts,
-        validation_labels=labels,
+        validation=Validation(texts, labels),
         source_dir=root / "model",
     )
     other = make_tiny(seed=99)  # the same shapes, other weights
-    other_tfl = export_tflite(other, tokenizer, root / "other", sequence_lengths=(L,))
+    other_tfl = export_tflite(other, tokenizer, root / "other", signatures=Signatures((L,)))
     return {
         "root": root,
         "model": model,

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import zoo
+from export import ServingVersion, Signatures, Validation, runtime, validate
 from export import manifest as mf
-from export import runtime, validate
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from tests.export.conftest import TINY, TINY_LABELS, VOCABULARY, make_tiny, sentences
@@ -54,9 +54,8 @@ def built(tmp_path_factory):
         model,
         tokenizer,
         root / "phone",
-        sequence_lengths=(L,),
-        validation_texts=texts,
-        validation_labels=labels,
+        signatures=Signatures((L,)),
+        validation=Validation(texts, labels),
         source_dir=root / "model",
     )
     keras.utils.set_random_seed(3)
@@ -72,18 +71,17 @@ def built(tmp_path_factory):
         small,
         small_tokenizer,
         root / "small_phone",
-        sequence_lengths=(L,),
-        validation_texts=texts,
+        signatures=Signatures((L,)),
+        validation=Validation(texts),
         source_dir=root / "small_model",
     )
     sm = export_saved_model(
         model,
         tokenizer,
         root / "serving",
-        name="tiny",
+        serving=ServingVersion("tiny"),
         sequence_length=L,
-        validation_texts=texts,
-        validation_labels=labels,
+        validation=Validation(texts, labels),
         source_dir=root / "model",
     )
     return {

@@ -21,14 +21,15 @@ _EXPORT = r"""
 import sys
 from tests.export.conftest import make_tiny, sentences, VOCABULARY
 from zoo.text.tokenizer import WordPieceTokenizer
-from export import export_saved_model, export_tflite
+from export import ServingVersion, Signatures, Validation, export_saved_model, export_tflite
 kind, out = sys.argv[1:]
 tok = WordPieceTokenizer(VOCABULARY)
+validation = Validation(sentences(200))
 if kind == "tflite":
-    export_tflite(make_tiny(), tok, out, sequence_lengths=(16,), validation_texts=sentences(200))
+    export_tflite(make_tiny(), tok, out, signatures=Signatures((16,)), validation=validation)
 else:
-    export_saved_model(make_tiny(), tok, out, name="tiny", sequence_length=16,
-                       validation_texts=sentences(200))
+    export_saved_model(make_tiny(), tok, out, serving=ServingVersion("tiny"),
+                       sequence_length=16, validation=validation)
 """
 
 _TRAIN = r"""

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from export import Quantization
 from export.tflite import export_tflite
 from tests.export.conftest import TINY, TINY_LABELS, VOCABULARY, sentences
 from zoo.cli import main
@@ -288,7 +289,9 @@ def test_model_directory_export_and_zoo_predict_take_the_text_model(tmp_path, ca
     with pytest.raises(TypeError, match="TextClassifier"):
         zoo.TextTagger.from_checkpoint(plain_dir)
     # exporters: the text model as it is, tokenizer taken from its preprocessor
-    phone = export_tflite(model, None, tmp_path / "phone", quantize="float32")
+    phone = export_tflite(
+        model, None, tmp_path / "phone", quantization=Quantization("float32")
+    )
     meta = json.loads((phone / "metadata.json").read_text())
     assert meta["files"]["model.tflite"]["sequence_lengths"] == [LENGTH]  # the model's own
     # from_checkpoint's settings apply to a saved text model too

@@ -27,7 +27,8 @@ from export import manifest as mf
 from export import serving_config
 from export.saved_model import export_saved_model, export_tpu_saved_model
 from export.serving_config import check_serving_base
-from export.tflite import CALIBRATED_MODES, QUANTIZATION_MODES, export_tflite
+from export.specs import ServingVersion, Signatures, TpuBuckets, Validation
+from export.tflite import CALIBRATED_MODES, QUANTIZATION_MODES, Quantization, export_tflite
 from export.validate import (
     ExportValidationError,
     format_report,
@@ -291,9 +292,7 @@ def run_export(args):
     )
     t0 = time.time()
     common = dict(
-        validation_texts=texts,
-        validation_labels=labels,
-        allow_degraded=args.allow_degraded,
+        validation=Validation(texts, labels, allow_degraded=args.allow_degraded),
         source_dir=args.model,
     )
     try:
@@ -302,10 +301,10 @@ def run_export(args):
                 model,
                 tokenizer,
                 args.out,
-                quantize=args.quantize,
-                sequence_lengths=lengths,
-                representative_texts=calibration if calibrated else None,
-                text_in=args.text_in,
+                quantization=Quantization(
+                    args.quantize, calibration if calibrated else None
+                ),
+                signatures=Signatures(lengths, text_in=args.text_in),
                 **common,
             )
         else:
@@ -344,20 +343,24 @@ def _check_format_flags(args):
 def _export_serving(args, model, tokenizer, name, lengths, common):
     """--format saved_model or tpu: a new version NAME/VERSION in the TF
     Serving base --out; an existing version is refused with the way out."""
-    kwargs = dict(name=name, version=args.version, overwrite=args.force, **common)
+    serving = ServingVersion(name, args.version, overwrite=args.force)
     try:
         if args.format == "saved_model":
             return export_saved_model(
-                model, tokenizer, args.out, sequence_length=lengths[0], **kwargs
+                model,
+                tokenizer,
+                args.out,
+                serving=serving,
+                sequence_length=lengths[0],
+                **common,
             )
-        return export_tpu_saved_model(
-            model,
-            tokenizer,
-            args.out,
-            sequence_lengths=lengths,
+        buckets = TpuBuckets(
+            lengths,
             batch_size=args.batch_size,
             compute_dtype="bfloat16" if args.bfloat16 else "float32",
-            **kwargs,
+        )
+        return export_tpu_saved_model(
+            model, tokenizer, args.out, serving=serving, buckets=buckets, **common
         )
     except FileExistsError as e:
         raise ValueError(f"{e} (choose another --version, or --force)") from e

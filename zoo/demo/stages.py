@@ -12,7 +12,8 @@ import time
 
 from export import manifest as mf
 from export.saved_model import export_saved_model
-from export.tflite import CALIBRATED_MODES, export_tflite
+from export.specs import ServingVersion, Signatures, Validation
+from export.tflite import CALIBRATED_MODES, Quantization, export_tflite
 from export.validate import format_report
 from zoo.checkpoints import load_checkpoint, save_model_dir
 from zoo.checkpoints.model_dir import load_model_dir
@@ -168,33 +169,29 @@ def stage_export(out, config, android_assets=None):
         model, tokenizer = loaded[model_dir]
         t0 = time.time()
         _log(f"      [{i}/{len(items)}] {label} ...")
-        common = dict(
-            validation_texts=texts, validation_labels=labels, source_dir=model_dir
-        )
         if kind == "saved_model":
             shutil.rmtree(path, ignore_errors=True)
             export_saved_model(
                 model,
                 tokenizer,
                 path.parents[1],
-                name=path.parent.name,
-                version=int(path.name),
+                serving=ServingVersion(path.parent.name, int(path.name), overwrite=True),
                 sequence_length=L,
-                overwrite=True,
-                **common,
+                validation=Validation(texts, labels),
+                source_dir=model_dir,
             )
         else:
             # int8 and int4 are the modes that can lose accuracy: a miss is
             # recorded (and flagged in the report) rather than refused.
+            calibrated = mode in CALIBRATED_MODES
             export_tflite(
                 model,
                 tokenizer,
                 path,
-                quantize=mode,
-                sequence_lengths=(L,),
-                representative_texts=calibration if mode in CALIBRATED_MODES else None,
-                allow_degraded=mode in CALIBRATED_MODES,
-                **common,
+                quantization=Quantization(mode, calibration if calibrated else None),
+                signatures=Signatures((L,)),
+                validation=Validation(texts, labels, allow_degraded=calibrated),
+                source_dir=model_dir,
             )
         report = json.loads((path / "validation.json").read_text())
         report["artifact"] = str(path)
