@@ -127,7 +127,7 @@ def validate_new_artifact(
     probe = texts is None
     if probe:
         warnings.warn(
-            "No validation_texts: the export is only load-checked on a few probe sentences. "
+            "No Validation.texts: the export is only load-checked on a few probe sentences. "
             "Pass >= 200 real texts (e.g. --data bbc) to validate it.",
             stacklevel=3,
         )

@@ -34,6 +34,15 @@ def test_parse_errors_and_user_errors(tmp_path, capsys):
             ]
         )
     assert "comma-separated integers" in capsys.readouterr().err
+    for flag, value in (("--batch-size", "0"), ("--version", "-3"), ("--version", "x")):
+        with pytest.raises(SystemExit):
+            parser().parse_args(
+                ["export", "--model", "m", "--format", "tpu", flag, value, "--out", "o"]
+            )
+        assert (
+            f"argument {flag}: {value!r}: give a positive integer"
+            in capsys.readouterr().err
+        )
     base = [
         "export",
         "--model",

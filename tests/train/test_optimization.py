@@ -162,7 +162,10 @@ def test_epochs_grow_with_small_data_and_stay_pinned_by_the_flag():
     # Accumulated steps count as one update.
     assert training_epochs(None, 50, gradient_accumulation=2)[0] == 12
     # --epochs pins it; --steps-per-epoch (a run sized by hand) keeps the default.
-    assert training_epochs(5, 25) == (5, "5 epochs (--epochs)")
+    assert training_epochs(5, 25) == (
+        5,
+        "5 epochs, as given (--epochs, or the config's epochs)",
+    )
     assert training_epochs(None, 2, capped=True)[0] == AUTO_EPOCHS
     epochs, why = training_epochs(None, 25)
     assert "25 updates an epoch" in why and "--epochs N pins it" in why

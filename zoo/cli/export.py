@@ -69,6 +69,18 @@ def _lengths(value):
     return lengths
 
 
+def _positive_int(value):
+    """An argparse type: the flag's own error for 0, -3 or "x" (the specs'
+    checks name their fields, which a command-line user never typed)."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a positive integer, e.g. 8")
+    return number
+
+
 EXPORT_DESCRIPTION = textwrap.dedent(
     f"""\
     Export a zoo model directory and prove the artifact in the runtime that will
@@ -209,8 +221,10 @@ def _add_serving_options(p):
     p.add_argument(
         "--name", help="saved_model/tpu: model name (default: the model directory's)"
     )
-    p.add_argument("--version", type=int, help="saved_model/tpu: version (default: next)")
-    p.add_argument("--batch-size", type=int, default=8, help="tpu: fixed batch")
+    p.add_argument(
+        "--version", type=_positive_int, help="saved_model/tpu: version (default: next)"
+    )
+    p.add_argument("--batch-size", type=_positive_int, default=8, help="tpu: fixed batch")
     p.add_argument("--bfloat16", action="store_true", help="tpu: compute in bfloat16")
 
 

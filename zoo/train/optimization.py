@@ -61,7 +61,7 @@ def training_epochs(epochs, steps, gradient_accumulation=1, capped=False):
     the epochs are `capped` (--steps-per-epoch: a run sized by hand).
     `why` is one plain sentence a run prints and records."""
     if epochs is not None:
-        return epochs, f"{epochs} epochs (--epochs)"
+        return epochs, f"{epochs} epochs, as given (--epochs, or the config's epochs)"
     if capped:
         return AUTO_EPOCHS, (
             f"{AUTO_EPOCHS} epochs (the default with --steps-per-epoch; --epochs N pins it)"
