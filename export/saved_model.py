@@ -367,7 +367,7 @@ def export_saved_model(
             assets=sorted(p.name for p in (tmp / "assets").iterdir()),
         )
         mf.write_json(tmp / mf.METADATA, meta)
-        _validate(tmp, model, tokenizer, validation)
+        validate_new_artifact(tmp, model, tokenizer, validation)
     write_serving_files(base_dir, name, overwrite=overwrite)
     return model_dir / str(version)
 
@@ -577,20 +577,6 @@ def export_tpu_saved_model(
         archive.write_out(str(tmp), options=options, verbose=False)
         write_tokenizer_files(tmp, tokenizer)
         mf.write_json(tmp / mf.METADATA, meta)
-        _validate(tmp, model, tokenizer, validation)
+        validate_new_artifact(tmp, model, tokenizer, validation)
     write_serving_files(base_dir, name, overwrite=overwrite)
     return model_dir / str(version)
-
-
-def _validate(tmp, model, tokenizer, validation):
-    """Both SavedModels' last step before publishing: `validate_new_artifact`
-    on the version still in its temporary directory."""
-    validate_new_artifact(
-        tmp,
-        model,
-        validation.texts,
-        validation.labels,
-        tokenizer,
-        validation.allow_degraded,
-        workers=validation.workers,
-    )

@@ -132,15 +132,7 @@ def export_tflite(
         )
         shutil.rmtree(work, ignore_errors=True)
         _write_artifact(tmp, files, meta, tokenizer)
-        validate_new_artifact(
-            tmp,
-            model,
-            validation.texts,
-            validation.labels,
-            tokenizer,
-            validation.allow_degraded,
-            workers=validation.workers,
-        )
+        validate_new_artifact(tmp, model, tokenizer, validation)
     return out_dir
 
 

@@ -115,15 +115,16 @@ def _artifact_tokenizer(artifact_dir, meta, tokenizer):
     return mf.artifact_tokenizer(artifact_dir, meta, given=tokenizer)
 
 
-def validate_new_artifact(
-    tmp, model, texts, labels, tokenizer, allow_degraded, workers=None
-):
+def validate_new_artifact(tmp, model, tokenizer, validation):
     """The last step of every exporter, on the artifact still in its temporary
     directory: manifest, validation in the artifact's runtime against `model`
-    (or, without `texts`, a load-and-run check on probe sentences, said so in
-    the report), `validation.json`, then the final manifest."""
+    (or, without texts, a load-and-run check on probe sentences, said so in
+    the report), `validation.json`, then the final manifest. `validation` is
+    the exporter's `export.specs.Validation` (texts, labels, allow_degraded,
+    workers)."""
 
     mf.write_manifest(tmp)
+    texts, labels = validation.texts, validation.labels
     probe = texts is None
     if probe:
         warnings.warn(
@@ -141,8 +142,8 @@ def validate_new_artifact(
         labels,
         reference_model=model,
         tokenizer=tokenizer,
-        allow_degraded=allow_degraded,
-        workers=workers,
+        allow_degraded=validation.allow_degraded,
+        workers=validation.workers,
     )
     meta = mf.read_metadata(tmp)
     if mediapipe.FILE in meta.get("files", {}):

@@ -37,7 +37,7 @@ from zoo.train import data as task_data
 from zoo.train import distribute as multiworker
 from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile
 from zoo.train.finetune import FinetuneConfig, build_datasets, evaluate_model
-from zoo.train.optimization import check_training_numbers, make_adamw, training_epochs
+from zoo.train.optimization import check_training_numbers, chosen_schedule, make_adamw
 from zoo.train.pretrain import corpus_documents
 from zoo.utils.atomic import atomic_file
 
@@ -224,7 +224,14 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             intermediate_dim=config.student_intermediate_dim,
         )
         steps = _steps_per_epoch(inputs.train, config)
-        config, schedule = _chosen_epochs(config, steps, run.chief, verbose, inputs.val)
+        config, schedule = chosen_schedule(
+            config,
+            steps,
+            config.patience
+            if inputs.val is not None
+            else None,  # early stopping needs validation
+            run.chief and verbose,
+        )
         extra["distill_config"] = dataclasses.asdict(config)  # with the epochs chosen
         distiller = _compiled_distiller(run, teacher, student, config, steps)
     train = _epochs(distiller, inputs.train, steps, config, run.multi)
@@ -324,26 +331,6 @@ def _steps_per_epoch(train, config):
     if config.steps_per_epoch:
         steps = min(steps, config.steps_per_epoch)
     return steps
-
-
-def _chosen_epochs(config, steps, chief, verbose, val):
-    """`(config with its epochs set, the schedule record)`: --epochs, or the
-    budget rule on this run's updates an epoch, said in one line. Early
-    stopping needs validation data (task mode)."""
-    epochs, why = training_epochs(
-        config.epochs,
-        steps,
-        config.gradient_accumulation,
-        capped=config.steps_per_epoch is not None,
-    )
-    patience = config.patience if val is not None else None
-    if chief and verbose:
-        stop = (
-            f"patience {patience}" if patience else "no validation data: every epoch runs"
-        )
-        print(f"epochs: {why}; {stop}", flush=True)
-    record = {"epochs": epochs, "why": why, "patience": patience}
-    return dataclasses.replace(config, epochs=epochs), record
 
 
 def _compiled_distiller(run, teacher, student, config, steps):

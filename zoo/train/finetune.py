@@ -51,8 +51,8 @@ from zoo.train.callbacks import (
 from zoo.train.optimization import (
     build_for_fit,
     check_training_numbers,
+    chosen_schedule,
     make_adamw,
-    training_epochs,
 )
 from zoo.utils.atomic import atomic_file
 
@@ -236,7 +236,9 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
         model = _task_head(encoder, task, data.labels, config, run.strategy)
         train, val = build_datasets(data, tokenizer, config, run.epoch_variable)
         train, steps = _capped_epochs(train, config)
-        config, schedule = _chosen_epochs(config, steps, run.chief, verbose)
+        config, schedule = chosen_schedule(
+            config, steps, config.patience, run.chief and verbose
+        )
         losses, metrics = task_losses(task)
         model.compile(
             optimizer=make_adamw(
@@ -283,21 +285,6 @@ def _finetune(model_path, data, task, out_dir, config, callbacks, verbose):
 
 
 # The steps of `_finetune`, in its order.
-
-
-def _chosen_epochs(config, steps, chief, verbose):
-    """`(config with its epochs set, the schedule record)`: --epochs, or the
-    budget rule on this run's updates an epoch, said in one line."""
-    epochs, why = training_epochs(
-        config.epochs,
-        steps,
-        config.gradient_accumulation,
-        capped=config.steps_per_epoch is not None,
-    )
-    if chief and verbose:
-        print(f"epochs: {why}; patience {config.patience}", flush=True)
-    record = {"epochs": epochs, "why": why, "patience": config.patience}
-    return dataclasses.replace(config, epochs=epochs), record
 
 
 def _capped_epochs(train, config):

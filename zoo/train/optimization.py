@@ -4,6 +4,7 @@ schedule lives in `zoo.utils.schedules`, where model loaders can register it).""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import keras
@@ -73,6 +74,26 @@ def training_epochs(epochs, steps, gradient_accumulation=1, capped=False):
         f"{AUTO_EPOCHS} epochs and {AUTO_MIN_UPDATES} updates, at most {AUTO_MAX_EPOCHS} "
         "epochs; early stopping on validation may end it sooner (--epochs N pins it)"
     )
+
+
+def chosen_schedule(config, steps, patience, announce):
+    """`(config with its epochs set, the schedule record)` for a run of
+    `steps` batches an epoch: `training_epochs` on `config`, said in one
+    line when `announce` (patience None: no validation data, so no early
+    stopping). The record goes into the run's metrics.json."""
+    epochs, why = training_epochs(
+        config.epochs,
+        steps,
+        config.gradient_accumulation,
+        capped=config.steps_per_epoch is not None,
+    )
+    if announce:
+        stop = (
+            f"patience {patience}" if patience else "no validation data: every epoch runs"
+        )
+        print(f"epochs: {why}; {stop}", flush=True)
+    record = {"epochs": epochs, "why": why, "patience": patience}
+    return dataclasses.replace(config, epochs=epochs), record
 
 
 def make_adamw(

@@ -29,9 +29,7 @@ import os
 import pathlib
 import re
 import shutil
-import signal
 import tempfile
-import threading
 
 from zoo.utils import children
 
@@ -222,26 +220,15 @@ def _remove(path):
 
 @contextlib.contextmanager
 def signals_deferred():
-    """Hold SIGINT and SIGTERM (those whose handler runs Python code) until
-    the block ends, then deliver the first one: for steps that must not be
-    cut in half. Only the main thread receives signals; elsewhere a no-op."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    """Hold SIGINT and SIGTERM until the block ends, then deliver what came
+    (`zoo.utils.children.holding`): for steps that must not be cut in half.
+    Only the main thread receives signals; elsewhere a no-op."""
     pending = []
-    previous = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        handler = signal.getsignal(signum)
-        if callable(handler):
-            previous[signum] = handler
-            signal.signal(signum, lambda s, _frame: pending.append(s))
     try:
-        yield
+        with children.holding(pending):
+            yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if pending:
-            previous[pending[0]](pending[0], None)
+        children.redeliver(pending)
 
 
 # What tempfile.mkdtemp/mkstemp append to a prefix (8 random characters),

@@ -14,6 +14,7 @@ temporaries under it, so an interrupt never leaves one that no `try` owns."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import threading
@@ -21,16 +22,17 @@ import threading
 _DEFERRED = (signal.SIGINT, signal.SIGTERM)
 
 
-def held(make, *args, **kwargs):
-    """`make(*args, **kwargs)` with SIGINT and SIGTERM held back while it
-    runs: for a step that creates something (a child, a temporary file or
-    directory) and must hand it to the caller before an interrupt can cut
-    in. Returns `(result, pending)`: pass `pending` to `redeliver` where the
-    result is already in the caller's care. Outside the main thread (where
-    Python runs no signal handler) this is a plain call."""
-    pending = []
+@contextlib.contextmanager
+def holding(pending=None):
+    """Inside the block SIGINT and SIGTERM are only recorded, into the list
+    it yields (`pending`, when given); their handlers are back in place
+    when it ends, and `redeliver(pending)` then raises what came. An
+    ignored signal stays ignored. Outside the main thread (where Python
+    runs no signal handler) nothing is held."""
+    pending = [] if pending is None else pending
     if threading.current_thread() is not threading.main_thread():
-        return make(*args, **kwargs), pending
+        yield pending
+        return
 
     def record(signum, _frame):
         pending.append(signum)
@@ -39,13 +41,23 @@ def held(make, *args, **kwargs):
     try:
         for signum in _DEFERRED:
             handler = signal.getsignal(signum)
-            if handler is not signal.SIG_IGN:  # an ignored signal stays ignored
+            if handler is not signal.SIG_IGN:
                 previous[signum] = handler
                 signal.signal(signum, record)
-        result = make(*args, **kwargs)
+        yield pending
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def held(make, *args, **kwargs):
+    """`make(*args, **kwargs)` under `holding`: for a step that creates
+    something (a child, a temporary file or directory) and must hand it to
+    the caller before an interrupt can cut in. Returns `(result, pending)`:
+    pass `pending` to `redeliver` where the result is already in the
+    caller's care."""
+    with holding() as pending:
+        result = make(*args, **kwargs)
     return result, pending
 
 
