@@ -30,19 +30,28 @@ def start(jobs, logs):
     return procs
 
 
-def wait(procs, logs, *, kill_all_when_one_dies=False, timeout=TIMEOUT):
+GRACE = 30  # seconds the rest of a cluster get after one worker dies
+
+
+def wait(procs, logs, *, kill_all_when_one_dies=False, timeout=TIMEOUT, grace=GRACE):
     """Wait for `procs` (killing all on timeout); optionally SIGKILL the rest
-    as soon as one dies, as a cluster manager would."""
+    `grace` seconds after one dies, as a cluster manager would. The workers
+    of these tests kill themselves after an epoch's records are written, so
+    the grace lets the slower one finish its own records rather than be cut
+    off between its backup and its record (a race CI once lost)."""
     deadline = time.time() + timeout
+    first_death = None
     while any(p.poll() is None for p in procs):
         if time.time() > deadline:
             for p in procs:
                 p.kill()
             pytest.fail("timeout:\n" + "\n".join(tail(log) for log in logs))
         if kill_all_when_one_dies and any(p.poll() not in (None, 0) for p in procs):
-            for p in procs:
-                if p.poll() is None:
-                    p.send_signal(signal.SIGKILL)
+            first_death = first_death or time.time()
+            if time.time() - first_death >= grace:
+                for p in procs:
+                    if p.poll() is None:
+                        p.send_signal(signal.SIGKILL)
         time.sleep(0.1)
     return [p.wait() for p in procs]
 
