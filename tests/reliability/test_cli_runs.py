@@ -1,17 +1,23 @@
 """Reliability corpus, area "CLI runs": commands with a bad input. Each must
 exit 2 with a message naming the flag or file, and leave nothing in --out
 (no args.json): otherwise the corrected command would be refused as "a run
-with other arguments"."""
+with other arguments".
 
+Each case is its own pytest item, its name the id (`CASES`: name -> a
+function of the item's context that builds the case); the models and data
+files the commands read are built once per module."""
+
+import argparse
 import contextlib
 import csv
 import io
+import types
 
 import pytest
 
 import zoo
 from tests.distill.tiny import TOPICS, WORDS, teacher_dir, topic_data
-from tests.reliability.corpus import error, run_area
+from tests.reliability.corpus import check_case, error
 from zoo.checkpoints import save_model_dir
 from zoo.cli import main
 from zoo.cli.runs import training_output
@@ -34,8 +40,6 @@ def cli(argv, out=None):
         left = out is not None and (out / "args.json").exists()
         if code == 2 and not left:
             if out is not None and out.is_dir():
-                import argparse
-
                 # The corrected command must be accepted: --out is still new.
                 assert training_output(out, argparse.Namespace(), False) == "new"
             raise CliFailure(message)
@@ -88,285 +92,247 @@ def inputs(tmp_path_factory):
     }
 
 
-def test_bad_command_lines(inputs, tmp_path):
-    i = inputs
-    counter = iter(range(10**6))
+AREA = "CLI runs"
+CASES = {}  # name -> make(ctx) -> Case
 
-    def out():
-        return tmp_path / f"out{next(counter)}"
 
-    def finetune(*extra, data=None, model=None):
-        o = out()
-        return cli(
-            [
-                "finetune",
-                "--model",
-                model or i["encoder"],
-                "--data",
-                data or i["data"],
-                "--task",
-                "classify",
-                "--out",
-                o,
-                "--sequence-length",
-                "16",
-                *extra,
-            ],
-            o,
-        )
+@pytest.fixture
+def ctx(inputs, tmp_path):
+    """The module's inputs (`i`) and the item's own --out (`out`)."""
+    return types.SimpleNamespace(i=inputs, out=tmp_path / "out")
 
-    def distill(*extra, teacher=None):
-        o = out()
-        return cli(
-            [
-                "distill",
-                "--teacher",
-                teacher or i["teacher"],
-                "--data",
-                i["data"],
-                "--out",
-                o,
-                "--sequence-length",
-                "12",
-                *extra,
-            ],
-            o,
-        )
 
-    def pretrain(*extra, config="bert_tiny", data="austen"):
-        o = out()
-        return cli(["pretrain", "--config", config, "--data", data, "--out", o, *extra], o)
+def _refuses(name, command, *names):
+    """`command(ctx)`, a `cli` run, must exit 2 naming every one of `names`."""
+    if name in CASES:
+        raise AssertionError(f"{AREA}: case name {name!r} twice")
+    CASES[name] = lambda c: error(name, command(c), *names)
 
-    cases = [
-        error(
-            "finetune: --data missing",
-            finetune(data=i["root"] / "nowhere.csv"),
-            "nowhere.csv",
-        ),
-        error("finetune: one label", finetune(data=i["one_label"]), "1 label"),
-        error("finetune: no label column", finetune(data=i["no_label"]), "label"),
-        error("finetune: empty data", finetune(data=i["empty"]), "empty.csv"),
-        error(
-            "finetune: --sequence-length 100000",
-            finetune("--sequence-length", "100000"),
-            "--sequence-length",
-        ),
-        error(
-            "finetune: --model missing", finetune(model=i["root"] / "no_model"), "no_model"
-        ),
-        error(
-            "finetune: --model is an empty folder",
-            finetune(model=i["empty_dir"]),
-            "empty_dir",
-        ),
-        error("finetune: --epochs 0", finetune("--epochs", "0"), "--epochs"),
-        error(
-            "finetune: --learning-rate -1",
-            finetune("--learning-rate", "-1"),
-            "--learning-rate",
-        ),
-        error("finetune: --max-windows 0", finetune("--max-windows", "0"), "--max-windows"),
-        error(
-            "finetune: --task bogus",
-            cli(
-                [
-                    "finetune",
-                    "--model",
-                    i["encoder"],
-                    "--data",
-                    i["data"],
-                    "--task",
-                    "bogus",
-                    "--out",
-                    out(),
-                ]
-            ),
+
+def _finetune(c, *extra, data=None, model=None):
+    return cli(
+        [
+            "finetune",
+            "--model",
+            model or c.i["encoder"],
+            "--data",
+            data or c.i["data"],
             "--task",
-        ),
-        error(
-            "finetune: --out is a file",
-            cli(
-                [
-                    "finetune",
-                    "--model",
-                    i["encoder"],
-                    "--data",
-                    i["data"],
-                    "--task",
-                    "classify",
-                    "--out",
-                    i["file"],
-                    "--sequence-length",
-                    "16",
-                ]
-            ),
-            "is a file",
-        ),
-        error(
-            "distill: --student-layers 99",
-            distill("--student-layers", "99"),
-            "--student-layers",
-        ),
-        error(
-            "distill: --student-layers 0",
-            distill("--student-layers", "0"),
-            "--student-layers",
-        ),
-        error(
-            "distill: teacher is not a model",
-            distill("--student-layers", "2", teacher=i["empty_dir"]),
-            "--teacher",
-        ),
-        error(
-            "distill: teacher without a task head",
-            distill("--student-layers", "2", teacher=i["encoder"]),
-            "BertEncoder",
-        ),
-        error(
-            "distill: --layer-map out of range",
-            distill("--student-layers", "2", "--layer-map", "0,9"),
-            "--layer-map",
-        ),
-        error(
-            "distill: --layer-map of the wrong length",
-            distill("--student-layers", "2", "--layer-map", "0,1,2"),
-            "--layer-map",
-        ),
-        error(
-            "distill: --sequence-length 100000",
-            distill("--student-layers", "2", "--sequence-length", "100000"),
-            "--sequence-length",
-        ),
-        error(
-            "pretrain: unknown --config", pretrain(config="bert_gigantic"), "bert_gigantic"
-        ),
-        error(
-            "pretrain: --data missing", pretrain(data=i["root"] / "no_corpus"), "no_corpus"
-        ),
-        error(
-            "pretrain: --sequence-length 100000",
-            pretrain("--sequence-length", "100000"),
-            "--sequence-length",
-        ),
-        error(
-            "export: --out is a file",
-            cli(
-                [
-                    "export",
-                    "--model",
-                    i["teacher"],
-                    "--format",
-                    "tflite",
-                    "--data",
-                    i["data"],
-                    "--out",
-                    i["file"],
-                ]
-            ),
-            "is a file",
-        ),
-        error(
-            "export: --model missing",
-            cli(
-                [
-                    "export",
-                    "--model",
-                    i["root"] / "no_model",
-                    "--format",
-                    "tflite",
-                    "--data",
-                    i["data"],
-                    "--out",
-                    out(),
-                ]
-            ),
-            "no_model",
-        ),
-        error(
-            "export: --quantize bogus",
-            cli(
-                [
-                    "export",
-                    "--model",
-                    i["teacher"],
-                    "--format",
-                    "tflite",
-                    "--quantize",
-                    "int3",
-                    "--data",
-                    i["data"],
-                    "--out",
-                    out(),
-                ]
-            ),
-            "--quantize",
-        ),
-        error(
-            "export: an encoder without a head",
-            cli(
-                [
-                    "export",
-                    "--model",
-                    i["encoder"],
-                    "--format",
-                    "tflite",
-                    "--data",
-                    i["data"],
-                    "--out",
-                    out(),
-                ]
-            ),
-            "not a fine-tuned task model",
-        ),
-        error(
-            "validate: no such artifact",
-            cli(["validate", i["root"] / "no_artifact", "--data", i["data"]]),
-            "no_artifact",
-        ),
-        error(
-            "evaluate: --split bogus",
-            cli(
-                ["evaluate", "--model", i["teacher"], "--data", i["data"], "--split", "dev"]
-            ),
-            "--split",
-        ),
-        error(
-            "evaluate: an encoder without a head",
-            cli(["evaluate", "--model", i["encoder"], "--data", i["data"]]),
-            "not a fine-tuned task model",
-        ),
-        error(
-            "convert: no such checkpoint",
-            cli(["convert", i["root"] / "no_ckpt", "--out", out()]),
-            "no_ckpt",
-        ),
-        error(
-            "convert: --out not empty",
-            cli(["convert", i["teacher"], "--out", i["not_empty"]]),
-            "--force",
-        ),
-        error(
-            "convert: --out holds SRC",
-            cli(["convert", i["teacher"], "--out", i["root"]]),
-            "SRC",
-        ),
-        error(
-            'finetune: --out "" (an unset variable)',
-            cli(
-                [
-                    "finetune",
-                    "--model",
-                    i["encoder"],
-                    "--data",
-                    i["data"],
-                    "--task",
-                    "classify",
-                    "--out",
-                    "",
-                ]
-            ),
+            "classify",
             "--out",
+            c.out,
+            "--sequence-length",
+            "16",
+            *extra,
+        ],
+        c.out,
+    )
+
+
+def _distill(c, *extra, teacher=None):
+    return cli(
+        [
+            "distill",
+            "--teacher",
+            teacher or c.i["teacher"],
+            "--data",
+            c.i["data"],
+            "--out",
+            c.out,
+            "--sequence-length",
+            "12",
+            *extra,
+        ],
+        c.out,
+    )
+
+
+def _pretrain(c, *extra, config="bert_tiny", data="austen"):
+    return cli(
+        ["pretrain", "--config", config, "--data", data, "--out", c.out, *extra], c.out
+    )
+
+
+def _export(c, model, out, *extra):
+    return cli(
+        ["export", "--model", model, "--format", "tflite", *extra]
+        + ["--data", c.i["data"], "--out", out]
+    )
+
+
+def _finetune_cases():
+    _refuses(
+        "finetune: --data missing",
+        lambda c: _finetune(c, data=c.i["root"] / "nowhere.csv"),
+        "nowhere.csv",
+    )
+    _refuses(
+        "finetune: one label", lambda c: _finetune(c, data=c.i["one_label"]), "1 label"
+    )
+    _refuses(
+        "finetune: no label column", lambda c: _finetune(c, data=c.i["no_label"]), "label"
+    )
+    _refuses("finetune: empty data", lambda c: _finetune(c, data=c.i["empty"]), "empty.csv")
+    _refuses(
+        "finetune: --sequence-length 100000",
+        lambda c: _finetune(c, "--sequence-length", "100000"),
+        "--sequence-length",
+    )
+    _refuses(
+        "finetune: --model missing",
+        lambda c: _finetune(c, model=c.i["root"] / "no_model"),
+        "no_model",
+    )
+    _refuses(
+        "finetune: --model is an empty folder",
+        lambda c: _finetune(c, model=c.i["empty_dir"]),
+        "empty_dir",
+    )
+    for flag, value in (
+        ("--epochs", "0"),
+        ("--learning-rate", "-1"),
+        ("--max-windows", "0"),
+    ):
+        _refuses(
+            f"finetune: {flag} {value}",
+            lambda c, flag=flag, value=value: _finetune(c, flag, value),
+            flag,
+        )
+    _refuses(
+        "finetune: --task bogus",
+        lambda c: cli(
+            ["finetune", "--model", c.i["encoder"], "--data", c.i["data"]]
+            + ["--task", "bogus", "--out", c.out]
         ),
-    ]
-    problems = run_area("CLI runs", cases)
-    assert not problems, "\n".join(problems)
+        "--task",
+    )
+    _refuses(
+        "finetune: --out is a file",
+        lambda c: cli(
+            ["finetune", "--model", c.i["encoder"], "--data", c.i["data"]]
+            + ["--task", "classify", "--out", c.i["file"], "--sequence-length", "16"]
+        ),
+        "is a file",
+    )
+
+
+def _distill_cases():
+    for layers in ("99", "0"):
+        _refuses(
+            f"distill: --student-layers {layers}",
+            lambda c, layers=layers: _distill(c, "--student-layers", layers),
+            "--student-layers",
+        )
+    _refuses(
+        "distill: teacher is not a model",
+        lambda c: _distill(c, "--student-layers", "2", teacher=c.i["empty_dir"]),
+        "--teacher",
+    )
+    _refuses(
+        "distill: teacher without a task head",
+        lambda c: _distill(c, "--student-layers", "2", teacher=c.i["encoder"]),
+        "BertEncoder",
+    )
+    _refuses(
+        "distill: --layer-map out of range",
+        lambda c: _distill(c, "--student-layers", "2", "--layer-map", "0,9"),
+        "--layer-map",
+    )
+    _refuses(
+        "distill: --layer-map of the wrong length",
+        lambda c: _distill(c, "--student-layers", "2", "--layer-map", "0,1,2"),
+        "--layer-map",
+    )
+    _refuses(
+        "distill: --sequence-length 100000",
+        lambda c: _distill(c, "--student-layers", "2", "--sequence-length", "100000"),
+        "--sequence-length",
+    )
+
+
+def _other_commands():
+    _refuses(
+        "pretrain: unknown --config",
+        lambda c: _pretrain(c, config="bert_gigantic"),
+        "bert_gigantic",
+    )
+    _refuses(
+        "pretrain: --data missing",
+        lambda c: _pretrain(c, data=c.i["root"] / "no_corpus"),
+        "no_corpus",
+    )
+    _refuses(
+        "pretrain: --sequence-length 100000",
+        lambda c: _pretrain(c, "--sequence-length", "100000"),
+        "--sequence-length",
+    )
+    _refuses(
+        "export: --out is a file",
+        lambda c: _export(c, c.i["teacher"], c.i["file"]),
+        "is a file",
+    )
+    _refuses(
+        "export: --model missing",
+        lambda c: _export(c, c.i["root"] / "no_model", c.out),
+        "no_model",
+    )
+    _refuses(
+        "export: --quantize bogus",
+        lambda c: _export(c, c.i["teacher"], c.out, "--quantize", "int3"),
+        "--quantize",
+    )
+    _refuses(
+        "export: an encoder without a head",
+        lambda c: _export(c, c.i["encoder"], c.out),
+        "not a fine-tuned task model",
+    )
+    _refuses(
+        "validate: no such artifact",
+        lambda c: cli(["validate", c.i["root"] / "no_artifact", "--data", c.i["data"]]),
+        "no_artifact",
+    )
+    _refuses(
+        "evaluate: --split bogus",
+        lambda c: cli(
+            ["evaluate", "--model", c.i["teacher"], "--data", c.i["data"], "--split", "dev"]
+        ),
+        "--split",
+    )
+    _refuses(
+        "evaluate: an encoder without a head",
+        lambda c: cli(["evaluate", "--model", c.i["encoder"], "--data", c.i["data"]]),
+        "not a fine-tuned task model",
+    )
+    _refuses(
+        "convert: no such checkpoint",
+        lambda c: cli(["convert", c.i["root"] / "no_ckpt", "--out", c.out]),
+        "no_ckpt",
+    )
+    _refuses(
+        "convert: --out not empty",
+        lambda c: cli(["convert", c.i["teacher"], "--out", c.i["not_empty"]]),
+        "--force",
+    )
+    _refuses(
+        "convert: --out holds SRC",
+        lambda c: cli(["convert", c.i["teacher"], "--out", c.i["root"]]),
+        "SRC",
+    )
+    _refuses(
+        'finetune: --out "" (an unset variable)',
+        lambda c: cli(
+            ["finetune", "--model", c.i["encoder"], "--data", c.i["data"]]
+            + ["--task", "classify", "--out", ""]
+        ),
+        "--out",
+    )
+
+
+_finetune_cases()
+_distill_cases()
+_other_commands()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_bad_command_lines(name, ctx):
+    check_case(AREA, CASES[name](ctx))

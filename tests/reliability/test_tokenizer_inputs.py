@@ -1,12 +1,19 @@
 """Reliability corpus, area "tokenizer": texts and arguments a user feeds the
 tokenizer. Valid text must give BertTokenizerFast's ids exactly; anything
-else a clear error naming the argument."""
+else a clear error naming the argument.
+
+Each case is its own pytest item, its name the id (`CASES`: name -> a
+function of the module's `tools` that builds the case), so a failure names
+its case and one case reruns alone; the tokenizer, HF's reference and the
+BBC texts are loaded once per module."""
+
+import types
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.reliability.corpus import answer, error, run_area
+from tests.reliability.corpus import answer, check_case, error
 from zoo.text.tokenizer import WordPieceTokenizer
 
 pytestmark = pytest.mark.assets
@@ -82,145 +89,170 @@ def _packed_equal(tok, hf, a, b, length):
     )
 
 
-def test_tokenizer_inputs(minilm_dir, hf_tokenizer, bbc_texts):
-    tok = WordPieceTokenizer(str(minilm_dir / "vocab.txt"))
-    hf = hf_tokenizer
-    real = [t[:600] for t in bbc_texts[:20]]
-    cases = []
-    for i, text in enumerate(HARD + real):
-        cases.append(
-            answer(
-                f"ids of text {i} ({text[:20]!r})",
-                lambda t=text: tok.tokenize([t]).to_list(),
-                lambda got, t=text: got == _hf_ids(hf, [t]),
-            )
+AREA = "tokenizer"
+REAL = 20  # the first BBC texts, cut to 600 characters, tried besides HARD
+PACKED = [(8, False), (16, True), (3, True), (2, False), (64, True), (512, False)]
+CASES = {}  # name -> make(tools) -> Case
+
+
+def _case(name, make):
+    """Register `make(tools)`, which builds the case `name`; a name once."""
+    if name in CASES:
+        raise AssertionError(f"{AREA}: case name {name!r} twice")
+    CASES[name] = make
+
+
+def _answers(name, run, check):
+    """`run(tools)` must return, and `check(tools, got)` hold."""
+    _case(name, lambda t: answer(name, lambda: run(t), lambda got: check(t, got)))
+
+
+def _refuses(name, run, *names):
+    """`run(tools)` must raise a clear error naming every one of `names`."""
+    _case(name, lambda t: error(name, lambda: run(t), *names))
+
+
+@pytest.fixture(scope="module")
+def tools(minilm_dir, hf_tokenizer, bbc_texts):
+    """What the cases run on: our tokenizer on MiniLM's vocab.txt, HF's on
+    the same file, and the BBC texts."""
+    return types.SimpleNamespace(
+        vocab=str(minilm_dir / "vocab.txt"),
+        tok=WordPieceTokenizer(str(minilm_dir / "vocab.txt")),
+        hf=hf_tokenizer,
+        real=[t[:600] for t in bbc_texts[:REAL]],
+    )
+
+
+def _valid_texts():
+    for i, text in enumerate(HARD):
+        _answers(
+            f"ids of text {i} ({text[:20]!r})",
+            lambda t, s=text: t.tok.tokenize([s]).to_list(),
+            lambda t, got, s=text: got == _hf_ids(t.hf, [s]),
         )
-    for i, (length, pair) in enumerate(
-        [(8, False), (16, True), (3, True), (2, False), (64, True), (512, False)]
-    ):
-        a, b = real[i : i + 3], (real[i + 3 : i + 6] if pair else None)
-        cases.append(
-            answer(
-                f"packed batch L{length} pair={pair}",
-                lambda a=a, b=b, n=length: (a, b, n),
-                lambda args: _packed_equal(tok, hf, *args),
-            )
+    for j in range(REAL):
+        _answers(
+            f"ids of BBC text {j}",
+            lambda t, j=j: t.tok.tokenize([t.real[j]]).to_list(),
+            lambda t, got, j=j: got == _hf_ids(t.hf, [t.real[j]]),
         )
-    cases += [
-        answer(
-            "numpy array of str",
-            lambda: tok.tokenize(np.array(["Hello there"])).to_list(),
-            lambda got: got == _hf_ids(hf, ["Hello there"]),
-        ),
-        answer(
-            "tf.string batch",
-            lambda: tok.tokenize(tf.constant(["x y"])).to_list(),
-            lambda got: got == _hf_ids(hf, ["x y"]),
-        ),
-        answer(
-            "bytes, valid UTF-8",
-            lambda: tok.tokenize([b"caf\xc3\xa9"]).to_list(),
-            lambda got: got == _hf_ids(hf, ["café"]),
-        ),
-        answer(
-            "empty batch",
-            lambda: tok([], sequence_length=8)["token_ids"].shape,
-            lambda shape: tuple(shape) == (0, 8),
-        ),
-    ]
-    cases += [
-        error(
-            "lone surrogate",
-            lambda: tok(["ok", "bad\udc80"], sequence_length=8),
-            "`text[1]`",
-            "surrogate",
-        ),
-        error(
-            "lone surrogate in text_b",
-            lambda: tok(["a"], text_b=["\ud800"], sequence_length=8),
-            "`text_b[0]`",
-        ),
-        error("int in a list", lambda: tok(["a", 3], sequence_length=8), "`text`"),
-        error("None", lambda: tok(None, sequence_length=8), "`text`"),
-        error("None in a list", lambda: tok(["a", None], sequence_length=8), "`text`"),
-        error("nested list", lambda: tok([["a", "b"]], sequence_length=8), "`text`"),
-        error("dict", lambda: tok({"text": "a"}, sequence_length=8), "`text`"),
-        error(
-            "token ids instead of text",
-            lambda: tok(np.array([[101, 102]]), sequence_length=8),
-            "`text`",
-        ),
-        error("float tensor", lambda: tok(tf.constant([1.0]), sequence_length=8), "`text`"),
-        error(
-            "2-D string tensor",
-            lambda: tok(tf.constant([["a", "b"]]), sequence_length=8),
-            "`text`",
-            "shape",
-        ),
-        error(
-            "sequence_length 0", lambda: tok(["a"], sequence_length=0), "sequence_length"
-        ),
-        error(
-            "sequence_length 1", lambda: tok(["a"], sequence_length=1), "sequence_length"
-        ),
-        error(
-            "sequence_length 2 for a pair",
-            lambda: tok(["a"], text_b=["b"], sequence_length=2),
-            "sequence_length",
-        ),
-        error(
-            "negative sequence_length",
-            lambda: tok(["a"], sequence_length=-5),
-            "sequence_length",
-        ),
-        error(
-            "float sequence_length",
-            lambda: tok(["a"], sequence_length=1.5),
-            "sequence_length",
-        ),
-        error(
-            "str sequence_length",
-            lambda: tok(["a"], sequence_length="128"),
-            "sequence_length",
-        ),
-        error(
-            "bool sequence_length",
-            lambda: tok(["a"], sequence_length=True),
-            "sequence_length",
-        ),
-        error(
-            "text_b shorter than text",
-            lambda: tok(["a", "b"], text_b=["c"], sequence_length=8),
-            "text_b",
-        ),
-        error(
-            "unknown truncation",
-            lambda: tok(["a"], sequence_length=8, truncation="middle"),
-            "truncation",
-        ),
-        error(
-            "vocabulary with a repeated token",
-            lambda: WordPieceTokenizer(
-                ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "a"]
+    for i, (length, pair) in enumerate(PACKED):
+        _answers(
+            f"packed batch L{length} pair={pair}",
+            lambda t, i=i, n=length, pair=pair: (
+                t.real[i : i + 3],
+                t.real[i + 3 : i + 6] if pair else None,
+                n,
             ),
-            "twice",
+            lambda t, args: _packed_equal(t.tok, t.hf, *args),
+        )
+    _answers(
+        "numpy array of str",
+        lambda t: t.tok.tokenize(np.array(["Hello there"])).to_list(),
+        lambda t, got: got == _hf_ids(t.hf, ["Hello there"]),
+    )
+    _answers(
+        "tf.string batch",
+        lambda t: t.tok.tokenize(tf.constant(["x y"])).to_list(),
+        lambda t, got: got == _hf_ids(t.hf, ["x y"]),
+    )
+    _answers(
+        "bytes, valid UTF-8",
+        lambda t: t.tok.tokenize([b"caf\xc3\xa9"]).to_list(),
+        lambda t, got: got == _hf_ids(t.hf, ["café"]),
+    )
+    _answers(
+        "empty batch",
+        lambda t: t.tok([], sequence_length=8)["token_ids"].shape,
+        lambda t, shape: tuple(shape) == (0, 8),
+    )
+
+
+def _bad_inputs():
+    _refuses(
+        "lone surrogate",
+        lambda t: t.tok(["ok", "bad\udc80"], sequence_length=8),
+        "`text[1]`",
+        "surrogate",
+    )
+    _refuses(
+        "lone surrogate in text_b",
+        lambda t: t.tok(["a"], text_b=["\ud800"], sequence_length=8),
+        "`text_b[0]`",
+    )
+    _refuses("int in a list", lambda t: t.tok(["a", 3], sequence_length=8), "`text`")
+    _refuses("None", lambda t: t.tok(None, sequence_length=8), "`text`")
+    _refuses("None in a list", lambda t: t.tok(["a", None], sequence_length=8), "`text`")
+    _refuses("nested list", lambda t: t.tok([["a", "b"]], sequence_length=8), "`text`")
+    _refuses("dict", lambda t: t.tok({"text": "a"}, sequence_length=8), "`text`")
+    _refuses(
+        "token ids instead of text",
+        lambda t: t.tok(np.array([[101, 102]]), sequence_length=8),
+        "`text`",
+    )
+    _refuses(
+        "float tensor", lambda t: t.tok(tf.constant([1.0]), sequence_length=8), "`text`"
+    )
+    _refuses(
+        "2-D string tensor",
+        lambda t: t.tok(tf.constant([["a", "b"]]), sequence_length=8),
+        "`text`",
+        "shape",
+    )
+    for name, kwargs in [
+        ("sequence_length 0", dict(sequence_length=0)),
+        ("sequence_length 1", dict(sequence_length=1)),
+        ("sequence_length 2 for a pair", dict(text_b=["b"], sequence_length=2)),
+        ("negative sequence_length", dict(sequence_length=-5)),
+        ("float sequence_length", dict(sequence_length=1.5)),
+        ("str sequence_length", dict(sequence_length="128")),
+        ("bool sequence_length", dict(sequence_length=True)),
+    ]:
+        _refuses(name, lambda t, kw=kwargs: t.tok(["a"], **kw), "sequence_length")
+    _refuses(
+        "text_b shorter than text",
+        lambda t: t.tok(["a", "b"], text_b=["c"], sequence_length=8),
+        "text_b",
+    )
+    _refuses(
+        "unknown truncation",
+        lambda t: t.tok(["a"], sequence_length=8, truncation="middle"),
+        "truncation",
+    )
+
+
+def _bad_vocabularies():
+    _refuses(
+        "vocabulary with a repeated token",
+        lambda t: WordPieceTokenizer(
+            ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "a"]
         ),
-        error(
-            "vocabulary without [CLS]",
-            lambda: WordPieceTokenizer(["[PAD]", "[UNK]", "[SEP]", "[MASK]"]),
-            "[CLS]",
-        ),
-        error("vocabulary of ints", lambda: WordPieceTokenizer([1, 2, 3]), "vocabulary"),
-        error(
-            "missing vocab.txt",
-            lambda: WordPieceTokenizer("/nonexistent/vocab.txt"),
-            "/nonexistent/vocab.txt",
-        ),
-        error(
-            "max_chars_per_word 0",
-            lambda: WordPieceTokenizer(str(minilm_dir / "vocab.txt"), max_chars_per_word=0),
-            "max_chars_per_word",
-        ),
-    ]
-    problems = run_area("tokenizer", cases)
-    assert not problems, "\n".join(problems)
+        "twice",
+    )
+    _refuses(
+        "vocabulary without [CLS]",
+        lambda t: WordPieceTokenizer(["[PAD]", "[UNK]", "[SEP]", "[MASK]"]),
+        "[CLS]",
+    )
+    _refuses("vocabulary of ints", lambda t: WordPieceTokenizer([1, 2, 3]), "vocabulary")
+    _refuses(
+        "missing vocab.txt",
+        lambda t: WordPieceTokenizer("/nonexistent/vocab.txt"),
+        "/nonexistent/vocab.txt",
+    )
+    _refuses(
+        "max_chars_per_word 0",
+        lambda t: WordPieceTokenizer(t.vocab, max_chars_per_word=0),
+        "max_chars_per_word",
+    )
+
+
+_valid_texts()
+_bad_inputs()
+_bad_vocabularies()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_tokenizer_inputs(name, tools):
+    check_case(AREA, CASES[name](tools))
