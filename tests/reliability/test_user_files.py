@@ -19,6 +19,11 @@ Every case is a real `zoo` command line (`zoo.cli.main`); the models and
 data are tiny, and after the fix the refusals come before anything is
 loaded, so the whole file takes a couple of minutes on 2 cores (most of it
 the few exports and training runs that must succeed).
+
+Each case is its own pytest item, its name the id (`AREAS`: command ->
+name -> a function that builds the case, its directories and its `kept`
+hook, from the module's inputs and the item's own `Places`); the models and
+data the commands read are built once per module.
 """
 
 import contextlib
@@ -31,8 +36,11 @@ import shutil
 import pytest
 
 import zoo
+import zoo.datasets.corpora
+import zoo.demo
+from export.saved_model import write_serving_files
 from tests.distill.tiny import TOPICS, WORDS, teacher_dir, topic_data
-from tests.reliability.corpus import answer, error, run_area
+from tests.reliability.corpus import answer, check_case, error
 from zoo.checkpoints import save_model_dir
 from zoo.cli import build_parser, main
 from zoo.cli.runs import write_run_info
@@ -206,327 +214,323 @@ class Places:
         return dest
 
 
-def standard(command, build, flag, source, places, *, serving=False):
-    """The cases every writing command must pass. `build(out, main_input)`
-    is the command line; `flag` names the main input (--model, SRC, ...),
-    `source` is that input."""
-    cases = []
+AREAS: dict = {}  # command -> case name -> make(inputs, places, name) -> Case
+
+
+def _case(command, name, make):
+    """Register `make(inputs, places, name)`, which builds the case `name`
+    of the area "user files: COMMAND"; a name once per area."""
+    cases = AREAS.setdefault(command, {})
+    if name in cases:
+        raise AssertionError(f"user files: {command}: case name {name!r} twice")
+    cases[name] = make
+
+
+def _check(command, name, inputs, places):
+    check_case(f"user files: {command}", AREAS[command][name](inputs, places, name))
+
+
+@pytest.fixture
+def places(tmp_path):
+    return Places(tmp_path)
+
+
+def standard(command, build, flag, source, *, serving=False):
+    """The cases every writing command must pass. `build(inputs, out,
+    main_input, data=None)` is the command line; `flag` names the main input
+    (--model, SRC, ...), `source` is the key of that input in `inputs`."""
     for force in ((), ("--force",)):
         tag = " --force" if force else ""
-        if not serving:  # a TF Serving base is merged into: see test_export_saved_model
+        force = list(force)
+
+        def user_files(i, places, name, force=force):
             user = places.user()
-            cases.append(
-                watched(
-                    error(
-                        f"{command}: --out a directory of user files{tag}",
-                        cli(build(user, source) + list(force)),
-                        "--out",
-                    ),
-                    watch(user),
-                )
+            return watched(
+                error(name, cli(build(i, user, i[source]) + force), "--out"), watch(user)
             )
-        user = places.user()
-        cases.append(
-            watched(
-                error(
-                    f'{command}: --out "" run inside a directory of user files{tag}',
-                    cli(build("", source) + list(force), cwd=user),
-                    "--out",
-                ),
+
+        def empty_out(i, places, name, force=force):
+            user = places.user()
+            return watched(
+                error(name, cli(build(i, "", i[source]) + force, cwd=user), "--out"),
                 watch(user),
             )
-        )
-        own = places.copy(source)
-        cases.append(
-            watched(
-                error(
-                    f"{command}: --out is {flag}{tag}",
-                    cli(build(own, own) + list(force)),
-                    flag,
-                ),
-                watch(own),
+
+        def out_is_input(i, places, name, force=force):
+            own = places.copy(i[source])
+            return watched(error(name, cli(build(i, own, own) + force), flag), watch(own))
+
+        def out_inside_input(i, places, name, force=force):
+            own = places.copy(i[source])
+            return watched(
+                error(name, cli(build(i, own / "out", own) + force), flag), watch(own)
             )
+
+        def out_holds_input(i, places, name, force=force):
+            user = places.user()
+            into = user / "inputs" / pathlib.Path(i[source]).name
+            own = places.copy(i[source], into=into)
+            return watched(error(name, cli(build(i, user, own) + force), flag), watch(user))
+
+        if not serving:  # a TF Serving base is merged into: see the saved_model cases
+            _case(command, f"{command}: --out a directory of user files{tag}", user_files)
+        _case(
+            command,
+            f'{command}: --out "" run inside a directory of user files{tag}',
+            empty_out,
         )
-        own = places.copy(source)
-        cases.append(
-            watched(
-                error(
-                    f"{command}: --out inside {flag}{tag}",
-                    cli(build(own / "out", own) + list(force)),
-                    flag,
-                ),
-                watch(own),
-            )
+        _case(command, f"{command}: --out is {flag}{tag}", out_is_input)
+        _case(command, f"{command}: --out inside {flag}{tag}", out_inside_input)
+        _case(
+            command, f"{command}: --out holds {flag} among user files{tag}", out_holds_input
         )
-        user = places.user()
-        own = places.copy(source, into=user / "inputs" / pathlib.Path(source).name)
-        cases.append(
-            watched(
-                error(
-                    f"{command}: --out holds {flag} among user files{tag}",
-                    cli(build(user, own) + list(force)),
-                    flag,
-                ),
-                watch(user),
-            )
-        )
-    return cases
 
 
 def _parsed(argv):
     return build_parser().parse_args([str(a) for a in argv])
 
 
-def training_cases(command, build, flag, source, places):
+def training_cases(command, build, flag, source):
     """A training command's own run directory: --force replaces the run,
     keeps a file the user added, and never removes the run's input."""
-    cases = []
-    # Issue #35: `--model RUN/model --out RUN --force` removed its own input.
-    run = places.fresh("run")
-    own = places.copy(source, into=run / "model")
-    write_run_info(run, _parsed(build(run, places.root / "earlier")))
-    (run / "metrics.json").write_text('{"accuracy": 0.5}\n')
-    cases.append(
-        watched(
-            error(
-                f"{command}: --out is our earlier run holding {flag} --force",
-                cli(build(run, own) + ["--force"]),
-                flag,
-            ),
-            watch(run),
-        )
-    )
-    # Our earlier run (args.json of this command, no marker: an older zoo)
-    # with a file the user added: --force starts over and keeps that file.
-    run = places.fresh("run")
-    places.copy(source, into=run / "model")
-    write_run_info(run, _parsed(build(run, places.root / "earlier")))
-    (run / "metrics.json").write_text('{"accuracy": 0.5}\n')
-    (run / "notes.txt").write_text("the user's notes on this run\n")
 
-    def trained(result, run=run):
-        return result["exit"] == 0 and (run / "model" / "zoo_model.json").is_file()
+    def own_input(i, places, name):
+        # Issue #35: `--model RUN/model --out RUN --force` removed its own input.
+        run = places.fresh("run")
+        own = places.copy(i[source], into=run / "model")
+        write_run_info(run, _parsed(build(i, run, places.root / "earlier")))
+        (run / "metrics.json").write_text('{"accuracy": 0.5}\n')
+        return watched(error(name, cli(build(i, run, own) + ["--force"]), flag), watch(run))
 
-    cases.append(
-        watched(
-            answer(
-                f"{command}: --force on our earlier run keeps a user's file in it",
-                cli(build(run, source) + ["--force"]),
-                trained,
-            ),
+    def user_file_in_run(i, places, name):
+        # Our earlier run (args.json of this command, no marker: an older zoo)
+        # with a file the user added: --force starts over and keeps that file.
+        run = places.fresh("run")
+        places.copy(i[source], into=run / "model")
+        write_run_info(run, _parsed(build(i, run, places.root / "earlier")))
+        (run / "metrics.json").write_text('{"accuracy": 0.5}\n')
+        (run / "notes.txt").write_text("the user's notes on this run\n")
+
+        def trained(result):
+            return result["exit"] == 0 and (run / "model" / "zoo_model.json").is_file()
+
+        return watched(
+            answer(name, cli(build(i, run, i[source]) + ["--force"]), trained),
             watch(run / "notes.txt"),
         )
+
+    _case(command, f"{command}: --out is our earlier run holding {flag} --force", own_input)
+    _case(
+        command,
+        f"{command}: --force on our earlier run keeps a user's file in it",
+        user_file_in_run,
     )
-    return cases
 
 
-def replaced_output_cases(command, build, source, places, output):
+def replaced_output_cases(command, build, source, output):
     """Commands that write one directory (convert, prune, export tflite):
-    --force replaces our own earlier output, never a file a user put in it."""
-    ours = places.fresh("ours") / "out"
-    places.copy(output, into=ours)
+    --force replaces our own earlier output, never a file a user put in it.
+    `output` is the key in `inputs` of a directory to stand for that output."""
 
-    def replaced(result, ours=ours):
-        return result["exit"] == 0 and (ours / ".zoo-output").is_file()
+    def ours_replaced(i, places, name):
+        ours = places.fresh("ours") / "out"
+        places.copy(i[output], into=ours)
 
-    cases = [
-        answer(
-            f"{command}: --force replaces our earlier output",
-            cli(build(ours, source) + ["--force"]),
-            replaced,
-        )
-    ]
-    ours = places.fresh("ours") / "out"
-    places.copy(output, into=ours)
-    (ours / "notes.txt").write_text("the user's notes\n")
-    cases.append(
-        watched(
-            error(
-                f"{command}: --force on our output holding a user's file",
-                cli(build(ours, source) + ["--force"]),
-                "--out",
-                "notes.txt",
-            ),
+        def replaced(result):
+            return result["exit"] == 0 and (ours / ".zoo-output").is_file()
+
+        return answer(name, cli(build(i, ours, i[source]) + ["--force"]), replaced)
+
+    def user_file_kept(i, places, name):
+        ours = places.fresh("ours") / "out"
+        places.copy(i[output], into=ours)
+        (ours / "notes.txt").write_text("the user's notes\n")
+        return watched(
+            error(name, cli(build(i, ours, i[source]) + ["--force"]), "--out", "notes.txt"),
             watch(ours / "notes.txt"),
         )
+
+    _case(command, f"{command}: --force replaces our earlier output", ours_replaced)
+    _case(
+        command, f"{command}: --force on our output holding a user's file", user_file_kept
     )
-    return cases
 
 
-def data_case(command, build, source, places, data, *, flag="--data", glob=False):
-    """--out around the --data file (or inside a glob's directory)."""
-    user = places.user()
-    copy = places.copy(data, into=user / "texts" / pathlib.Path(data).name)
+def data_case(command, build, source, data, *, flag="--data", glob=False):
+    """--out around the --data file (or inside a glob's directory); `data`
+    is the key of that file in `inputs`."""
+
+    def make(i, places, name):
+        user = places.user()
+        copy = places.copy(i[data], into=user / "texts" / pathlib.Path(i[data]).name)
+        if glob:
+            argv = build(
+                i, user / "texts" / "run", i[source], data=user / "texts" / "*.txt"
+            )
+        else:
+            argv = build(i, user, i[source], data=copy)
+        return watched(error(name, cli(argv + ["--force"]), flag), watch(user))
+
     if glob:
-        argv = build(user / "texts" / "run", source, data=str(user / "texts" / "*.txt"))
         name = f"{command}: --out inside the directory of a --data glob --force"
     else:
-        argv = build(user, source, data=copy)
         name = f"{command}: --out holds the --data file --force"
-    return watched(error(name, cli(argv + ["--force"]), flag), watch(user))
+    _case(command, name, make)
 
 
-def test_convert(inputs, tmp_path):
-    places = Places(tmp_path)
-
-    def build(out, src, data=None):
-        return ["convert", src, "--out", out]
-
-    cases = standard("convert", build, "SRC", inputs["teacher"], places)
-    cases += replaced_output_cases(
-        "convert", build, inputs["teacher"], places, inputs["teacher"]
-    )
-    problems = run_area("user files: convert", cases)
-    assert not problems, "\n".join(problems)
+def _convert(i, out, src, data=None):
+    return ["convert", src, "--out", out]
 
 
-def _finetune(inputs):
-    def build(out, model, data=None):
-        return [
-            "finetune",
-            "--model",
-            model,
-            "--data",
-            data or inputs["data"],
-            "--task",
-            "classify",
-            "--out",
-            out,
-            "--sequence-length",
-            "16",
-            *TRAIN,
-        ]
-
-    return build
+standard("convert", _convert, "SRC", "teacher")
+replaced_output_cases("convert", _convert, "teacher", "teacher")
 
 
-def test_finetune(inputs, tmp_path):
-    places = Places(tmp_path)
-    build = _finetune(inputs)
-    cases = standard("finetune", build, "--model", inputs["encoder"], places)
-    cases += training_cases("finetune", build, "--model", inputs["encoder"], places)
-    cases.append(data_case("finetune", build, inputs["encoder"], places, inputs["data"]))
-    problems = run_area("user files: finetune", cases)
-    assert not problems, "\n".join(problems)
+@pytest.mark.parametrize("name", list(AREAS["convert"]))
+def test_convert(name, inputs, places):
+    _check("convert", name, inputs, places)
 
 
-def test_distill(inputs, tmp_path):
-    places = Places(tmp_path)
-
-    def build(out, teacher, data=None):
-        return [
-            "distill",
-            "--teacher",
-            teacher,
-            "--data",
-            data or inputs["data"],
-            "--student-layers",
-            "1",
-            "--out",
-            out,
-            "--sequence-length",
-            "12",
-            "--run-eagerly",
-            "--no-evaluate",
-            *TRAIN,
-        ]
-
-    cases = standard("distill", build, "--teacher", inputs["teacher"], places)
-    cases += training_cases("distill", build, "--teacher", inputs["teacher"], places)
-    cases.append(data_case("distill", build, inputs["teacher"], places, inputs["data"]))
-    problems = run_area("user files: distill", cases)
-    assert not problems, "\n".join(problems)
+def _finetune(i, out, model, data=None):
+    return [
+        "finetune",
+        "--model",
+        model,
+        "--data",
+        data or i["data"],
+        "--task",
+        "classify",
+        "--out",
+        out,
+        "--sequence-length",
+        "16",
+        *TRAIN,
+    ]
 
 
-def test_pretrain(inputs, tmp_path):
-    places = Places(tmp_path)
-
-    def build(out, config, data=None):
-        return [
-            "pretrain",
-            "--config",
-            config,
-            "--data",
-            data or inputs["corpus"],
-            "--out",
-            out,
-            "--sequence-length",
-            "16",
-            "--steps-per-epoch",
-            "2",
-            "--batch-size",
-            "4",
-            "--max-predictions",
-            "3",
-            "--epochs",
-            "1",
-            "--verbose",
-            "0",
-        ]
-
-    cases = standard("pretrain", build, "--config", inputs["encoder"], places)
-    cases += training_cases("pretrain", build, "--config", inputs["encoder"], places)
-    cases.append(
-        data_case("pretrain", build, inputs["encoder"], places, inputs["corpus"], glob=True)
-    )
-    problems = run_area("user files: pretrain", cases)
-    assert not problems, "\n".join(problems)
+standard("finetune", _finetune, "--model", "encoder")
+training_cases("finetune", _finetune, "--model", "encoder")
+data_case("finetune", _finetune, "encoder", "data")
 
 
-def test_prune(inputs, tmp_path):
-    places = Places(tmp_path)
-
-    def build(out, model, data=None):
-        return [
-            "prune",
-            "--model",
-            model,
-            "--data",
-            data or inputs["data"],
-            "--out",
-            out,
-            "--no-evaluate",
-        ]
-
-    cases = standard("prune", build, "--model", inputs["teacher"], places)
-    cases += replaced_output_cases(
-        "prune", build, inputs["teacher"], places, inputs["teacher"]
-    )
-    cases.append(data_case("prune", build, inputs["teacher"], places, inputs["data"]))
-    problems = run_area("user files: prune", cases)
-    assert not problems, "\n".join(problems)
+@pytest.mark.parametrize("name", list(AREAS["finetune"]))
+def test_finetune(name, inputs, places):
+    _check("finetune", name, inputs, places)
 
 
-def test_export_tflite(inputs, tmp_path):
-    places = Places(tmp_path)
-
-    def build(out, model, data=None):
-        return [
-            "export",
-            "--model",
-            model,
-            "--format",
-            "tflite",
-            "--data",
-            data or inputs["many"],
-            "--out",
-            out,
-            *EXPORT,
-        ]
-
-    cases = standard("export tflite", build, "--model", inputs["teacher"], places)
-    cases += replaced_output_cases(
-        "export tflite", build, inputs["teacher"], places, inputs["teacher"]
-    )
-    cases.append(
-        data_case("export tflite", build, inputs["teacher"], places, inputs["many"])
-    )
-    problems = run_area("user files: export tflite", cases)
-    assert not problems, "\n".join(problems)
+def _distill(i, out, teacher, data=None):
+    return [
+        "distill",
+        "--teacher",
+        teacher,
+        "--data",
+        data or i["data"],
+        "--student-layers",
+        "1",
+        "--out",
+        out,
+        "--sequence-length",
+        "12",
+        "--run-eagerly",
+        "--no-evaluate",
+        *TRAIN,
+    ]
 
 
-def _serving(inputs, fmt, name="spam"):
-    def build(out, model, data=None, name=name):
+standard("distill", _distill, "--teacher", "teacher")
+training_cases("distill", _distill, "--teacher", "teacher")
+data_case("distill", _distill, "teacher", "data")
+
+
+@pytest.mark.parametrize("name", list(AREAS["distill"]))
+def test_distill(name, inputs, places):
+    _check("distill", name, inputs, places)
+
+
+def _pretrain(i, out, config, data=None):
+    return [
+        "pretrain",
+        "--config",
+        config,
+        "--data",
+        data or i["corpus"],
+        "--out",
+        out,
+        "--sequence-length",
+        "16",
+        "--steps-per-epoch",
+        "2",
+        "--batch-size",
+        "4",
+        "--max-predictions",
+        "3",
+        "--epochs",
+        "1",
+        "--verbose",
+        "0",
+    ]
+
+
+standard("pretrain", _pretrain, "--config", "encoder")
+training_cases("pretrain", _pretrain, "--config", "encoder")
+data_case("pretrain", _pretrain, "encoder", "corpus", glob=True)
+
+
+@pytest.mark.parametrize("name", list(AREAS["pretrain"]))
+def test_pretrain(name, inputs, places):
+    _check("pretrain", name, inputs, places)
+
+
+def _prune(i, out, model, data=None):
+    return [
+        "prune",
+        "--model",
+        model,
+        "--data",
+        data or i["data"],
+        "--out",
+        out,
+        "--no-evaluate",
+    ]
+
+
+standard("prune", _prune, "--model", "teacher")
+replaced_output_cases("prune", _prune, "teacher", "teacher")
+data_case("prune", _prune, "teacher", "data")
+
+
+@pytest.mark.parametrize("name", list(AREAS["prune"]))
+def test_prune(name, inputs, places):
+    _check("prune", name, inputs, places)
+
+
+def _tflite(i, out, model, data=None):
+    return [
+        "export",
+        "--model",
+        model,
+        "--format",
+        "tflite",
+        "--data",
+        data or i["many"],
+        "--out",
+        out,
+        *EXPORT,
+    ]
+
+
+standard("export tflite", _tflite, "--model", "teacher")
+replaced_output_cases("export tflite", _tflite, "teacher", "teacher")
+data_case("export tflite", _tflite, "teacher", "many")
+
+
+@pytest.mark.parametrize("name", list(AREAS["export tflite"]))
+def test_export_tflite(name, inputs, places):
+    _check("export tflite", name, inputs, places)
+
+
+def _serving(fmt):
+    def build(i, out, model, data=None, name="spam"):
         extra = ["--batch-size", "2"] if fmt == "tpu" else []
         return [
             "export",
@@ -535,7 +539,7 @@ def _serving(inputs, fmt, name="spam"):
             "--format",
             fmt,
             "--data",
-            data or inputs["many"],
+            data or i["many"],
             "--out",
             out,
             "--name",
@@ -561,205 +565,208 @@ def _merged(base, name):
     return check
 
 
-def test_export_saved_model(inputs, tmp_path):
-    places = Places(tmp_path)
-    build = _serving(inputs, "saved_model")
-    teacher = inputs["teacher"]
-    cases = standard("export saved_model", build, "--model", teacher, places, serving=True)
-    # A TF Serving base of the user's: the new model is added, the user's
-    # other entry kept verbatim, README.md and batching_parameters.txt kept.
-    user = places.user()
-    cases.append(
-        watched(
-            answer(
-                "export saved_model: --out a serving base of the user's: merged",
-                cli(build(user, teacher)),
-                _merged(user, "spam"),
-            ),
+def _saved_model_cases():
+    """A TF Serving base of the user's, whose models.config gets our entry."""
+    command, build = "export saved_model", _serving("saved_model")
+
+    def merged(i, places, name):
+        # The new model is added, the user's other entry kept verbatim,
+        # README.md and batching_parameters.txt kept.
+        user = places.user()
+        return watched(
+            answer(name, cli(build(i, user, i["teacher"])), _merged(user, "spam")),
             watch(user, merged=True),
         )
-    )
-    # The name of the user's other model: refused, its entry kept.
-    user = places.user()
-    cases.append(
-        watched(
+
+    def other_name(i, places, name):
+        # The name of the user's other model: refused, its entry kept.
+        user = places.user()
+        return watched(
             error(
-                "export saved_model: --name of another model in models.config",
-                cli(build(user, teacher, name="other")),
+                name,
+                cli(build(i, user, i["teacher"], name="other")),
                 "models.config",
                 "other",
             ),
             watch(user),
         )
-    )
-    # ... unless --force, which points that entry at the new model.
-    user = places.user()
 
-    def repointed(result, user=user):
-        config = (user / "models.config").read_text()
-        return (
-            result["exit"] == 0
-            and str((user / "other").resolve()) in config
-            and "/srv/models/other" not in config
+    def other_name_forced(i, places, name):
+        # ... unless --force, which points that entry at the new model.
+        user = places.user()
+
+        def repointed(result):
+            config = (user / "models.config").read_text()
+            return (
+                result["exit"] == 0
+                and str((user / "other").resolve()) in config
+                and "/srv/models/other" not in config
+            )
+
+        argv = build(i, user, i["teacher"], name="other") + ["--force"]
+        return watched(
+            answer(name, cli(argv), repointed), watch(user, skip=("models.config",))
         )
 
-    cases.append(
-        watched(
-            answer(
-                "export saved_model: --name of another model --force repoints it",
-                cli(build(user, teacher, name="other") + ["--force"]),
-                repointed,
-            ),
-            watch(user, skip=("models.config",)),
-        )
-    )
-    for force in ((), ("--force",)):
-        tag = " --force" if force else ""
+    def unreadable(i, places, name, force):
         user = places.user()
         (user / "models.config").write_text(
             'model_config_list {\n  config {\n    name: "x\n'
         )
-        cases.append(
-            watched(
-                error(
-                    f"export saved_model: a models.config it cannot read{tag}",
-                    cli(build(user, teacher) + list(force)),
-                    "models.config",
-                ),
-                watch(user),
-            )
-        )
-    # A version directory of the user's where ours would go.
-    user = places.user()
-    (user / "spam" / "1").mkdir(parents=True)
-    (user / "spam" / "1" / "mine.txt").write_text("the user's version\n")
-    cases.append(
-        watched(
-            error(
-                "export saved_model: --version 1 --force over the user's version",
-                cli(build(user, teacher) + ["--version", "1", "--force"]),
-                "spam",
-            ),
+        return watched(
+            error(name, cli(build(i, user, i["teacher"]) + force), "models.config"),
             watch(user),
         )
+
+    def users_version(i, places, name):
+        # A version directory of the user's where ours would go.
+        user = places.user()
+        (user / "spam" / "1").mkdir(parents=True)
+        (user / "spam" / "1" / "mine.txt").write_text("the user's version\n")
+        argv = build(i, user, i["teacher"]) + ["--version", "1", "--force"]
+        return watched(error(name, cli(argv), "spam"), watch(user))
+
+    def users_model(i, places, name):
+        # The user's own model under NAME, served by its highest version: a
+        # new version of ours would take its place in TF Serving.
+        user = places.user()
+        (user / "spam" / "3").mkdir(parents=True)
+        (user / "spam" / "3" / "saved_model.pb").write_bytes(b"the user's model")
+        return watched(error(name, cli(build(i, user, i["teacher"])), "spam"), watch(user))
+
+    standard(command, build, "--model", "teacher", serving=True)
+    _case(command, f"{command}: --out a serving base of the user's: merged", merged)
+    _case(command, f"{command}: --name of another model in models.config", other_name)
+    _case(
+        command,
+        f"{command}: --name of another model --force repoints it",
+        other_name_forced,
     )
-    # The user's own model under NAME, served by its highest version: a new
-    # version of ours would take its place in TF Serving.
-    user = places.user()
-    (user / "spam" / "3").mkdir(parents=True)
-    (user / "spam" / "3" / "saved_model.pb").write_bytes(b"the user's model")
-    cases.append(
-        watched(
-            error(
-                "export saved_model: NAME holds the user's own versions",
-                cli(build(user, teacher)),
-                "spam",
-            ),
-            watch(user),
+    for force in ((), ("--force",)):
+        tag = " --force" if force else ""
+        _case(
+            command,
+            f"{command}: a models.config it cannot read{tag}",
+            lambda i, places, name, force=list(force): unreadable(i, places, name, force),
         )
-    )
-    cases.append(data_case("export saved_model", build, teacher, places, inputs["many"]))
-    problems = run_area("user files: export saved_model", cases)
-    assert not problems, "\n".join(problems)
+    _case(command, f"{command}: --version 1 --force over the user's version", users_version)
+    _case(command, f"{command}: NAME holds the user's own versions", users_model)
+    data_case(command, build, "teacher", "many")
 
 
-def test_export_tpu(inputs, tmp_path):
-    places = Places(tmp_path)
-    build = _serving(inputs, "tpu")
-    teacher = inputs["teacher"]
-    user = places.user()
-    cases = [
-        watched(
+_saved_model_cases()
+
+
+@pytest.mark.parametrize("name", list(AREAS["export saved_model"]))
+def test_export_saved_model(name, inputs, places):
+    _check("export saved_model", name, inputs, places)
+
+
+def _tpu_cases():
+    command, build = "export tpu", _serving("tpu")
+
+    def merged(i, places, name):
+        user = places.user()
+        return watched(
             answer(
-                "export tpu: --out a serving base of the user's --force: merged",
-                cli(build(user, teacher) + ["--force"]),
-                _merged(user, "spam"),
+                name, cli(build(i, user, i["teacher"]) + ["--force"]), _merged(user, "spam")
             ),
             watch(user, merged=True),
         )
-    ]
+
+    def empty_out(i, places, name, force):
+        user = places.user()
+        return watched(
+            error(name, cli(build(i, "", i["teacher"]) + force, cwd=user), "--out"),
+            watch(user),
+        )
+
+    def out_is_model(i, places, name, force):
+        own = places.copy(i["teacher"])
+        return watched(error(name, cli(build(i, own, own) + force), "--model"), watch(own))
+
+    _case(command, f"{command}: --out a serving base of the user's --force: merged", merged)
     for force in ((), ("--force",)):
         tag = " --force" if force else ""
-        user = places.user()
-        cases.append(
-            watched(
-                error(
-                    f'export tpu: --out "" run inside a directory of user files{tag}',
-                    cli(build("", teacher) + list(force), cwd=user),
-                    "--out",
-                ),
-                watch(user),
-            )
+        _case(
+            command,
+            f'{command}: --out "" run inside a directory of user files{tag}',
+            lambda i, places, name, force=list(force): empty_out(i, places, name, force),
         )
-        own = places.copy(teacher)
-        cases.append(
-            watched(
-                error(
-                    f"export tpu: --out is --model{tag}",
-                    cli(build(own, own) + list(force)),
-                    "--model",
-                ),
-                watch(own),
-            )
+        _case(
+            command,
+            f"{command}: --out is --model{tag}",
+            lambda i, places, name, force=list(force): out_is_model(i, places, name, force),
         )
-    problems = run_area("user files: export tpu", cases)
-    assert not problems, "\n".join(problems)
 
 
-def test_demo(tmp_path):
-    """Refusals only (a demo that ran would take minutes)."""
-    places = Places(tmp_path)
+_tpu_cases()
+
+
+@pytest.mark.parametrize("name", list(AREAS["export tpu"]))
+def test_export_tpu(name, inputs, places):
+    _check("export tpu", name, inputs, places)
+
+
+def _fake_checkpoint(places):
+    """A checkpoint directory `zoo demo` reads (it would fail to load), and
+    a patch pointing the demo at it."""
     fake = places.fresh("checkpoint")
     (fake / "config.json").write_text("{}")
     (fake / "vocab.txt").write_text("[PAD]\n")
     (fake / "model.safetensors").write_bytes(b"not weights")
 
-    def checkpoint(mp):
-        import zoo.datasets.corpora
-        import zoo.demo
-
+    def patch(mp):
         mp.setattr(zoo.demo, "minilm_checkpoint_dir", lambda: fake)
         mp.setattr(zoo.datasets.corpora, "minilm_checkpoint_dir", lambda: fake)
 
+    return fake, patch
+
+
+def _demo_cases():
+    """Refusals only (a demo that ran would take minutes)."""
     base = ["demo", "--fast", "--android-assets", "none"]
-    cases = []
+
+    def user_files(i, places, name, force):
+        _, patch = _fake_checkpoint(places)
+        user = places.user()
+        argv = base + ["--out", user, *force]
+        return watched(error(name, cli(argv, patch=patch), "--out"), watch(user))
+
+    def empty_out(i, places, name, force):
+        _, patch = _fake_checkpoint(places)
+        user = places.user()
+        argv = base + ["--out", "", *force]
+        return watched(error(name, cli(argv, cwd=user, patch=patch), "--out"), watch(user))
+
+    def inside_checkpoint(i, places, name):
+        fake, patch = _fake_checkpoint(places)
+        argv = base + ["--out", fake / "demo"]
+        return watched(
+            error(name, cli(argv, patch=patch), "--out", "checkpoint"), watch(fake)
+        )
+
     for force in ((), ("--force",)):
         tag = " --force" if force else ""
-        user = places.user()
-        cases.append(
-            watched(
-                error(
-                    f"demo: --out a directory of user files{tag}",
-                    cli(base + ["--out", user, *force], patch=checkpoint),
-                    "--out",
-                ),
-                watch(user),
-            )
+        _case(
+            "demo",
+            f"demo: --out a directory of user files{tag}",
+            lambda i, places, name, force=force: user_files(i, places, name, force),
         )
-        user = places.user()
-        cases.append(
-            watched(
-                error(
-                    f'demo: --out "" run inside a directory of user files{tag}',
-                    cli(base + ["--out", "", *force], cwd=user, patch=checkpoint),
-                    "--out",
-                ),
-                watch(user),
-            )
+        _case(
+            "demo",
+            f'demo: --out "" run inside a directory of user files{tag}',
+            lambda i, places, name, force=force: empty_out(i, places, name, force),
         )
-    cases.append(
-        watched(
-            error(
-                "demo: --out inside the checkpoint it reads",
-                cli(base + ["--out", fake / "demo"], patch=checkpoint),
-                "--out",
-                "checkpoint",
-            ),
-            watch(fake),
-        )
-    )
-    problems = run_area("user files: demo", cases)
-    assert not problems, "\n".join(problems)
+    _case("demo", "demo: --out inside the checkpoint it reads", inside_checkpoint)
+
+
+_demo_cases()
+
+
+@pytest.mark.parametrize("name", list(AREAS["demo"]))
+def test_demo(name, places):
+    _check("demo", name, None, places)
 
 
 # --- models.config merges, driven through the library ------------------------------
@@ -830,8 +837,6 @@ def _config_kept(base, original, skip=()):
 
 def _merge(base):
     def run():
-        from export.saved_model import write_serving_files
-
         write_serving_files(base)
         return (base / "models.config").read_text()
 
@@ -847,102 +852,113 @@ def _has_spam(base):
     return check
 
 
-def test_models_config_merges(tmp_path):
-    places = Places(tmp_path)
-    cases = []
-    for name, text in CONFIGS.items():
-        base = _serving_base(places, text)
-        cases.append(
-            watched(
-                answer(f"models.config: {name}", _merge(base), _has_spam(base)),
-                _config_kept(base, text),
-            )
-        )
-    # spam is already served from BASE/spam, with the user's version policy:
-    # nothing to change, byte for byte.
-    base = _serving_base(places)
-    (base / "models.config").write_text(
-        'model_config_list {\n  config {\n    name: "spam"\n'
-        f'    base_path: "{(base / "spam").resolve()}"\n'
-        "    model_version_policy { all {} }\n  }\n}\n"
-    )
-    cases.append(
-        watched(
-            answer("models.config: our entry already there", _merge(base), lambda t: True),
-            watch(base),
-        )
-    )
-    for name, text, names in (
-        (
-            "spam serves another path",
-            'model_config_list { config { name: "spam" base_path: "/srv/their_spam" } }\n',
-            ("models.config", "spam", "/srv/their_spam"),
-        ),
-        (
-            "a message not closed",
-            'model_config_list { config { name: "x" }\n',
-            ("models.config",),
-        ),
-        (
-            "a string not closed",
-            'model_config_list { config { name: "x } }\n',
-            ("models.config",),
-        ),
-        ("custom_model_config", "custom_model_config { }\n", ("custom_model_config",)),
-        ("not a text proto at all", "[models]\nbbc = /srv/bbc\n", ("models.config",)),
-    ):
-        base = _serving_base(places, text)
-        cases.append(
-            watched(error(f"models.config: {name}", _merge(base), *names), watch(base))
-        )
-    base = _serving_base(places)
-    (base / "models.config").mkdir()
-    cases.append(
-        watched(
-            error("models.config: a directory", _merge(base), "models.config"), watch(base)
-        )
-    )
-    # The user's README.md and batching_parameters.txt are kept; ours go beside.
-    base = _serving_base(
-        places, CONFIGS["comments only"], readme="# mine\n", batching="mine\n"
-    )
+def _merge_cases():
+    command = "models.config"
 
-    def beside(text, base=base):
-        return (base / "README.zoo.md").is_file() and (
-            base / "batching_parameters.zoo.txt"
-        ).is_file()
+    def kept_around(i, places, name, text):
+        base = _serving_base(places, text)
+        return watched(
+            answer(name, _merge(base), _has_spam(base)), _config_kept(base, text)
+        )
 
-    cases.append(
-        watched(
-            answer(
-                "models.config: README.md and batching_parameters.txt of the user's",
-                _merge(base),
-                beside,
+    def already_there(i, places, name):
+        # spam is already served from BASE/spam, with the user's version
+        # policy: nothing to change, byte for byte.
+        base = _serving_base(places)
+        (base / "models.config").write_text(
+            'model_config_list {\n  config {\n    name: "spam"\n'
+            f'    base_path: "{(base / "spam").resolve()}"\n'
+            "    model_version_policy { all {} }\n  }\n}\n"
+        )
+        return watched(answer(name, _merge(base), lambda t: True), watch(base))
+
+    def refused(i, places, name, text, names):
+        base = _serving_base(places, text)
+        return watched(error(name, _merge(base), *names), watch(base))
+
+    def a_directory(i, places, name):
+        base = _serving_base(places)
+        (base / "models.config").mkdir()
+        return watched(error(name, _merge(base), "models.config"), watch(base))
+
+    def users_readme(i, places, name):
+        # The user's README.md and batching_parameters.txt are kept; ours go beside.
+        text = CONFIGS["comments only"]
+        base = _serving_base(places, text, readme="# mine\n", batching="mine\n")
+
+        def beside(result):
+            return (base / "README.zoo.md").is_file() and (
+                base / "batching_parameters.zoo.txt"
+            ).is_file()
+
+        return watched(answer(name, _merge(base), beside), _config_kept(base, text))
+
+    def older_readme(i, places, name):
+        # An older zoo's README.md and batching_parameters.txt are ours: rewritten.
+        base = _serving_base(
+            places,
+            None,
+            readme="# TF Serving models exported by `zoo export`\n\nModels: old.\n",
+            batching=(
+                "max_batch_size { value: 32 }\nbatch_timeout_micros { value: 5000 }\n"
+                "max_enqueued_batches { value: 100 }\nnum_batch_threads { value: 2 }\n"
             ),
-            _config_kept(base, CONFIGS["comments only"]),
-        )
-    )
-    # An older zoo's README.md and batching_parameters.txt are ours: rewritten.
-    base = _serving_base(
-        places,
-        None,
-        readme="# TF Serving models exported by `zoo export`\n\nModels: old.\n",
-        batching=(
-            "max_batch_size { value: 32 }\nbatch_timeout_micros { value: 5000 }\n"
-            "max_enqueued_batches { value: 100 }\nnum_batch_threads { value: 2 }\n"
-        ),
-    )
-
-    def rewritten(text, base=base):
-        return (
-            "spam" in (base / "README.md").read_text()
-            and not (base / "README.zoo.md").exists()
         )
 
-    cases.append(
-        answer(
-            "models.config: an older zoo's README.md is rewritten", _merge(base), rewritten
+        def rewritten(result):
+            return (
+                "spam" in (base / "README.md").read_text()
+                and not (base / "README.zoo.md").exists()
+            )
+
+        return answer(name, _merge(base), rewritten)
+
+    for label, text in CONFIGS.items():
+        _case(
+            command,
+            f"models.config: {label}",
+            lambda i, places, name, text=text: kept_around(i, places, name, text),
         )
+    _case(command, "models.config: our entry already there", already_there)
+    for label, text, names in REFUSED_CONFIGS:
+        _case(
+            command,
+            f"models.config: {label}",
+            lambda i, places, name, text=text, names=names: refused(
+                i, places, name, text, names
+            ),
+        )
+    _case(command, "models.config: a directory", a_directory)
+    _case(
+        command,
+        "models.config: README.md and batching_parameters.txt of the user's",
+        users_readme,
     )
-    problems = run_area("user files: models.config", cases)
-    assert not problems, "\n".join(problems)
+    _case(command, "models.config: an older zoo's README.md is rewritten", older_readme)
+
+
+REFUSED_CONFIGS = [  # (label, models.config, what the error must name)
+    (
+        "spam serves another path",
+        'model_config_list { config { name: "spam" base_path: "/srv/their_spam" } }\n',
+        ("models.config", "spam", "/srv/their_spam"),
+    ),
+    (
+        "a message not closed",
+        'model_config_list { config { name: "x" }\n',
+        ("models.config",),
+    ),
+    (
+        "a string not closed",
+        'model_config_list { config { name: "x } }\n',
+        ("models.config",),
+    ),
+    ("custom_model_config", "custom_model_config { }\n", ("custom_model_config",)),
+    ("not a text proto at all", "[models]\nbbc = /srv/bbc\n", ("models.config",)),
+]
+_merge_cases()
+
+
+@pytest.mark.parametrize("name", list(AREAS["models.config"]))
+def test_models_config_merges(name, places):
+    _check("models.config", name, None, places)
