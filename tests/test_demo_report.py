@@ -2,6 +2,7 @@
 sentence, from made-up figures: no assets, no demo run."""
 
 from zoo import demo
+from zoo.utils.provenance import machine
 
 
 def _entry(mode, size_ratio):
@@ -121,3 +122,23 @@ def test_baseline_sentence_only_within_one_point():
     old = demo.report_markdown(_report(None))
     assert "linear baseline" not in old and "A linear TF-IDF model" not in old
     assert "| teacher (6 layers) | keras | 91.1 | 49.4 | 0.9648 | 1.0000 | - |" in old
+
+
+def test_report_names_the_machine_its_speeds_were_measured_on():
+    report = _report(0.9718)
+    report["machine"] = {
+        "cpu": "AMD EPYC",
+        "cores": 2,
+        "int8": "AVX-512 VNNI",
+        "bf16": "AVX-512 BF16",
+        "load": 1.5,
+    }
+    md = demo.report_markdown(report)
+    assert (
+        "Machine: AMD EPYC, 2 cores; int8: AVX-512 VNNI; bfloat16: AVX-512 BF16; "
+        "1-minute load 1.5."
+    ) in md
+    # The detection a live report records.
+    info = machine()
+    assert set(info) == {"cpu", "cores", "int8", "bf16", "load"}
+    assert info["int8"] in ("AMX", "AVX-512 VNNI", "AVX-VNNI", "AVX2 only", "no AVX2")

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 
 from zoo.demo.common import BASELINE_FORMAT, PHONE_MODES, STAGES, Stages, _log, _phone
 from zoo.utils.atomic import atomic_file
+from zoo.utils.provenance import machine, machine_line
 
 
 def _headline(rows, config):
@@ -226,6 +227,9 @@ def stage_report(out, config, args_info):
         "stages": Stages(out).done,
         "texts": measured["texts"],
         "sequence_length": measured["sequence_length"],
+        # Speed ratios depend on the CPU's int8 and bf16 features and the
+        # load (taken here, as the measurements end).
+        "machine": machine(),
         **args_info,
     }
     with atomic_file(out / "report.json", "w") as f:
@@ -246,8 +250,8 @@ def stage_report(out, config, args_info):
 def report_markdown(report):
     """OUT/report.md from the report dict (what OUT/report.json holds): the
     table, the headline, the linear baseline's sentence when it is within a
-    point of the best model, the pruning figures, the plots, stage times and
-    versions."""
+    point of the best model, the pruning figures, the plots, stage times, the
+    machine and versions."""
     rows, stages = report["rows"], report["stages"]
     phone = f"student{report['config']['students'][0]}"
     lines = [
@@ -296,6 +300,8 @@ def report_markdown(report):
         "",
         "Stage times (s): "
         + ", ".join(f"{k} {v['seconds']}" for k, v in stages.items() if k in STAGES),
+        "",
+        machine_line(report.get("machine") or {}),
         "",
         f"Versions: {json.dumps(report.get('versions'))}; git revision "
         f"{report.get('git_revision')}.",
