@@ -24,10 +24,9 @@ import pathlib
 import numpy as np
 from ai_edge_litert import interpreter as litert
 
-from export import manifest as mf
-from export.runtime import load_signature
+from export.runtime import load_signature, open_artifact
 from zoo.text.readers import read_data
-from zoo.text.tokenizer import WordPieceTokenizer, tokenize_texts
+from zoo.text.tokenizer import tokenize_texts
 from zoo.utils.latency import interleaved_latency_ms
 
 
@@ -66,13 +65,13 @@ def delegation(path, num_threads=1):
 
 def measure(artifacts, rounds, texts, labels):
     rows = []
-    for path in artifacts:
-        meta = mf.read_metadata(path)
-        tokenizer = WordPieceTokenizer(
-            str(path / mf.VOCABULARY), lowercase=meta["lowercase"]
-        )
-        run = load_signature(path)
-        ids = tokenize_texts(tokenizer, texts, run.sequence_length)
+    # Each artifact checked once, and tokenized as its metadata.json says
+    # (the opened artifact's own tokenizer).
+    opened = [open_artifact(path) for path in artifacts]
+    for path, artifact in zip(artifacts, opened):
+        meta = artifact.meta
+        run = load_signature(artifact)
+        ids = tokenize_texts(artifact.tokenizer, texts, run.sequence_length)
         names = meta["labels"]
         predicted = []
         for i in range(len(texts)):
@@ -94,9 +93,9 @@ def measure(artifacts, rounds, texts, labels):
             }
         )
     calls = {}
-    for i, path in enumerate(artifacts):
+    for i, artifact in enumerate(opened):
         for t in (1, 2):
-            runner, one = load_signature(path, num_threads=t).raw, rows[i]["one"]
+            runner, one = load_signature(artifact, num_threads=t).raw, rows[i]["one"]
             calls[(i, t)] = lambda runner=runner, one=one: runner(**one)
     for (i, t), ms in interleaved_latency_ms(calls, rounds=rounds).items():
         rows[i][f"ms_{t}_thread"] = ms

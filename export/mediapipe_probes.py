@@ -18,7 +18,7 @@ import tempfile
 import numpy as np
 
 from export import mediapipe
-from export.runtime import load_signature, run_worker
+from export.runtime import load_signature, open_artifact, run_worker
 from zoo.text import probes
 from zoo.text.tokenizer import tokenize_texts
 
@@ -29,9 +29,11 @@ PROBE_SAME_IDS_TOLERANCE = 1e-4
 MEDIAPIPE_TIMEOUT_S = 600
 
 
-def mediapipe_probes(artifact_dir, meta, tokenizer, python=None):
-    """mediapipe.tflite in MediaPipe Tasks' TextClassifier (its own C++
-    BertTokenizer) against the same file in LiteRT fed `tokenizer`'s ids, on
+def mediapipe_probes(artifact, python=None):
+    """mediapipe.tflite of `artifact` (an `OpenedArtifact`, or a directory,
+    opened first) in MediaPipe Tasks' TextClassifier (its own C++
+    BertTokenizer) against the same file in LiteRT fed the ids of
+    `artifact.tokenizer`, on
     zoo.text.probes' multilingual sentences: per group and overall, the
     sentences, how many got the same top label, the largest probability
     difference, and how many differ by more than float rounding (MediaPipe
@@ -47,7 +49,8 @@ def mediapipe_probes(artifact_dir, meta, tokenizer, python=None):
             "reason": f"no MediaPipe interpreter (set ${mediapipe.PYTHON_ENV} or run "
             "`make mediapipe-venv`)",
         }
-    artifact_dir = pathlib.Path(artifact_dir)
+    artifact = open_artifact(artifact)
+    artifact_dir = artifact.directory
     texts = list(probes.ALL)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
@@ -71,8 +74,8 @@ def mediapipe_probes(artifact_dir, meta, tokenizer, python=None):
                 "reason": f"MediaPipe exited {proc.returncode}: " + " | ".join(tail),
             }
         out = json.loads((tmp / "out.json").read_text(encoding="utf-8"))
-    run = load_signature(artifact_dir, file=mediapipe.FILE, meta=meta)
-    ids = tokenize_texts(tokenizer, texts, run.sequence_length)
+    run = load_signature(artifact, file=mediapipe.FILE)
+    ids = tokenize_texts(artifact.tokenizer, texts, run.sequence_length)
     ours = np.concatenate(
         [
             run(**{k: v[i : i + 1] for k, v in ids.items()})[mediapipe.OUTPUT]

@@ -259,19 +259,19 @@ def open_predictor(
     if kind == "model":
         return _model_dir_predictor(path, sequence_length, max_windows, batch_size)
     # The manifest, the metadata and their agreement with the model files,
-    # before anything runs (export/consistency/).
-    meta = open_artifact(path)
-    tokenizer = mf.artifact_tokenizer(path, meta)
+    # checked once before anything runs (export/consistency/); the runner
+    # and the host-side steps share the opened artifact and its tokenizer.
+    artifact = open_artifact(path)
     if kind == "tflite":
-        length, run_ids = _tflite_runner(path, meta, sequence_length, num_threads)
+        length, run_ids = _tflite_runner(artifact, sequence_length, num_threads)
     else:
-        length, run_ids = _saved_model_runner(path, meta, sequence_length, batch_size)
+        length, run_ids = _saved_model_runner(artifact, sequence_length, batch_size)
     return Predictor(
         kind,
         path,
-        meta["task"],
-        meta["labels"],
-        tokenizer,
+        artifact.meta["task"],
+        artifact.meta["labels"],
+        artifact.tokenizer,
         length,
         run_ids,
         max_windows or 1,
@@ -315,9 +315,11 @@ def _model_dir_predictor(path, sequence_length, max_windows, batch_size):
     )
 
 
-def _tflite_runner(path, meta, sequence_length, num_threads):
+def _tflite_runner(artifact, sequence_length, num_threads):
     """(length, run_ids) of model.tflite's signature for `sequence_length`
-    (default: its primary one), one text per call as on a phone."""
+    (default: its primary one) of an opened artifact, one text per call as
+    on a phone."""
+    path, meta = artifact.directory, artifact.meta
     info = meta["files"].get("model.tflite")
     if info is None:
         raise PredictError(
@@ -331,7 +333,7 @@ def _tflite_runner(path, meta, sequence_length, num_threads):
             f"signatures for {lengths} tokens."
         )
     name = info["signatures"][lengths.index(sequence_length or lengths[0])]
-    signature = load_signature(path, name, num_threads=num_threads, meta=meta)
+    signature = load_signature(artifact, name, num_threads=num_threads)
 
     def run_ids(inputs):
         rows = [
@@ -343,12 +345,12 @@ def _tflite_runner(path, meta, sequence_length, num_threads):
     return signature.sequence_length, run_ids
 
 
-def _saved_model_runner(path, meta, sequence_length, batch_size):
-    """(length, run_ids) of a text-in SavedModel's `serve_ids` signature,
-    `batch_size` inputs per call."""
-    loaded, _ = load_saved_model(path, meta=meta)
+def _saved_model_runner(artifact, sequence_length, batch_size):
+    """(length, run_ids) of an opened text-in SavedModel's `serve_ids`
+    signature, `batch_size` inputs per call."""
+    loaded, _ = load_saved_model(artifact)
     serve = loaded.signatures["serve_ids"]
-    length = int(meta["sequence_lengths"][0])
+    length = int(artifact.meta["sequence_lengths"][0])
     if sequence_length not in (None, length):
         raise PredictError(
             f"--sequence-length {sequence_length}: this SavedModel was "

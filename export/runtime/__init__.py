@@ -1,14 +1,18 @@
 """The runtimes that serve an exported artifact, as the validator and every
 loader use them: LiteRT's interpreter for `.tflite` files, and for
 SavedModels the TF1 session loader (the restore path of TF Serving's C++
-loader) in a fresh process running `export/tf1_worker.py`. Every loader
-checks manifest.json first.
+loader) in a fresh process running `export/tf1_worker.py`. An artifact is
+opened once (`open_artifact`: manifest.json, metadata.json, the model files
+against it); the `OpenedArtifact` it returns is what every loader and runner
+takes (given a directory instead, they open it first).
 
-    interpreter = load_interpreter("exports/bbc_dyn")
-    runs = run_tflite("exports/bbc_dyn", metadata, texts, tokenizer)
+    artifact = open_artifact("exports/bbc_dyn")
+    interpreter = load_interpreter(artifact)
+    runs = run_tflite(artifact, texts)      # tokenized with artifact.tokenizer
 
-The package, one job a module, bottom to top: `loading` (the checks every
-loader runs, LiteRT's interpreter and checked signatures, TensorFlow's
+The package, one job a module, bottom to top: `opened` (`open_artifact`, the
+checks every loader needs, run once, and the `OpenedArtifact` they give),
+`loading` (LiteRT's interpreter and checked signatures, TensorFlow's
 SavedModel loader), `budget` (how many texts each run takes, the latency
 calls and the interpreters that share the rest), `litert_run` (`run_tflite`)
 and `tf1_run` (`run_saved_model` in the TF1 worker process, and
@@ -35,8 +39,8 @@ from export.runtime.loading import (
     load_interpreter,
     load_saved_model,
     load_signature,
-    open_artifact,
 )
+from export.runtime.opened import OpenedArtifact, open_artifact
 from export.runtime.tf1_run import TF1_WORKER, run_saved_model, run_tf1, run_worker
 
 # The names importable from export.runtime, wherever in the package they live.
@@ -49,6 +53,7 @@ __all__ = [
     "TF1_WORKER",
     "ArtifactLoadError",
     "CheckedSignature",
+    "OpenedArtifact",
     "TextBatchRunner",
     "invoke",
     "load_interpreter",

@@ -20,6 +20,7 @@ from export.runtime.budget import (
     validation_workers,
 )
 from export.runtime.loading import CheckedSignature, invoke, load_interpreter
+from export.runtime.opened import open_artifact
 from zoo.text.tokenizer import split_pairs, tokenize_texts
 
 
@@ -82,8 +83,10 @@ def _same_outputs(results, source, count):
     return True
 
 
-def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
-    """Run every signature of every `.tflite` in the artifact over `texts`.
+def run_tflite(artifact, texts, *, workers=None):
+    """Run every signature of every `.tflite` of `artifact` (an
+    `OpenedArtifact`, or a directory, opened first) over `texts`, tokenized
+    on the host with `artifact.tokenizer`.
 
     The first `3 + LATENCY_RUNS` texts of a signature run alone, in one
     1-thread interpreter, and give its batch-1 latency; the remaining texts
@@ -107,13 +110,15 @@ def run_tflite(artifact_dir, meta, texts, tokenizer, workers=None):
     returns the ids it made (`token_ids`).
     """
     workers = validation_workers(workers)
+    artifact = open_artifact(artifact)
+    meta, tokenizer = artifact.meta, artifact.tokenizer
     runs = []
     by_signature = {}  # (file, signature) -> run
     tokenized = {}  # (length, count): host ids, shared by the files
     for file, info in _files_to_run(meta, texts):
-        source = same_graph_as_source(artifact_dir, meta, file)
+        source = same_graph_as_source(artifact.directory, meta, file)
         source_run = None if source is None else by_signature.get(source)
-        interpreters = _Interpreters(artifact_dir, file, meta)
+        interpreters = _Interpreters(artifact, file)
         for position, signature in enumerate(info["signatures"]):
             length = info["sequence_lengths"][position]
             subset = texts if position == 0 else texts[:SECONDARY_TEXTS]
@@ -160,18 +165,17 @@ class _Interpreters:
     """The 1-thread interpreters of one .tflite file, the first loaded at
     once and more as needed (each holds its own copy of the weights)."""
 
-    def __init__(self, artifact_dir, file, meta):
-        self.artifact_dir, self.file, self.meta = artifact_dir, file, meta
-        self.loaded = [load_interpreter(artifact_dir, file, meta=meta)]
+    def __init__(self, artifact, file):
+        self.artifact, self.file = artifact, file
+        self.loaded = [load_interpreter(artifact, file)]
 
     def runners(self, count, signature, length, kind):
         """`count` checked runners of `signature`, one per interpreter."""
         while len(self.loaded) < count:
-            self.loaded.append(
-                load_interpreter(self.artifact_dir, self.file, meta=self.meta)
-            )
+            self.loaded.append(load_interpreter(self.artifact, self.file))
+        contract = self.artifact.meta["input_contract"]
         return [
-            CheckedSignature(x, signature, length, kind, self.meta["input_contract"])
+            CheckedSignature(x, signature, length, kind, contract)
             for x in self.loaded[:count]
         ]
 

@@ -1,12 +1,11 @@
-"""An artifact opened and loaded in the runtime that serves it: the checks
-every loader runs first (`open_artifact`), LiteRT's interpreter for a
-`.tflite` file and its signatures called by name with their inputs checked
-(`load_interpreter`, `load_signature`), and TensorFlow's loader for a
-SavedModel (`load_saved_model`)."""
+"""An artifact loaded in the runtime that serves it: LiteRT's interpreter
+for a `.tflite` file and its signatures called by name with their inputs
+checked (`load_interpreter`, `load_signature`), and TensorFlow's loader for
+a SavedModel (`load_saved_model`). Each takes an `OpenedArtifact`
+(`export.runtime.opened`), or a directory, which it opens first."""
 
 from __future__ import annotations
 
-import pathlib
 import threading
 
 import numpy as np
@@ -16,7 +15,7 @@ from google.protobuf.message import DecodeError
 from tensorflow_text import tflite_registrar
 
 from export import manifest as mf
-from export.consistency import check_artifact
+from export.runtime.opened import opened
 from zoo.models import InvalidInputError, check_ids
 from zoo.text.tokenizer import check_text
 
@@ -32,24 +31,12 @@ class ArtifactLoadError(ValueError):
     """An artifact that passed its checks failed to load or run in its runtime."""
 
 
-def open_artifact(artifact_dir) -> dict:
-    """The checks every loader runs before a model file is touched: the
-    manifest (every file listed, none changed), metadata.json's fields, and
-    metadata.json against what the model files say themselves
-    (`export.consistency`). Returns the metadata."""
-    artifact_dir = pathlib.Path(artifact_dir)
-    mf.verify_manifest(artifact_dir)
-    meta = mf.read_metadata(artifact_dir)
-    check_artifact(artifact_dir, meta)
-    return meta
-
-
 # --- LiteRT ---------------------------------------------------------------------
 
 
-def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1, *, meta=None):
-    """A LiteRT interpreter for `artifact_dir/file`, after `open_artifact`'s
-    checks (skipped when the caller ran them and passes their `meta`).
+def load_interpreter(artifact, file=MODEL_FILE, num_threads=1, *, meta=None):
+    """A LiteRT interpreter for `file` of `artifact` (an `OpenedArtifact`, or
+    a directory, opened first; `meta`: see `export.runtime.opened.opened`).
 
     A file whose metadata lists custom (tensorflow-text) ops gets
     `InterpreterWithCustomOps` with tensorflow-text's registrar. One
@@ -57,9 +44,8 @@ def load_interpreter(artifact_dir, file=MODEL_FILE, num_threads=1, *, meta=None)
     for the whole call, so sharing it between threads is safe but serial
     (for parallel calls, load one interpreter per thread).
     """
-    artifact_dir = pathlib.Path(artifact_dir)
-    if meta is None:
-        meta = open_artifact(artifact_dir)
+    artifact = opened(artifact, meta)
+    artifact_dir, meta = artifact.directory, artifact.meta
     info = meta.get("files", {}).get(file)
     if info is None:
         raise FileNotFoundError(
@@ -205,15 +191,13 @@ def invoke(runner, inputs):
     return {k: np.array(v) for k, v in outputs.items()}
 
 
-def load_signature(
-    artifact_dir, signature=None, file=MODEL_FILE, num_threads=1, *, meta=None
-):
-    """A `CheckedSignature` of `artifact_dir/file` (default: its primary,
-    first-listed signature), after `open_artifact`'s checks (skipped when the
-    caller ran them and passes their `meta`)."""
-    artifact_dir = pathlib.Path(artifact_dir)
-    meta = open_artifact(artifact_dir) if meta is None else meta
-    interpreter = load_interpreter(artifact_dir, file, num_threads=num_threads, meta=meta)
+def load_signature(artifact, signature=None, file=MODEL_FILE, num_threads=1, *, meta=None):
+    """A `CheckedSignature` of `file` of `artifact` (an `OpenedArtifact`, or
+    a directory, opened first; `meta`: see `export.runtime.opened.opened`),
+    by default its primary, first-listed signature."""
+    artifact = opened(artifact, meta)
+    artifact_dir, meta = artifact.directory, artifact.meta
+    interpreter = load_interpreter(artifact, file, num_threads=num_threads)
     info = meta["files"][file]
     names = info["signatures"]
     signature = names[0] if signature is None else signature
@@ -242,10 +226,12 @@ def load_signature(
 # --- SavedModel (TensorFlow) -------------------------------------------------------
 
 
-def load_saved_model(version_dir, *, meta=None):
-    """`tf.saved_model.load` after `open_artifact`'s checks (skipped when the
-    caller ran them and passes their `meta`); returns `(loaded, metadata)`."""
-    meta = open_artifact(version_dir) if meta is None else meta
+def load_saved_model(artifact, *, meta=None):
+    """`tf.saved_model.load` of `artifact` (an `OpenedArtifact`, or a
+    version directory, opened first; `meta`: see
+    `export.runtime.opened.opened`); returns `(loaded, metadata)`."""
+    artifact = opened(artifact, meta)
+    version_dir, meta = artifact.directory, artifact.meta
     try:
         loaded = tf.saved_model.load(str(version_dir))
     except (tf.errors.OpError, ValueError, IndexError, OSError, DecodeError) as e:

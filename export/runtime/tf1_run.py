@@ -18,6 +18,7 @@ import numpy as np
 from export import manifest as mf
 from export.runtime.budget import LATENCY_RUNS, SECONDARY_TEXTS, _latency
 from export.runtime.loading import ArtifactLoadError
+from export.runtime.opened import open_artifact
 from export.tf1_worker import MANIFEST_MISMATCH
 from zoo.models import INPUT_NAMES
 from zoo.text.tokenizer import split_pairs, tokenize_texts
@@ -98,8 +99,13 @@ def _outputs_of(numeric, signature):
     return {k[len(prefix) :]: v for k, v in numeric.items() if k.startswith(prefix)}
 
 
-def run_saved_model(artifact_dir, meta, texts, tokenizer):
-    """Run every signature of a (TPU) SavedModel in the TF1 session loader."""
+def run_saved_model(artifact, texts):
+    """Run every signature of a (TPU) SavedModel, `artifact` (an
+    `OpenedArtifact`, or a version directory, opened first), in the TF1
+    session loader; the texts are tokenized on the host with
+    `artifact.tokenizer` for the comparison."""
+    artifact = open_artifact(artifact)
+    meta, tokenizer = artifact.meta, artifact.tokenizer
     primary = meta["sequence_lengths"][0]
     ids = tokenize_texts(tokenizer, texts, primary)
     a, b = split_pairs(texts)
@@ -157,7 +163,7 @@ def run_saved_model(artifact_dir, meta, texts, tokenizer):
         plan.append(
             (signature, info["input"], length, run_ids, info.get("role", "predict"))
         )
-    numeric, strings, info = run_tf1(artifact_dir, requests, texts_by_name, inputs)
+    numeric, strings, info = run_tf1(artifact.directory, requests, texts_by_name, inputs)
     runs = []
     for signature, kind, length, run_ids, role in plan:
         outputs = _outputs_of(numeric, signature)

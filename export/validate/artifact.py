@@ -4,7 +4,6 @@ exporter, on the artifact still in its temporary directory)."""
 
 from __future__ import annotations
 
-import pathlib
 import time
 import warnings
 
@@ -43,7 +42,7 @@ def _check_texts(texts, who):
 
 
 def validate_artifact(
-    artifact_dir,
+    artifact,
     texts,
     labels=None,
     reference_model=None,
@@ -55,15 +54,18 @@ def validate_artifact(
     """Load the artifact in its runtime, run `texts` through it and compare.
 
     Args:
-        artifact_dir: a `zoo export` artifact (TFLite directory, or a
-            SavedModel version directory `BASE/NAME/VERSION`).
+        artifact: a `zoo export` artifact (TFLite directory, or a
+            SavedModel version directory `BASE/NAME/VERSION`), or one
+            already opened (`export.runtime.open_artifact`): the checks
+            that opening runs run once either way.
         texts: at least `MIN_VALIDATION_TEXTS` str, or `(text, text_b)` pairs.
         labels: optional gold labels (names), for the accuracy delta.
         reference_model: the Keras model to compare with. None: the source
             model named in metadata.json if it still exists unchanged, else
             the report holds the artifact's own figures only.
-        tokenizer: the project tokenizer for host-side ids. None: built from
-            the artifact's vocab.txt and metadata's lower-casing.
+        tokenizer: the project tokenizer for host-side ids; it must have
+            the artifact's vocabulary and tokenization description. None:
+            the opened artifact's own (built once from its files).
         allow_degraded: record threshold misses in the report instead of
             raising `ExportValidationError`.
         workers: `.tflite` only: how many 1-thread LiteRT interpreters share
@@ -73,14 +75,13 @@ def validate_artifact(
 
     Returns the report dict (see `format_report`).
     """
-    artifact_dir = pathlib.Path(artifact_dir)
     texts = _check_texts(texts, "validate_artifact")
     _check_labels(labels, texts)
-    meta = open_artifact(artifact_dir)
-    tokenizer = _artifact_tokenizer(artifact_dir, meta, tokenizer)
+    artifact = open_artifact(artifact).with_tokenizer(tokenizer)
+    artifact_dir, meta = artifact.directory, artifact.meta
     reference = _reference(artifact_dir, meta, reference_model)
     started = time.time()
-    ran = _run_in_runtime(artifact_dir, meta, texts, tokenizer, workers)
+    ran = _run_in_runtime(artifact, texts, workers)
     results = [_run_result(artifact_dir, meta, run, labels, reference) for run in ran.runs]
     report = _report(
         artifact_dir, meta, texts, labels, ran, reference, results, allow_degraded, started
@@ -97,8 +98,8 @@ def validate_artifact(
     return report
 
 
-# The steps of `validate_artifact` that check its arguments, in its order
-# (the reference, the runs and the report have modules of their own).
+# The step of `validate_artifact` that checks its arguments (the opening,
+# the reference, the runs and the report have modules of their own).
 
 
 def _check_labels(labels, texts):
@@ -106,13 +107,6 @@ def _check_labels(labels, texts):
         raise ValueError(
             f"validate_artifact: {len(labels)} labels for {len(texts)} texts; pass one per text."
         )
-
-
-def _artifact_tokenizer(artifact_dir, meta, tokenizer):
-    """`tokenizer`, or the artifact's own (built once from its files and
-    tokenization description); a given one must have the artifact's
-    vocabulary and tokenize by its description (`mf.artifact_tokenizer`)."""
-    return mf.artifact_tokenizer(artifact_dir, meta, given=tokenizer)
 
 
 def validate_new_artifact(tmp, model, tokenizer, validation):
@@ -136,20 +130,19 @@ def validate_new_artifact(tmp, model, tokenizer, validation):
             :MIN_VALIDATION_TEXTS
         ]
         labels = None
+    # Opened once: the validation and the MediaPipe probes share its checks
+    # and its tokenizer (the exporter's own, checked against the files).
+    artifact = open_artifact(tmp).with_tokenizer(tokenizer)
     report = validate_artifact(
-        tmp,
+        artifact,
         texts,
         labels,
         reference_model=model,
-        tokenizer=tokenizer,
         allow_degraded=validation.allow_degraded,
         workers=validation.workers,
     )
-    meta = mf.read_metadata(tmp)
-    if mediapipe.FILE in meta.get("files", {}):
-        report["mediapipe_probes"] = mediapipe_probes(
-            tmp, meta, _artifact_tokenizer(tmp, meta, tokenizer)
-        )
+    if mediapipe.FILE in artifact.meta.get("files", {}):
+        report["mediapipe_probes"] = mediapipe_probes(artifact)
     if probe:
         report["note"] = "probe sentences only: load-and-run check, not a validation"
     else:

@@ -24,11 +24,12 @@ class _RuntimeRuns:
     signatures_seen: list | None = None  # SavedModel: the loaded MetaGraphDef's
 
 
-def _run_in_runtime(artifact_dir, meta, texts, tokenizer, workers):
-    """Every signature of the artifact on `texts`, in the runtime that will serve it."""
+def _run_in_runtime(artifact, texts, workers):
+    """Every signature of `artifact` (an `OpenedArtifact`) on `texts`, in
+    the runtime that will serve it, tokenized with `artifact.tokenizer`."""
     started = time.time()
-    if meta["kind"] == "tflite":
-        runs = run_tflite(artifact_dir, meta, texts, tokenizer, workers=workers)
+    if artifact.format == "tflite":
+        runs = run_tflite(artifact, texts, workers=workers)
         interpreters = max(run["workers"] for run in runs)
         runtime = (
             f"LiteRT Interpreter (ai_edge_litert), num_threads=1; validated on {interpreters} "
@@ -38,7 +39,7 @@ def _run_in_runtime(artifact_dir, meta, texts, tokenizer, workers):
     runtime = (
         "tf.compat.v1.saved_model.loader in a fresh process (TF Serving's restore path)"
     )
-    runs, signatures_seen = run_saved_model(artifact_dir, meta, texts, tokenizer)
+    runs, signatures_seen = run_saved_model(artifact, texts)
     return _RuntimeRuns(
         runs, runtime, time.time() - started, signatures_seen=signatures_seen
     )

@@ -136,9 +136,7 @@ def test_cased_models_and_blank_vocabulary_lines_are_refused(artifact):
         )
 
 
-def test_validation_runs_the_derived_file_on_a_sample(
-    artifact, tiny_tokenizer, monkeypatch, tmp_path
-):
+def test_validation_runs_the_derived_file_on_a_sample(artifact, monkeypatch, tmp_path):
     """mediapipe.tflite holds model.tflite's serving_L16 graph and weights,
     runs DERIVED_SAMPLE_TEXTS texts, must equal model.tflite bit for bit
     there, and takes model.tflite's outputs for the rest; when its graph is
@@ -153,10 +151,7 @@ def test_validation_runs_the_derived_file_on_a_sample(
         "model.tflite",
         "serving_L16",
     )
-    runs = {
-        (r["file"], r["signature"]): r
-        for r in runtime.run_tflite(artifact, meta, texts, tiny_tokenizer)
-    }
+    runs = {(r["file"], r["signature"]): r for r in runtime.run_tflite(artifact, texts)}
     source, phone = runs["model.tflite", "serving_L16"], runs[mediapipe.FILE, "serving_L16"]
     assert source["texts_run"] == 200 and source["same_as"] is None
     assert phone["texts_run"] == runtime.DERIVED_SAMPLE_TEXTS
@@ -201,16 +196,13 @@ def test_validation_runs_the_derived_file_on_a_sample(
     assert mediapipe.same_graph_as_source(artifact, other, mediapipe.FILE) is None
     runs = {
         (r["file"], r["signature"]): r
-        for r in runtime.run_tflite(artifact, other, texts, tiny_tokenizer)
+        for r in runtime.run_tflite(runtime.OpenedArtifact(artifact, other), texts)
     }
     assert runs[mediapipe.FILE, "serving_L16"]["texts_run"] == 200
     assert "not the graph of its source" in runs[mediapipe.FILE, "serving_L16"]["note"]
     # Outputs that differ on the sample: every text runs.
     monkeypatch.setattr(runtime.litert_run, "_same_outputs", lambda *args: False)
-    runs = {
-        (r["file"], r["signature"]): r
-        for r in runtime.run_tflite(artifact, meta, texts, tiny_tokenizer)
-    }
+    runs = {(r["file"], r["signature"]): r for r in runtime.run_tflite(artifact, texts)}
     phone = runs[mediapipe.FILE, "serving_L16"]
     assert phone["texts_run"] == 200 and phone["same_as"] is None
     assert "outputs differ from model.tflite:serving_L16" in phone["note"]
@@ -254,24 +246,21 @@ def test_export_records_mediapipe_agreement_on_the_probe_set(artifact):
         assert name in line
 
 
-def test_mediapipe_probes_say_why_they_did_not_run(artifact, tiny_tokenizer, monkeypatch):
-    meta = mf.read_metadata(artifact)
+def test_mediapipe_probes_say_why_they_did_not_run(artifact, monkeypatch):
     monkeypatch.setenv(mediapipe.PYTHON_ENV, str(artifact / "no-such-python"))
     monkeypatch.setattr(mediapipe, "DEFAULT_PYTHON", artifact / "no-such-python")
-    record = mediapipe_probes(artifact, meta, tiny_tokenizer)
+    record = mediapipe_probes(artifact)
     assert record == {"ran": False, "reason": record["reason"]}
     assert mediapipe.PYTHON_ENV in record["reason"]
     assert "not run" in mediapipe_probes_line(record)
     # A MediaPipe that fails: its exit status and last lines, not an exception.
-    record = mediapipe_probes(
-        artifact, meta, tiny_tokenizer, python=pathlib.Path("/bin/false")
-    )
+    record = mediapipe_probes(artifact, python=pathlib.Path("/bin/false"))
     assert not record["ran"] and "exited 1" in record["reason"]
     # One that answers with the wrong number of scores: said, not compared.
     fake = artifact.parent / "fake-python"
     fake.write_text('#!/bin/sh\necho \'{"mediapipe": "x", "scores": [[0.5]]}\' > "$5"\n')
     fake.chmod(0o755)
-    record = mediapipe_probes(artifact, meta, tiny_tokenizer, python=fake)
+    record = mediapipe_probes(artifact, python=fake)
     expected = f"expected {len(probes.ALL)} of {len(TINY_LABELS)}"
     assert not record["ran"] and expected in record["reason"], record
 

@@ -97,12 +97,9 @@ def test_signatures_take_named_fixed_inputs_and_match_keras(
     np.testing.assert_allclose(out["probabilities"].sum(), 1.0, atol=1e-5)
 
 
-def test_parallel_validation_gives_one_interpreters_outputs_in_order(
-    artifact, tiny_tokenizer, tiny_texts
-):
-    meta = mf.read_metadata(artifact)
-    one = runtime.run_tflite(artifact, meta, tiny_texts, tiny_tokenizer, workers=1)
-    three = runtime.run_tflite(artifact, meta, tiny_texts, tiny_tokenizer, workers=3)
+def test_parallel_validation_gives_one_interpreters_outputs_in_order(artifact, tiny_texts):
+    one = runtime.run_tflite(artifact, tiny_texts, workers=1)
+    three = runtime.run_tflite(artifact, tiny_texts, workers=3)
     assert [(r["file"], r["signature"]) for r in one] == [
         (r["file"], r["signature"]) for r in three
     ]
@@ -127,7 +124,7 @@ def test_parallel_validation_gives_one_interpreters_outputs_in_order(
     assert report["validation_interpreters"] == runtime.validation_workers()
     assert f"validated on {runtime.validation_workers()} interpreters" in report["runtime"]
     with pytest.raises(ValueError, match="workers: .* received 0"):
-        runtime.run_tflite(artifact, meta, tiny_texts, tiny_tokenizer, workers=0)
+        runtime.run_tflite(artifact, tiny_texts, workers=0)
 
 
 def test_op_lists_read_from_the_flatbuffer(artifact):
@@ -418,6 +415,72 @@ def test_metadata_carries_the_tokenization_and_its_runtimes(artifact, tiny_token
         mf.artifact_tokenizer(
             artifact, meta, given=type(first).from_description(first.vocabulary, other)
         )
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Counts of the artifact tokenizers built and of the consistency checks
+    run on a `.tflite` artifact. export.manifest's tokenizer cache is made to
+    forget, so a second build counts instead of hiding in it: only the
+    opened artifact may keep its tokenizer."""
+    from export.consistency import artifact as consistency
+    from export.manifest import tokenizer as manifest_tokenizer
+
+    class Forgetful(dict):
+        def get(self, key, default=None):
+            return default
+
+    counts = {"tokenizers": 0, "checks": 0}
+    build, check = manifest_tokenizer.build_tokenizer, consistency.check_tflite_artifact
+
+    def counting_build(*args, **kwargs):
+        counts["tokenizers"] += 1
+        return build(*args, **kwargs)
+
+    def counting_check(*args, **kwargs):
+        counts["checks"] += 1
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(manifest_tokenizer, "_TOKENIZERS", Forgetful())
+    monkeypatch.setattr(manifest_tokenizer, "build_tokenizer", counting_build)
+    monkeypatch.setattr(consistency, "check_tflite_artifact", counting_check)
+    return counts
+
+
+def test_an_opened_artifact_is_checked_and_tokenized_once(artifact, tiny_texts, counted):
+    """validate_artifact and open_predictor(...).predict open the artifact
+    once: one consistency check, one tokenizer, however many files,
+    signatures and interpreters run."""
+    from zoo.predict import open_predictor
+
+    validate.validate_artifact(artifact, tiny_texts, workers=2)
+    assert counted == {"tokenizers": 1, "checks": 1}
+    counted.update(tokenizers=0, checks=0)
+    answers = open_predictor(artifact).predict(tiny_texts[:3])
+    assert len(answers) == 3 and answers[0]["label"] in ("business", "sport", "tech")
+    assert counted == {"tokenizers": 1, "checks": 1}
+    # The object itself: opened once, passed on without a second check.
+    counted.update(tokenizers=0, checks=0)
+    opened = runtime.open_artifact(artifact)
+    assert runtime.open_artifact(opened) is opened and opened.format == "tflite"
+    assert opened.manifest["files"].keys() >= {"model.tflite", "metadata.json"}
+    runtime.load_signature(opened)
+    runtime.load_interpreter(opened, "mediapipe.tflite")
+    assert opened.tokenizer is opened.tokenizer
+    assert counted == {"tokenizers": 1, "checks": 1}
+
+
+def test_an_opened_artifact_refuses_another_tokenizer(artifact, tiny_tokenizer):
+    from zoo.text import description as td
+
+    opened = runtime.open_artifact(artifact)
+    assert opened.with_tokenizer(tiny_tokenizer).tokenizer is tiny_tokenizer
+    assert opened.with_tokenizer(None) is opened
+    cased = type(tiny_tokenizer).from_description(
+        tiny_tokenizer.vocabulary, td.wordpiece(lowercase=False, strip_accents=False)
+    )
+    with pytest.raises(ValueError, match="tokenizes as"):
+        opened.with_tokenizer(cased)
 
 
 @pytest.mark.parametrize(
