@@ -7,7 +7,13 @@ One tiny classifier is exported once per module in both formats, from a zoo
 model directory (so metadata.json names its source). SavedModel calls run
 in one fresh process through the TF1 session loader, TF Serving's restore
 path: a contract violation there is an InvalidArgument error, which TF
-Serving answers with HTTP 400."""
+Serving answers with HTTP 400.
+
+Each case is its own pytest item, its name the id (a failure names its case,
+and `pytest -k` reruns it alone). The inputs come from fixed seeds, so the
+ids exist at collection; the exports and the TF1 process's answers to every
+SavedModel request are made once per module (fixtures), and each item
+checks one answer."""
 
 import json
 import shutil
@@ -22,7 +28,7 @@ from export import manifest as mf
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from tests.export.conftest import TINY_LABELS, VOCABULARY, make_tiny, sentences
-from tests.reliability.corpus import answer, error, run_area
+from tests.reliability.corpus import answer, check_case, error
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.models import InvalidInputError
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
@@ -168,6 +174,42 @@ def contract_violations(base, max_length):
 
 # --- SavedModel calls -----------------------------------------------------------------
 
+SERVED_TEXTS = [
+    "",
+    "   ",
+    "Émile’s café ☕ 東京",
+    "x" * 300,
+    "The bank vote was hot. " * 40,
+    "\x00\x01 control",
+    "\ufffd\ufffd",
+    "match goal film",
+] + sentences(200, seed=11)[:4]  # the first validation texts of `exported`
+
+
+def _saved_model_requests():
+    """name -> (signature, {input: array}, words the error must name, or None
+    where the Keras model's answer is due). Fixed seeds: the same requests at
+    collection (the ids) and in the `served` fixture."""
+    rng = np.random.default_rng(0)
+    requests = {}
+    base = _valid_ids(rng, 2, 12, real=None)
+    for name, ids, words in contract_violations(base, max_length=64):
+        requests[name] = ("serve_ids", ids, words)
+    for i in range(30):
+        batch, length = int(rng.integers(1, 5)), int(rng.integers(1, 65))
+        requests[f"valid ids {i} [{batch}, {length}]"] = (
+            "serve_ids",
+            _valid_ids(rng, batch, length),
+            None,
+        )
+    for i, text in enumerate(SERVED_TEXTS):
+        feeds = {"text": np.array([text.encode("utf-8")], dtype=object)}
+        requests[f"text {i} ({text[:15]!r})"] = ("serving_default", feeds, None)
+    return requests
+
+
+SAVED_MODEL_REQUESTS = _saved_model_requests()
+
 _TF1_CALLS = r"""
 import json, sys
 import numpy as np
@@ -194,90 +236,71 @@ json.dump(results, open(out_path, "w"))
 """
 
 
-def test_saved_model_calls(exported, tmp_path):
-    model, tokenizer = exported["model"], exported["tokenizer"]
-    rng = np.random.default_rng(0)
-    requests, expected_ok, arrays = {}, {}, {}
-    base = _valid_ids(rng, 2, 12, real=None)
-    errors = contract_violations(base, max_length=64)
-    for name, ids, _ in errors:
-        requests[name] = ("serve_ids", list(ids))
-        arrays.update({f"{name}/{k}": v for k, v in ids.items()})
-    for i in range(30):
-        batch, length = int(rng.integers(1, 5)), int(rng.integers(1, 65))
-        ids = _valid_ids(rng, batch, length)
-        name = f"valid ids {i} [{batch}, {length}]"
-        requests[name] = ("serve_ids", list(ids))
-        arrays.update({f"{name}/{k}": v for k, v in ids.items()})
-        expected_ok[name] = np.asarray(model(ids, training=False)["logits"])
-    texts = [
-        "",
-        "   ",
-        "Émile’s café ☕ 東京",
-        "x" * 300,
-        "The bank vote was hot. " * 40,
-        "\x00\x01 control",
-        "\ufffd\ufffd",
-        "match goal film",
-    ] + exported["texts"][:4]
-    for i, text in enumerate(texts):
-        name = f"text {i} ({text[:15]!r})"
-        requests[name] = ("serving_default", ["text"])
-        arrays[f"{name}/text"] = np.array([text.encode("utf-8")], dtype=object)
-        ids = tokenizer([text], sequence_length=L)
-        expected_ok[name] = np.asarray(model(ids, training=False)["logits"])
-    (tmp_path / "requests.json").write_text(json.dumps(requests))
-    np.savez(tmp_path / "requests.json.npz", **arrays)
+@pytest.fixture(scope="module")
+def served(exported, tmp_path_factory):
+    """Every request's result, from one TF1-loader process (a process per
+    request would take minutes): name -> {"ok" | "invalid_argument" | "other": ...}."""
+    work = tmp_path_factory.mktemp("saved_model_calls")
+    requests, arrays = {}, {}
+    for name, (signature, feeds, _) in SAVED_MODEL_REQUESTS.items():
+        requests[name] = (signature, list(feeds))
+        arrays.update({f"{name}/{k}": v for k, v in feeds.items()})
+    (work / "requests.json").write_text(json.dumps(requests))
+    np.savez(work / "requests.json.npz", **arrays)
     proc = subprocess.run(
         [
             sys.executable,
             "-c",
             _TF1_CALLS,
             str(exported["saved_model"]),
-            str(tmp_path / "requests.json"),
-            str(tmp_path / "out.json"),
+            str(work / "requests.json"),
+            str(work / "out.json"),
         ],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    results = json.loads((tmp_path / "out.json").read_text())
+    results = json.loads((work / "out.json").read_text())
+    assert set(results) == set(SAVED_MODEL_REQUESTS), "the process skipped requests"
+    return results
 
-    def served(name):
-        result = results[name]
+
+@pytest.mark.parametrize("name", list(SAVED_MODEL_REQUESTS), ids=str)
+def test_saved_model_calls(name, served, exported):
+    signature, feeds, words = SAVED_MODEL_REQUESTS[name]
+
+    def call():
+        result = served[name]
         if "invalid_argument" in result:  # what TF Serving returns as HTTP 400
             raise ValueError(result["invalid_argument"])
         if "other" in result:
             raise RuntimeError(result["other"])
         return np.asarray(result["ok"]["logits"])
 
-    cases = [
-        error(name, lambda n=name: served(n), *words, errors=(ValueError,))
-        for name, _, words in errors
-    ]
-    cases += [
-        answer(
+    if words is not None:
+        case = error(name, call, *words, errors=(ValueError,))
+    else:
+        if signature == "serving_default":
+            text = feeds["text"][0].decode("utf-8")
+            feeds = exported["tokenizer"]([text], sequence_length=L)
+        want = np.asarray(exported["model"](feeds, training=False)["logits"])
+        case = answer(
             name,
-            lambda n=name: served(n),
-            lambda got, want=want: (
-                got.shape == want.shape and np.abs(got - want).max() <= 1e-4
-            ),
+            call,
+            lambda got: got.shape == want.shape and np.abs(got - want).max() <= 1e-4,
         )
-        for name, want in expected_ok.items()
-    ]
-    problems = run_area("SavedModel calls", cases)
-    assert not problems, "\n".join(problems)
+    check_case("SavedModel calls", case)
 
 
 # --- .tflite calls --------------------------------------------------------------------
 
 
-def test_tflite_calls(exported):
-    model = exported["model"]
-    run = runtime.load_signature(exported["tflite"])
+def _tflite_calls():
+    """name -> (the phone file's inputs, words the error must name, or None
+    where the Keras model's answer is due); fixed seeds, as above."""
     rng = np.random.default_rng(1)
-    cases = []
+    calls = {}
     for call in range(2):
         base = _valid_ids(rng, 2, L)
         for name, ids, words in contract_violations(base, None):
@@ -289,76 +312,91 @@ def test_tflite_calls(exported):
                         np.any(np.stack([ids[k] != base[k] for k in ids]), axis=(0, 2))
                     )[0][0]
                 )
-            one = {k: v[row : row + 1] for k, v in ids.items()}
-            cases.append(
-                error(
-                    f"{name} (call {call})",
-                    lambda one=one: run(**one),
-                    *words,
-                    errors=(InvalidInputError,),
-                )
+            calls[f"{name} (call {call})"] = (
+                {k: v[row : row + 1] for k, v in ids.items()},
+                words,
             )
     good = _valid_ids(rng, 1, L)
-    cases += [
-        error(
-            "a batch of 2",
-            lambda: run(**{k: np.repeat(v, 2, 0) for k, v in good.items()}),
-            "batch",
-            errors=(InvalidInputError,),
-        ),
-        error(
-            "length 12 for the L16 signature",
-            lambda: run(**{k: v[:, :12] for k, v in good.items()}),
-            "16",
-            errors=(InvalidInputError,),
-        ),
-        error(
-            "float ids",
-            lambda: run(**{**good, "token_ids": good["token_ids"] * 1.0}),
-            "token_ids",
-            "dtype",
-            errors=(InvalidInputError,),
-        ),
-        error(
-            "string ids",
-            lambda: run(**{**good, "token_ids": good["token_ids"].astype(str)}),
-            "token_ids",
-            errors=(InvalidInputError,),
-        ),
-        error(
-            "a missing input",
-            lambda: run(token_ids=good["token_ids"], padding_mask=good["padding_mask"]),
-            "segment_ids",
-            errors=(InvalidInputError,),
-        ),
-        error(
-            "an extra input",
-            lambda: run(**good, attention_mask=good["padding_mask"]),
-            "attention_mask",
-            errors=(InvalidInputError,),
-        ),
-        error(
-            "1-D ids",
-            lambda: run(**{k: v[0] for k, v in good.items()}),
-            "shape",
-            errors=(InvalidInputError,),
-        ),
-    ]
+    calls.update(
+        {
+            "a batch of 2": ({k: np.repeat(v, 2, 0) for k, v in good.items()}, ("batch",)),
+            "length 12 for the L16 signature": (
+                {k: v[:, :12] for k, v in good.items()},
+                ("16",),
+            ),
+            "float ids": (
+                {**good, "token_ids": good["token_ids"] * 1.0},
+                ("token_ids", "dtype"),
+            ),
+            "string ids": (
+                {**good, "token_ids": good["token_ids"].astype(str)},
+                ("token_ids",),
+            ),
+            "a missing input": (
+                {"token_ids": good["token_ids"], "padding_mask": good["padding_mask"]},
+                ("segment_ids",),
+            ),
+            "an extra input": (
+                {**good, "attention_mask": good["padding_mask"]},
+                ("attention_mask",),
+            ),
+            "1-D ids": ({k: v[0] for k, v in good.items()}, ("shape",)),
+        }
+    )
     for i in range(36):
-        ids = _valid_ids(rng, 1, L)
-        want = np.asarray(model(ids, training=False)["logits"])
-        cases.append(
-            answer(
-                f"valid ids {i}",
-                lambda ids=ids: run(**ids)["logits"],
-                lambda got, want=want: np.abs(got - want).max() <= 1e-4,
-            )
+        calls[f"valid ids {i}"] = (_valid_ids(rng, 1, L), None)
+    return calls
+
+
+TFLITE_CALLS = _tflite_calls()
+
+
+@pytest.fixture(scope="module")
+def phone_runner(exported):
+    return runtime.load_signature(exported["tflite"])
+
+
+@pytest.mark.parametrize("name", list(TFLITE_CALLS), ids=str)
+def test_tflite_calls(name, phone_runner, exported):
+    inputs, words = TFLITE_CALLS[name]
+    if words is not None:
+        case = error(
+            name, lambda: phone_runner(**inputs), *words, errors=(InvalidInputError,)
         )
-    problems = run_area(".tflite calls", cases)
-    assert not problems, "\n".join(problems)
+    else:
+        want = np.asarray(exported["model"](inputs, training=False)["logits"])
+        case = answer(
+            name,
+            lambda: phone_runner(**inputs)["logits"],
+            lambda got: np.abs(got - want).max() <= 1e-4,
+        )
+    check_case(".tflite calls", case)
 
 
 # --- corrupted and edited artifacts ----------------------------------------------------
+
+TFLITE_FILES = ["model.tflite", "metadata.json", "vocab.txt", "validation.json"]
+SAVED_MODEL_FILES = [
+    "saved_model.pb",
+    "variables/variables.index",
+    "variables/variables.data-00000-of-00001",
+    "metadata.json",
+    "vocab.txt",
+    "assets/vocab.txt",
+    "assets/labels.txt",
+    "validation.json",
+]
+# id -> (format, file, k): the k-th flipped byte of the file (its offset
+# depends on the file's size, so the case's name, not its id, shows it).
+FLIPS = {
+    f"{kind} {file} flip {k}": (kind, file, k)
+    for kind, files, flips in (
+        ("tflite", TFLITE_FILES, 19),
+        ("saved_model", SAVED_MODEL_FILES, 10),
+    )
+    for file in files
+    for k in range(flips)
+}
 
 
 def _copy(path, tmp_path, name):
@@ -373,6 +411,25 @@ def _flip(file, offset):
     file.write_bytes(bytes(data))
 
 
+@pytest.mark.parametrize("name", list(FLIPS), ids=str)
+def test_flipped_bytes(name, exported, tmp_path):
+    kind, file, k = FLIPS[name]
+    source = exported[kind]
+    size = (source / file).stat().st_size
+    if kind == "tflite":
+        offset, load = (k * 7919 + 13) % size, runtime.load_signature
+    else:
+        offset, load = (k * 104729 + 5) % size, runtime.load_saved_model
+
+    def run():
+        copy = _copy(source, tmp_path, "copy")
+        _flip(copy / file, offset)
+        return load(copy)
+
+    case = error(f"{kind} {file} byte {offset}", run, file, errors=(mf.ManifestError,))
+    check_case("corrupted artifacts", case)
+
+
 def _edit_metadata(directory, change):
     meta = json.loads((directory / mf.METADATA).read_text())
     change(meta)
@@ -380,283 +437,256 @@ def _edit_metadata(directory, change):
     mf.write_manifest(directory)  # what a deliberate edit would do
 
 
-def test_corrupted_and_edited_artifacts(exported, tmp_path):
-    tfl, sm, texts = exported["tflite"], exported["saved_model"], exported["texts"]
-    tfl_files = ["model.tflite", "metadata.json", "vocab.txt", "validation.json"]
-    sm_files = [
-        "saved_model.pb",
-        "variables/variables.index",
-        "variables/variables.data-00000-of-00001",
-        "metadata.json",
-        "vocab.txt",
-        "assets/vocab.txt",
-        "assets/labels.txt",
-        "validation.json",
-    ]
-    counter = iter(range(10**6))
-    cases = []
+def _meta_edit(fn):
+    return lambda d, art: _edit_metadata(d, fn)
 
-    def flipped(source, file, offset, load):
-        def run():
-            copy = _copy(source, tmp_path, f"c{next(counter)}")
-            _flip(copy / file, offset)
-            return load(copy)
 
-        return run
+def _set_field(key, value):
+    def fn(m):
+        m[key] = value
 
-    for file in tfl_files:
-        size = (tfl / file).stat().st_size
-        for k in range(19):
-            offset = (k * 7919 + 13) % size
-            cases.append(
-                error(
-                    f"tflite {file} byte {offset}",
-                    flipped(tfl, file, offset, runtime.load_signature),
-                    file,
-                    errors=(mf.ManifestError,),
-                )
-            )
-    for file in sm_files:
-        size = (sm / file).stat().st_size
-        for k in range(10):
-            offset = (k * 104729 + 5) % size
-            cases.append(
-                error(
-                    f"saved_model {file} byte {offset}",
-                    flipped(sm, file, offset, runtime.load_saved_model),
-                    file,
-                    errors=(mf.ManifestError,),
-                )
-            )
+    return _meta_edit(fn)
 
-    def edited(change, load=runtime.load_signature, source=None):
-        def run():
-            copy = _copy(source or tfl, tmp_path, f"e{next(counter)}")
-            change(copy)
-            return load(copy)
 
-        return run
+_reversed_labels = _meta_edit(lambda m: m.update(labels=m["labels"][::-1]))
 
-    def meta_edit(fn):
-        return lambda d: _edit_metadata(d, fn)
 
-    def validate_copy(d):
-        return validate.validate_artifact(d, texts)
+def _swap_vocab(d, art):
+    tokens = (d / "vocab.txt").read_text().split("\n")[:-1]
+    i, j = tokens.index("the"), tokens.index("market")
+    tokens[i], tokens[j] = tokens[j], tokens[i]
+    (d / "vocab.txt").write_text("\n".join(tokens) + "\n")
+    mf.write_manifest(d)
 
-    def set_field(key, value):
-        def fn(m):
-            m[key] = value
 
-        return fn
+def _cut_vocab(d, art):
+    tokens = (d / "vocab.txt").read_text().split("\n")[:-1][:60]
+    (d / "vocab.txt").write_text("\n".join(tokens) + "\n")
+    _edit_metadata(
+        d,
+        lambda m: m.update(vocabulary_size=60, vocabulary_sha256=vocabulary_sha256(tokens)),
+    )
 
-    reversed_labels = meta_edit(lambda m: m.update(labels=m["labels"][::-1]))
 
-    def swap_vocab(d):
-        tokens = (d / "vocab.txt").read_text().split("\n")[:-1]
-        i, j = tokens.index("the"), tokens.index("market")
-        tokens[i], tokens[j] = tokens[j], tokens[i]
-        (d / "vocab.txt").write_text("\n".join(tokens) + "\n")
+def _swap_model(d, art):
+    # A careful forger: the other model's file, with the size metadata.json
+    # records for it corrected (the embedded record's paths make the two
+    # files' sizes differ by chance), so only the answers can tell.
+    shutil.copyfile(art["other_tflite"] / "model.tflite", d / "model.tflite")
+    size = (d / "model.tflite").stat().st_size
+    _edit_metadata(d, lambda m: m["files"]["model.tflite"].update(size=size))
+
+
+def _raw_metadata(text):
+    def fn(d, art):
+        (d / mf.METADATA).write_bytes(text)
         mf.write_manifest(d)
 
-    def cut_vocab(d):
-        tokens = (d / "vocab.txt").read_text().split("\n")[:-1][:60]
-        (d / "vocab.txt").write_text("\n".join(tokens) + "\n")
-        _edit_metadata(
-            d,
-            lambda m: m.update(
-                vocabulary_size=60, vocabulary_sha256=vocabulary_sha256(tokens)
-            ),
-        )
+    return fn
 
-    def swap_model(d):
-        # A careful forger: the other model's file, with the size metadata.json
-        # records for it corrected (the embedded record's paths make the two
-        # files' sizes differ by chance), so only the answers can tell.
-        shutil.copyfile(exported["other_tflite"] / "model.tflite", d / "model.tflite")
-        size = (d / "model.tflite").stat().st_size
-        _edit_metadata(d, lambda m: m["files"]["model.tflite"].update(size=size))
 
-    def raw_metadata(text):
-        def fn(d):
-            (d / mf.METADATA).write_bytes(text)
-            mf.write_manifest(d)
+def _unlink(name):
+    return lambda d, art: (d / name).unlink()
 
-        return fn
 
-    MdE = (mf.MetadataError,)
-    cases += [
-        error(
-            "labels reversed (validate)",
-            edited(reversed_labels, validate_copy),
-            "labels",
-            errors=(validate.ExportValidationError, mf.MetadataError),
+_VALIDATION = (validate.ExportValidationError, mf.MetadataError)
+_MDE = (mf.MetadataError,)
+_ME = (mf.ManifestError,)
+# name -> (edit(d, art), way in, the artifact edited, words the error must
+# name, errors); ways in: "load" (runtime.load_signature), "load_saved_model",
+# "validate" (validate.validate_artifact on the validation texts).
+EDITS = {
+    "labels reversed (validate)": (
+        _reversed_labels,
+        "validate",
+        "tflite",
+        ("labels",),
+        _VALIDATION,
+    ),
+    "labels reversed (validate, no source model)": (
+        lambda d, art: (
+            _reversed_labels(d, art),
+            _edit_metadata(d, lambda m: m["source_model"].pop("path")),
         ),
-        error(
-            "labels reversed (validate, no source model)",
-            edited(
-                lambda d: (
-                    reversed_labels(d),
-                    _edit_metadata(d, lambda m: m["source_model"].pop("path")),
-                ),
-                validate_copy,
-            ),
-            # The labels the model file was exported with (its embedded
-            # record) refuse it before anything runs.
-            "labels",
-            errors=(validate.ExportValidationError, mf.MetadataError),
-        ),
-        error(
-            "labels: 7", edited(meta_edit(set_field("labels", 7))), "`labels`", errors=MdE
-        ),
-        error(
-            "labels: 4 names for 3 classes",
-            edited(meta_edit(lambda m: m.update(labels=m["labels"] + ["x"]))),
-            "labels",
-            errors=MdE,
-        ),
-        error(
-            "labels: a repeated name",
-            edited(meta_edit(lambda m: m.update(labels=["a", "a", "b"]))),
-            "`labels`",
-            errors=MdE,
-        ),
-        error(
-            "labels: an empty name",
-            edited(meta_edit(lambda m: m.update(labels=["", "a", "b"]))),
-            "`labels`",
-            errors=MdE,
-        ),
-        error(
-            "vocabulary_size: 100",
-            edited(meta_edit(set_field("vocabulary_size", 100))),
-            "vocabulary_size",
-            errors=MdE,
-        ),
-        error(
-            "lowercase: false",
-            edited(meta_edit(set_field("lowercase", False))),
-            "lowercase",
-            errors=MdE,
-        ),
-        error(
-            "lowercase: 'yes'",
-            edited(meta_edit(set_field("lowercase", "yes"))),
-            "`lowercase`",
-            errors=MdE,
-        ),
-        error(
-            "task: unknown",
-            edited(meta_edit(set_field("task", "summarize"))),
-            "`task`",
-            errors=MdE,
-        ),
-        error(
-            "task missing", edited(meta_edit(lambda m: m.pop("task"))), "`task`", errors=MdE
-        ),
-        error(
-            "kind: unknown",
-            edited(meta_edit(set_field("kind", "onnx"))),
-            "`kind`",
-            errors=MdE,
-        ),
-        error(
-            "format_version 99",
-            edited(meta_edit(set_field("format_version", 99))),
-            "format",
-            errors=MdE,
-        ),
-        error(
-            "special token id outside the vocabulary",
-            edited(meta_edit(lambda m: m["special_tokens"].update(sep=10**6))),
-            "special_tokens",
-            errors=MdE,
-        ),
-        error(
-            "files: lengths do not match signatures",
-            edited(
-                meta_edit(
-                    lambda m: m["files"]["model.tflite"].update(sequence_lengths=[16, 32])
-                )
-            ),
-            "`files`",
-            errors=MdE,
-        ),
-        error(
-            "input_contract: token range widened",
-            edited(meta_edit(lambda m: m["input_contract"]["token_ids"].update(max=10**6))),
-            "input_contract",
-            errors=MdE,
-        ),
-        error(
-            "metadata.json holds a list",
-            edited(raw_metadata(b"[1, 2]")),
-            "metadata.json",
-            "list",
-            errors=MdE,
-        ),
-        error(
-            "metadata.json is not JSON",
-            edited(raw_metadata(b"{task: classify")),
-            "metadata.json",
-            "JSON",
-            errors=MdE,
-        ),
-        error(
-            "metadata.json is not UTF-8",
-            edited(raw_metadata(b'{"task": "\xff"}')),
-            "metadata.json",
-            "UTF-8",
-            errors=MdE,
-        ),
-        error(
-            "vocab.txt lines swapped",
-            edited(swap_vocab),
-            "vocab.txt",
-            "not the vocabulary",
-            errors=MdE,
-        ),
-        error(
-            "vocab.txt cut, size and hash updated",
-            edited(cut_vocab),
-            "input_contract",
-            errors=MdE,
-        ),
-        error(
-            "model.tflite replaced by another model's",
-            edited(swap_model, validate_copy),
-            "answers",
-            errors=(validate.ExportValidationError, mf.MetadataError),
-        ),
-        error(
-            "SavedModel labels reversed (validate)",
-            edited(reversed_labels, validate_copy, source=sm),
-            "labels",
-            errors=(validate.ExportValidationError, mf.MetadataError),
-        ),
-        error(
-            "SavedModel signatures: not an object",
-            edited(meta_edit(set_field("signatures", [])), runtime.load_saved_model, sm),
-            "`signatures`",
-            errors=MdE,
-        ),
-        error(
-            "manifest.json missing",
-            edited(lambda d: (d / "manifest.json").unlink()),
-            "manifest.json",
-            errors=(mf.ManifestError,),
-        ),
-        error(
-            "manifest.json holds a list",
-            edited(lambda d: (d / "manifest.json").write_text("[]")),
-            "manifest.json",
-            errors=(mf.ManifestError,),
-        ),
-        error(
-            "model.tflite missing",
-            edited(lambda d: (d / "model.tflite").unlink()),
-            "model.tflite",
-            errors=(mf.ManifestError,),
-        ),
-    ]
-    problems = run_area("corrupted artifacts", cases)
-    assert not problems, "\n".join(problems)
+        "validate",
+        "tflite",
+        # The labels the model file was exported with (its embedded
+        # record) refuse it before anything runs.
+        ("labels",),
+        _VALIDATION,
+    ),
+    "labels: 7": (_set_field("labels", 7), "load", "tflite", ("`labels`",), _MDE),
+    "labels: 4 names for 3 classes": (
+        _meta_edit(lambda m: m.update(labels=m["labels"] + ["x"])),
+        "load",
+        "tflite",
+        ("labels",),
+        _MDE,
+    ),
+    "labels: a repeated name": (
+        _meta_edit(lambda m: m.update(labels=["a", "a", "b"])),
+        "load",
+        "tflite",
+        ("`labels`",),
+        _MDE,
+    ),
+    "labels: an empty name": (
+        _meta_edit(lambda m: m.update(labels=["", "a", "b"])),
+        "load",
+        "tflite",
+        ("`labels`",),
+        _MDE,
+    ),
+    "vocabulary_size: 100": (
+        _set_field("vocabulary_size", 100),
+        "load",
+        "tflite",
+        ("vocabulary_size",),
+        _MDE,
+    ),
+    "lowercase: false": (
+        _set_field("lowercase", False),
+        "load",
+        "tflite",
+        ("lowercase",),
+        _MDE,
+    ),
+    "lowercase: 'yes'": (
+        _set_field("lowercase", "yes"),
+        "load",
+        "tflite",
+        ("`lowercase`",),
+        _MDE,
+    ),
+    "task: unknown": (_set_field("task", "summarize"), "load", "tflite", ("`task`",), _MDE),
+    "task missing": (
+        _meta_edit(lambda m: m.pop("task")),
+        "load",
+        "tflite",
+        ("`task`",),
+        _MDE,
+    ),
+    "kind: unknown": (_set_field("kind", "onnx"), "load", "tflite", ("`kind`",), _MDE),
+    "format_version 99": (
+        _set_field("format_version", 99),
+        "load",
+        "tflite",
+        ("format",),
+        _MDE,
+    ),
+    "special token id outside the vocabulary": (
+        _meta_edit(lambda m: m["special_tokens"].update(sep=10**6)),
+        "load",
+        "tflite",
+        ("special_tokens",),
+        _MDE,
+    ),
+    "files: lengths do not match signatures": (
+        _meta_edit(lambda m: m["files"]["model.tflite"].update(sequence_lengths=[16, 32])),
+        "load",
+        "tflite",
+        ("`files`",),
+        _MDE,
+    ),
+    "input_contract: token range widened": (
+        _meta_edit(lambda m: m["input_contract"]["token_ids"].update(max=10**6)),
+        "load",
+        "tflite",
+        ("input_contract",),
+        _MDE,
+    ),
+    "metadata.json holds a list": (
+        _raw_metadata(b"[1, 2]"),
+        "load",
+        "tflite",
+        ("metadata.json", "list"),
+        _MDE,
+    ),
+    "metadata.json is not JSON": (
+        _raw_metadata(b"{task: classify"),
+        "load",
+        "tflite",
+        ("metadata.json", "JSON"),
+        _MDE,
+    ),
+    "metadata.json is not UTF-8": (
+        _raw_metadata(b'{"task": "\xff"}'),
+        "load",
+        "tflite",
+        ("metadata.json", "UTF-8"),
+        _MDE,
+    ),
+    "vocab.txt lines swapped": (
+        _swap_vocab,
+        "load",
+        "tflite",
+        ("vocab.txt", "not the vocabulary"),
+        _MDE,
+    ),
+    "vocab.txt cut, size and hash updated": (
+        _cut_vocab,
+        "load",
+        "tflite",
+        ("input_contract",),
+        _MDE,
+    ),
+    "model.tflite replaced by another model's": (
+        _swap_model,
+        "validate",
+        "tflite",
+        ("answers",),
+        _VALIDATION,
+    ),
+    "SavedModel labels reversed (validate)": (
+        _reversed_labels,
+        "validate",
+        "saved_model",
+        ("labels",),
+        _VALIDATION,
+    ),
+    "SavedModel signatures: not an object": (
+        _set_field("signatures", []),
+        "load_saved_model",
+        "saved_model",
+        ("`signatures`",),
+        _MDE,
+    ),
+    "manifest.json missing": (
+        _unlink("manifest.json"),
+        "load",
+        "tflite",
+        ("manifest.json",),
+        _ME,
+    ),
+    "manifest.json holds a list": (
+        lambda d, art: (d / "manifest.json").write_text("[]"),
+        "load",
+        "tflite",
+        ("manifest.json",),
+        _ME,
+    ),
+    "model.tflite missing": (
+        _unlink("model.tflite"),
+        "load",
+        "tflite",
+        ("model.tflite",),
+        _ME,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(EDITS), ids=str)
+def test_edited_artifacts(name, exported, tmp_path):
+    edit, way, kind, words, errors = EDITS[name]
+    load = {
+        "load": runtime.load_signature,
+        "load_saved_model": runtime.load_saved_model,
+        "validate": lambda d: validate.validate_artifact(d, exported["texts"]),
+    }[way]
+
+    def run():
+        copy = _copy(exported[kind], tmp_path, "copy")
+        edit(copy, exported)
+        return load(copy)
+
+    check_case("corrupted artifacts", error(name, run, *words, errors=errors))

@@ -11,7 +11,9 @@ refuse with an error naming what is wrong; an answer is a silent wrong one.
 
 One tiny classifier is exported once per module: a .tflite artifact (with
 its mediapipe.tflite), the same model with a smaller vocabulary (as `zoo
-prune` leaves it), and a text-in SavedModel."""
+prune` leaves it), and a text-in SavedModel. Each forgery is its own pytest
+item (its name the id) over a fresh copy, so a failure names its forgery;
+the threads run once per module and each call they made is an item."""
 
 import json
 import shutil
@@ -26,7 +28,7 @@ from export import manifest as mf
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from tests.export.conftest import TINY, TINY_LABELS, VOCABULARY, make_tiny, sentences
-from tests.reliability.corpus import answer, error, run_area
+from tests.reliability.corpus import answer, check_case, error
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.predict import open_predictor
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
@@ -36,8 +38,8 @@ from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
 pytestmark = pytest.mark.slow
 
 L = 16
-PRUNED = 30
-CALLS = 100  # per thread, on one shared runner  # word pieces the "pruned" model lacks
+PRUNED = 30  # word pieces the "pruned" model lacks
+CALLS = 100  # per thread, on one shared runner
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +145,7 @@ def _edit_json(path, change):
 def _meta(change):
     """Edit metadata.json and regenerate the manifest, as a deliberate edit would."""
 
-    def edit(d):
+    def edit(d, built):
         _edit_json(d / mf.METADATA, change)
         mf.write_manifest(d)
 
@@ -163,310 +165,332 @@ def _vocab_swap(d, files=("vocab.txt",), a="the", b="market"):
     mf.write_manifest(d)
 
 
-def test_manifest_bypass_and_forged_artifacts(built, tmp_path):
-    texts = built["texts"]
-    counter = iter(range(10**6))
+# Each edit is `change(d, built)`: `d` the artifact's copy to edit, `built`
+# the module's artifacts (for the files one forgery takes from another).
 
-    def copy_of(source):
-        target = tmp_path / f"a{next(counter)}"
-        shutil.copytree(source, target, symlinks=True)
-        return target
 
-    def case(change, way, source):
-        def run():
-            d = copy_of(source)
-            change(d)
-            return way(d, texts[:8] if way is predict else texts)
-
-        return run
-
-    tfl, small, sm = built["tflite"], built["small_tflite"], built["saved_model"]
-    weights = {
-        "tflite": (tfl, "model.tflite"),
-        "saved_model": (sm, "variables/variables.data-00000-of-00001"),
-    }
-
-    def unlisted_and_flipped(file):
-        def change(d):
-            manifest = _manifest(d)
-            manifest["files"].pop(file)
-            _write_manifest_json(d, manifest)
-            _flip(d / file)
-
-        return change
-
-    def empty_files_and_flipped(file):
-        def change(d):
-            manifest = _manifest(d)
-            manifest["files"] = {}
-            _write_manifest_json(d, manifest)
-            _flip(d / file)
-
-        return change
-
-    def entry(file, value):
-        def change(d):
-            manifest = _manifest(d)
-            manifest["files"][file] = value
-            _write_manifest_json(d, manifest)
-
-        return change
-
-    def extra_file(name, data=b"x"):
-        def change(d):
-            (d / name).parent.mkdir(parents=True, exist_ok=True)
-            (d / name).write_bytes(data)
-
-        return change
-
-    def outside_entry(d):
+def _unlisted_and_flipped(file):
+    def change(d, built):
         manifest = _manifest(d)
-        outside = d.parent / f"outside{next(counter)}"
-        outside.write_bytes(b"secret")
-        manifest["files"][f"../{outside.name}"] = {
-            "sha256": mf.sha256_file(outside),
-            "size": 6,
-        }
+        manifest["files"].pop(file)
+        _write_manifest_json(d, manifest)
+        _flip(d / file)
+
+    return change
+
+
+def _empty_files_and_flipped(file):
+    def change(d, built):
+        manifest = _manifest(d)
+        manifest["files"] = {}
+        _write_manifest_json(d, manifest)
+        _flip(d / file)
+
+    return change
+
+
+def _entry(file, value):
+    def change(d, built):
+        manifest = _manifest(d)
+        manifest["files"][file] = value
         _write_manifest_json(d, manifest)
 
-    def symlinked(file):
-        def change(d):
-            target = d.parent / f"elsewhere{next(counter)}"
-            shutil.copyfile(d / file, target)
-            (d / file).unlink()
-            (d / file).symlink_to(target)
+    return change
 
-        return change
 
-    cases = []
-    for kind, (source, file) in weights.items():
-        for way in (predict, validate_dir):
-            w = way.__name__
-            cases += [
-                error(
-                    f"{kind}: {file} unlisted and flipped ({w})",
-                    case(unlisted_and_flipped(file), way, source),
-                    file,
-                    errors=REFUSALS[w],
-                ),
-                error(
-                    f'{kind}: "files": {{}} and {file} flipped ({w})',
-                    case(empty_files_and_flipped(file), way, source),
-                    file,
-                    errors=REFUSALS[w],
-                ),
-            ]
-    for kind, source in (("tflite", tfl), ("saved_model", sm)):
-        cases += [
-            error(
-                f'{kind}: entry "vocab.txt": "abc"',
-                case(entry("vocab.txt", "abc"), predict, source),
-                "vocab.txt",
-            ),
-            error(
-                f"{kind}: entry size a string",
-                case(
-                    entry("vocab.txt", {"sha256": "0" * 64, "size": "12"}),
-                    predict,
-                    source,
-                ),
-                "vocab.txt",
-            ),
-            error(
-                f"{kind}: entry without sha256",
-                case(entry("metadata.json", {"size": 3}), predict, source),
-                "metadata.json",
-            ),
-            error(
-                f"{kind}: an unlisted file model2.tflite",
-                case(extra_file("model2.tflite", b"TFL3" * 10), predict, source),
-                "model2.tflite",
-            ),
-            error(
-                f"{kind}: an unlisted file in a sub-directory",
-                case(extra_file("assets/extra.txt"), validate_dir, source),
-                "extra.txt",
-            ),
-            error(
-                f"{kind}: an entry outside the directory",
-                case(outside_entry, predict, source),
-                "..",
-            ),
-            error(
-                f"{kind}: vocab.txt a symlink to a copy elsewhere",
-                case(symlinked("vocab.txt"), predict, source),
-                "vocab.txt",
-            ),
-        ]
+def _extra_file(name, data=b"x"):
+    def change(d, built):
+        (d / name).parent.mkdir(parents=True, exist_ok=True)
+        (d / name).write_bytes(data)
 
-    def swap_file(source_dir, file):
-        def change(d):
-            shutil.copyfile(source_dir / file, d / "model.tflite")
-            mf.write_manifest(d)
+    return change
 
-        return change
 
-    def set_field(key, value):
-        return _meta(lambda m: m.update({key: value}))
-
-    def file_info(change):
-        return _meta(lambda m: change(m["files"]["model.tflite"]))
-
-    def drop_mediapipe(d):
-        (d / "mediapipe.tflite").unlink()
-        _edit_json(d / mf.METADATA, lambda m: m["files"].pop("mediapipe.tflite"))
-        mf.write_manifest(d)
-
-    def saved_asset_labels_reversed(d):
-        path = d / "assets" / "labels.txt"
-        path.write_text("\n".join(path.read_text().split("\n")[:-1][::-1]) + "\n")
-        mf.write_manifest(d)
-
-    def saved_variables(change):
-        def edit(d):
-            change(d / "variables" / "variables.data-00000-of-00001")
-            mf.write_manifest(d)
-
-        return edit
-
-    def truncate(file):
-        file.write_bytes(file.read_bytes()[: file.stat().st_size // 2])
-
-    def index_flip(d):
-        _flip(d / "variables" / "variables.index", 40)
-        mf.write_manifest(d)
-
-    forged = {
-        "pruned model.tflite in the full artifact": (
-            swap_file(small, "model.tflite"),
-            tfl,
-            ("vocab",),
-        ),
-        "full model.tflite in the pruned artifact": (
-            swap_file(tfl, "model.tflite"),
-            small,
-            ("vocab",),
-        ),
-        "mediapipe.tflite over model.tflite": (
-            swap_file(tfl, "mediapipe.tflite"),
-            tfl,
-            ("model.tflite",),
-        ),
-        "task: tag on a classifier": (set_field("task", "tag"), tfl, ("task",)),
-        "task: regress on a classifier": (
-            _meta(lambda m: m.update(task="regress", labels=None)),
-            tfl,
-            ("task",),
-        ),
-        "task: qa on a classifier": (
-            _meta(lambda m: m.update(task="qa", labels=None)),
-            tfl,
-            ("task",),
-        ),
-        "primary length halved": (
-            _meta(
-                lambda m: (
-                    m.update(sequence_lengths=[L // 2]),
-                    m["files"]["model.tflite"].update(sequence_lengths=[L // 2]),
-                    m["files"]["mediapipe.tflite"].update(sequence_lengths=[L // 2]),
-                )
-            ),
-            tfl,
-            ("sequence_length",),
-        ),
-        "one label left": (
-            _meta(lambda m: m.update(labels=m["labels"][:1])),
-            tfl,
-            ("labels",),
-        ),
-        "a label added": (
-            _meta(lambda m: m.update(labels=[*m["labels"], "extra"])),
-            tfl,
-            ("labels",),
-        ),
-        "signature renamed in metadata": (
-            file_info(lambda i: i.update(signatures=["serving_L99"])),
-            tfl,
-            ("signature",),
-        ),
-        "input: text for the ids file": (
-            file_info(lambda i: i.update(input="text")),
-            tfl,
-            ("input",),
-        ),
-        "kind: saved_model on a .tflite": (
-            set_field("kind", "saved_model"),
-            tfl,
-            ("kind",),
-        ),
-        "files lists a file not there": (
-            _meta(
-                lambda m: m["files"].update(
-                    {"other.tflite": dict(m["files"]["model.tflite"])}
-                )
-            ),
-            tfl,
-            ("other.tflite",),
-        ),
-        "mediapipe.tflite removed with its entries": (drop_mediapipe, tfl, None),
-        "vocab lines swapped, sha256 updated": (_vocab_swap, tfl, ("vocab",)),
-        "SavedModel sequence_lengths [8]": (
-            set_field("sequence_lengths", [L // 2]),
-            sm,
-            ("sequence_length",),
-        ),
-        "SavedModel assets/labels.txt reversed": (
-            saved_asset_labels_reversed,
-            sm,
-            ("labels",),
-        ),
-        "SavedModel labels reversed": (
-            _meta(lambda m: m.update(labels=m["labels"][::-1])),
-            sm,
-            ("labels",),
-        ),
-        "SavedModel vocab swapped in vocab.txt and assets, sha256 updated": (
-            lambda d: _vocab_swap(d, files=("vocab.txt", "assets/vocab.txt")),
-            sm,
-            ("vocab",),
-        ),
-        "SavedModel task: tag": (set_field("task", "tag"), sm, ("task",)),
-        "SavedModel one label left": (
-            _meta(lambda m: m.update(labels=m["labels"][:1])),
-            sm,
-            ("labels",),
-        ),
-        "SavedModel signature that is not there": (
-            _meta(
-                lambda m: m["signatures"].update(
-                    serve_more=dict(m["signatures"]["serve_ids"])
-                )
-            ),
-            sm,
-            ("serve_more",),
-        ),
-        "SavedModel variables truncated": (saved_variables(truncate), sm, ("variables",)),
-        "SavedModel variables.index flipped": (index_flip, sm, ("variables",)),
+def _outside_entry(d, built):
+    manifest = _manifest(d)
+    outside = d.parent / "outside"
+    outside.write_bytes(b"secret")
+    manifest["files"][f"../{outside.name}"] = {
+        "sha256": mf.sha256_file(outside),
+        "size": 6,
     }
-    for name, (change, source, words) in forged.items():
-        for way in (predict, validate_dir):
-            label = f"{name} ({way.__name__})"
-            if words is None:
-                # A consistent subset of the artifact: it must still answer
-                # as the original does.
-                want = way(source, texts[:8] if way is predict else texts)
-                cases.append(_same_answer(label, case(change, way, source), want, way))
-            else:
-                cases.append(
-                    error(
-                        label,
-                        case(change, way, source),
-                        *words,
-                        errors=REFUSALS[way.__name__],
-                    )
-                )
-    problems = run_area("forged artifacts", cases)
-    assert not problems, "\n".join(problems)
+    _write_manifest_json(d, manifest)
+
+
+def _symlinked(file):
+    def change(d, built):
+        target = d.parent / "elsewhere"
+        shutil.copyfile(d / file, target)
+        (d / file).unlink()
+        (d / file).symlink_to(target)
+
+    return change
+
+
+def _swap_file(kind, file):
+    """model.tflite replaced by `file` of the `kind` artifact, manifest regenerated."""
+
+    def change(d, built):
+        shutil.copyfile(built[kind] / file, d / "model.tflite")
+        mf.write_manifest(d)
+
+    return change
+
+
+def _set_field(key, value):
+    return _meta(lambda m: m.update({key: value}))
+
+
+def _file_info(change):
+    return _meta(lambda m: change(m["files"]["model.tflite"]))
+
+
+def _drop_mediapipe(d, built):
+    (d / "mediapipe.tflite").unlink()
+    _edit_json(d / mf.METADATA, lambda m: m["files"].pop("mediapipe.tflite"))
+    mf.write_manifest(d)
+
+
+def _saved_asset_labels_reversed(d, built):
+    path = d / "assets" / "labels.txt"
+    path.write_text("\n".join(path.read_text().split("\n")[:-1][::-1]) + "\n")
+    mf.write_manifest(d)
+
+
+def _saved_variables_truncated(d, built):
+    file = d / "variables" / "variables.data-00000-of-00001"
+    file.write_bytes(file.read_bytes()[: file.stat().st_size // 2])
+    mf.write_manifest(d)
+
+
+def _index_flip(d, built):
+    _flip(d / "variables" / "variables.index", 40)
+    mf.write_manifest(d)
+
+
+WAYS = {"predict": predict, "validate_dir": validate_dir}
+WEIGHTS = {
+    "tflite": "model.tflite",
+    "saved_model": "variables/variables.data-00000-of-00001",
+}
+# name -> (change, way in, the artifact edited, words the error must name,
+# errors): the manifest bypassed (files it does not list, entries it should
+# not hold)...
+FORGERIES = {}
+for kind, file in WEIGHTS.items():
+    for w in WAYS:
+        FORGERIES[f"{kind}: {file} unlisted and flipped ({w})"] = (
+            _unlisted_and_flipped(file),
+            w,
+            kind,
+            (file,),
+            REFUSALS[w],
+        )
+        FORGERIES[f'{kind}: "files": {{}} and {file} flipped ({w})'] = (
+            _empty_files_and_flipped(file),
+            w,
+            kind,
+            (file,),
+            REFUSALS[w],
+        )
+for kind in ("tflite", "saved_model"):
+    FORGERIES.update(
+        {
+            f'{kind}: entry "vocab.txt": "abc"': (
+                _entry("vocab.txt", "abc"),
+                "predict",
+                kind,
+                ("vocab.txt",),
+                None,
+            ),
+            f"{kind}: entry size a string": (
+                _entry("vocab.txt", {"sha256": "0" * 64, "size": "12"}),
+                "predict",
+                kind,
+                ("vocab.txt",),
+                None,
+            ),
+            f"{kind}: entry without sha256": (
+                _entry("metadata.json", {"size": 3}),
+                "predict",
+                kind,
+                ("metadata.json",),
+                None,
+            ),
+            f"{kind}: an unlisted file model2.tflite": (
+                _extra_file("model2.tflite", b"TFL3" * 10),
+                "predict",
+                kind,
+                ("model2.tflite",),
+                None,
+            ),
+            f"{kind}: an unlisted file in a sub-directory": (
+                _extra_file("assets/extra.txt"),
+                "validate_dir",
+                kind,
+                ("extra.txt",),
+                None,
+            ),
+            f"{kind}: an entry outside the directory": (
+                _outside_entry,
+                "predict",
+                kind,
+                ("..",),
+                None,
+            ),
+            f"{kind}: vocab.txt a symlink to a copy elsewhere": (
+                _symlinked("vocab.txt"),
+                "predict",
+                kind,
+                ("vocab.txt",),
+                None,
+            ),
+        }
+    )
+# ... and files that disagree with each other, checksums regenerated, tried
+# both ways in: name -> (change, the artifact edited, words the error must
+# name, or None for a consistent subset that must answer as the original).
+FORGED = {
+    "pruned model.tflite in the full artifact": (
+        _swap_file("small_tflite", "model.tflite"),
+        "tflite",
+        ("vocab",),
+    ),
+    "full model.tflite in the pruned artifact": (
+        _swap_file("tflite", "model.tflite"),
+        "small_tflite",
+        ("vocab",),
+    ),
+    "mediapipe.tflite over model.tflite": (
+        _swap_file("tflite", "mediapipe.tflite"),
+        "tflite",
+        ("model.tflite",),
+    ),
+    "task: tag on a classifier": (_set_field("task", "tag"), "tflite", ("task",)),
+    "task: regress on a classifier": (
+        _meta(lambda m: m.update(task="regress", labels=None)),
+        "tflite",
+        ("task",),
+    ),
+    "task: qa on a classifier": (
+        _meta(lambda m: m.update(task="qa", labels=None)),
+        "tflite",
+        ("task",),
+    ),
+    "primary length halved": (
+        _meta(
+            lambda m: (
+                m.update(sequence_lengths=[L // 2]),
+                m["files"]["model.tflite"].update(sequence_lengths=[L // 2]),
+                m["files"]["mediapipe.tflite"].update(sequence_lengths=[L // 2]),
+            )
+        ),
+        "tflite",
+        ("sequence_length",),
+    ),
+    "one label left": (
+        _meta(lambda m: m.update(labels=m["labels"][:1])),
+        "tflite",
+        ("labels",),
+    ),
+    "a label added": (
+        _meta(lambda m: m.update(labels=[*m["labels"], "extra"])),
+        "tflite",
+        ("labels",),
+    ),
+    "signature renamed in metadata": (
+        _file_info(lambda i: i.update(signatures=["serving_L99"])),
+        "tflite",
+        ("signature",),
+    ),
+    "input: text for the ids file": (
+        _file_info(lambda i: i.update(input="text")),
+        "tflite",
+        ("input",),
+    ),
+    "kind: saved_model on a .tflite": (
+        _set_field("kind", "saved_model"),
+        "tflite",
+        ("kind",),
+    ),
+    "files lists a file not there": (
+        _meta(
+            lambda m: m["files"].update({"other.tflite": dict(m["files"]["model.tflite"])})
+        ),
+        "tflite",
+        ("other.tflite",),
+    ),
+    "mediapipe.tflite removed with its entries": (_drop_mediapipe, "tflite", None),
+    "vocab lines swapped, sha256 updated": (
+        lambda d, built: _vocab_swap(d),
+        "tflite",
+        ("vocab",),
+    ),
+    "SavedModel sequence_lengths [8]": (
+        _set_field("sequence_lengths", [L // 2]),
+        "saved_model",
+        ("sequence_length",),
+    ),
+    "SavedModel assets/labels.txt reversed": (
+        _saved_asset_labels_reversed,
+        "saved_model",
+        ("labels",),
+    ),
+    "SavedModel labels reversed": (
+        _meta(lambda m: m.update(labels=m["labels"][::-1])),
+        "saved_model",
+        ("labels",),
+    ),
+    "SavedModel vocab swapped in vocab.txt and assets, sha256 updated": (
+        lambda d, built: _vocab_swap(d, files=("vocab.txt", "assets/vocab.txt")),
+        "saved_model",
+        ("vocab",),
+    ),
+    "SavedModel task: tag": (_set_field("task", "tag"), "saved_model", ("task",)),
+    "SavedModel one label left": (
+        _meta(lambda m: m.update(labels=m["labels"][:1])),
+        "saved_model",
+        ("labels",),
+    ),
+    "SavedModel signature that is not there": (
+        _meta(
+            lambda m: m["signatures"].update(serve_more=dict(m["signatures"]["serve_ids"]))
+        ),
+        "saved_model",
+        ("serve_more",),
+    ),
+    "SavedModel variables truncated": (
+        _saved_variables_truncated,
+        "saved_model",
+        ("variables",),
+    ),
+    "SavedModel variables.index flipped": (_index_flip, "saved_model", ("variables",)),
+}
+for name, (change, kind, words) in FORGED.items():
+    for w in WAYS:
+        errors = None if words is None else REFUSALS[w]
+        FORGERIES[f"{name} ({w})"] = (change, w, kind, words, errors)
+
+
+@pytest.mark.parametrize("name", list(FORGERIES), ids=str)
+def test_manifest_bypass_and_forged_artifacts(name, built, tmp_path):
+    change, w, kind, words, errors = FORGERIES[name]
+    way, source = WAYS[w], built[kind]
+    texts = built["texts"][:8] if way is predict else built["texts"]
+
+    def run():
+        d = tmp_path / "artifact"
+        shutil.copytree(source, d, symlinks=True)
+        change(d, built)
+        return way(d, texts)
+
+    if words is None:
+        # A consistent subset of the artifact: it must still answer as the
+        # original does.
+        case = _same_answer(name, run, way(source, texts), way)
+    else:
+        case = error(name, run, *words, errors=errors)
+    check_case("forged artifacts", case)
 
 
 def _same_answer(name, run, want, way):
@@ -478,87 +502,90 @@ def _same_answer(name, run, want, way):
 # --- model directories ------------------------------------------------------------------
 
 
-def test_forged_model_directories(built, tmp_path):
-    source = built["model_dir"]
-    counter = iter(range(10**6))
-    texts = built["texts"][:8]
+def _model_meta(fn):
+    return lambda d: _edit_json(d / "zoo_model.json", fn)
 
-    def broken(change, way):
-        def run():
-            d = tmp_path / f"m{next(counter)}"
-            shutil.copytree(source, d)
-            change(d)
-            return way(d)
 
-        return run
+def _record_dropped_and_flipped(d):
+    def drop(m):
+        for key in ("files", "record"):
+            if isinstance(m.get(key), dict):
+                m[key].pop("model.keras", None)
 
-    def meta(fn):
-        return lambda d: _edit_json(d / "zoo_model.json", fn)
+    _edit_json(d / "zoo_model.json", drop)
+    data = bytearray((d / "model.keras").read_bytes())
+    data[len(data) // 3] ^= 0x08
+    (d / "model.keras").write_bytes(bytes(data))
 
-    ways = {
-        "load": load_model_dir,
-        "predict": lambda d: predict(d, texts),
-        "TextClassifier": lambda d: zoo.TextClassifier.from_checkpoint(d).predict_labels(
-            texts
-        ),
-    }
 
-    def record_dropped_and_flipped(d):
-        def drop(m):
-            for key in ("files", "record"):
-                if isinstance(m.get(key), dict):
-                    m[key].pop("model.keras", None)
+# name -> (change(d), the word the error must name)
+MODEL_DIR_EDITS = {
+    "labels reversed": (
+        _model_meta(lambda m: m.update(labels=m["labels"][::-1])),
+        "labels",
+    ),
+    "a label added": (
+        _model_meta(lambda m: m.update(labels=[*m["labels"], "extra"])),
+        "labels",
+    ),
+    "one label left": (_model_meta(lambda m: m.update(labels=m["labels"][:1])), "labels"),
+    "lowercase flipped": (_model_meta(lambda m: m.update(lowercase=False)), "lowercase"),
+    "sequence_length 2": (
+        _model_meta(lambda m: m.update(sequence_length=2)),
+        "sequence_length",
+    ),
+    "sequence_length 10**6": (
+        _model_meta(lambda m: m.update(sequence_length=10**6)),
+        "sequence_length",
+    ),
+    "sequence_length 'long'": (
+        _model_meta(lambda m: m.update(sequence_length="long")),
+        "sequence_length",
+    ),
+    "max_windows 0": (_model_meta(lambda m: m.update(max_windows=0)), "max_windows"),
+    "model_class edited": (
+        _model_meta(lambda m: m.update(model_class="TokenClassifier")),
+        "model_class",
+    ),
+    "encoder_config num_layers edited": (
+        _model_meta(lambda m: m["encoder_config"].update(num_layers=1)),
+        "encoder_config",
+    ),
+    "num_parameters edited": (
+        _model_meta(lambda m: m.update(num_parameters=5)),
+        "num_parameters",
+    ),
+    "an unlisted model2.keras": (
+        lambda d: shutil.copyfile(d / "model.keras", d / "model2.keras"),
+        "model2.keras",
+    ),
+    "model.keras unrecorded and flipped": (_record_dropped_and_flipped, "model.keras"),
+}
+MODEL_DIR_WAYS = {
+    "load": lambda d, texts: load_model_dir(d),
+    "predict": predict,
+    "TextClassifier": lambda d, texts: zoo.TextClassifier.from_checkpoint(d).predict_labels(
+        texts
+    ),
+}
+FORGED_DIRS = {
+    f"{name} ({way})": (change, word, way)
+    for name, (change, word) in MODEL_DIR_EDITS.items()
+    for way in MODEL_DIR_WAYS
+}
 
-        _edit_json(d / "zoo_model.json", drop)
-        data = bytearray((d / "model.keras").read_bytes())
-        data[len(data) // 3] ^= 0x08
-        (d / "model.keras").write_bytes(bytes(data))
 
-    edits = {
-        "labels reversed": (meta(lambda m: m.update(labels=m["labels"][::-1])), "labels"),
-        "a label added": (
-            meta(lambda m: m.update(labels=[*m["labels"], "extra"])),
-            "labels",
-        ),
-        "one label left": (meta(lambda m: m.update(labels=m["labels"][:1])), "labels"),
-        "lowercase flipped": (meta(lambda m: m.update(lowercase=False)), "lowercase"),
-        "sequence_length 2": (
-            meta(lambda m: m.update(sequence_length=2)),
-            "sequence_length",
-        ),
-        "sequence_length 10**6": (
-            meta(lambda m: m.update(sequence_length=10**6)),
-            "sequence_length",
-        ),
-        "sequence_length 'long'": (
-            meta(lambda m: m.update(sequence_length="long")),
-            "sequence_length",
-        ),
-        "max_windows 0": (meta(lambda m: m.update(max_windows=0)), "max_windows"),
-        "model_class edited": (
-            meta(lambda m: m.update(model_class="TokenClassifier")),
-            "model_class",
-        ),
-        "encoder_config num_layers edited": (
-            meta(lambda m: m["encoder_config"].update(num_layers=1)),
-            "encoder_config",
-        ),
-        "num_parameters edited": (
-            meta(lambda m: m.update(num_parameters=5)),
-            "num_parameters",
-        ),
-        "an unlisted model2.keras": (
-            lambda d: shutil.copyfile(d / "model.keras", d / "model2.keras"),
-            "model2.keras",
-        ),
-        "model.keras unrecorded and flipped": (record_dropped_and_flipped, "model.keras"),
-    }
-    cases = []
-    for name, (change, word) in edits.items():
-        for way, fn in ways.items():
-            cases.append(error(f"{name} ({way})", broken(change, fn), word))
-    problems = run_area("forged model directories", cases)
-    assert not problems, "\n".join(problems)
+@pytest.mark.parametrize("name", list(FORGED_DIRS), ids=str)
+def test_forged_model_directories(name, built, tmp_path):
+    change, word, way = FORGED_DIRS[name]
+
+    def run():
+        d = tmp_path / "model"
+        shutil.copytree(built["model_dir"], d)
+        change(d)
+        return MODEL_DIR_WAYS[way](d, built["texts"][:8])
+
+    check_case("forged model directories", error(name, run, word))
 
 
 def test_the_originals_answer(built):
@@ -573,12 +600,19 @@ def test_the_originals_answer(built):
 
 # --- threads ----------------------------------------------------------------------------
 
+FORMATS = ("model", "tflite", "saved_model")
+# One id per call: (who, thread, call), who the shared runner or a format's
+# Predictor (3 calls each per thread).
+THREAD_CALLS = [("runner", k, call) for k in range(4) for call in range(CALLS)] + [
+    (fmt, k, call) for fmt in FORMATS for k in range(4) for call in range(3)
+]
 
-def test_shared_runners_in_threads(built):
+
+@pytest.fixture(scope="module")
+def threaded(built):
     """One `export.runtime` runner, and one `zoo.predict` Predictor per
-    format, shared by 4 threads: every call must answer what the same call
-    answers alone (an interpreter has one set of buffers; unguarded, the
-    threads read each other's outputs)."""
+    format, shared by 4 threads that call at once: what each call answered,
+    and what the same call answers alone."""
     rng = np.random.default_rng(4)
     run = runtime.load_signature(built["tflite"])
     feeds = []
@@ -590,17 +624,13 @@ def test_shared_runners_in_threads(built):
         feeds.append(
             {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": mask}
         )
-    alone = [run(**f)["logits"] for f in feeds]
+    alone = {"runner": [run(**f)["logits"] for f in feeds]}
     texts = built["texts"][:4]
     predictors = {
-        fmt: open_predictor(path)
-        for fmt, path in (
-            ("model", built["model_dir"]),
-            ("tflite", built["tflite"]),
-            ("saved_model", built["saved_model"]),
-        )
+        fmt: open_predictor(built["model_dir" if fmt == "model" else fmt])
+        for fmt in FORMATS
     }
-    answers = {fmt: [p.predict([t]) for t in texts] for fmt, p in predictors.items()}
+    alone.update({fmt: [p.predict([t]) for t in texts] for fmt, p in predictors.items()})
     results = {}
     start = threading.Barrier(4)
 
@@ -617,15 +647,26 @@ def test_shared_runners_in_threads(built):
         t.start()
     for t in threads:
         t.join()
-    cases = []
-    for (who, k, call), got in sorted(results.items(), key=lambda x: str(x[0])):
-        want = alone[k] if who == "runner" else answers[who][k]
-        check = (
-            (lambda g, w=want: np.array_equal(g, w))
-            if who == "runner"
-            else (lambda g, w=want: g == w)
-        )
-        cases.append(answer(f"{who} thread {k} call {call}", lambda g=got: g, check))
-    problems = run_area("shared runners, 4 threads", cases)
-    assert len(cases) == 4 * (CALLS + 3 * len(predictors))
-    assert not problems, "\n".join(problems)
+    assert sorted(results) == sorted(THREAD_CALLS), "a thread stopped early"
+    return results, alone
+
+
+@pytest.mark.parametrize(
+    "who, k, call",
+    THREAD_CALLS,
+    ids=[f"{w} thread {k} call {c}" for w, k, c in THREAD_CALLS],
+)
+def test_shared_runners_in_threads(who, k, call, threaded):
+    """Every call of a runner or Predictor shared by 4 threads answers what
+    the same call answers alone (an interpreter has one set of buffers;
+    unguarded, the threads read each other's outputs)."""
+    results, alone = threaded
+    want = alone[who][k]
+    if who == "runner":
+        check = lambda got: np.array_equal(got, want)  # noqa: E731
+    else:
+        check = lambda got: got == want  # noqa: E731
+    name = f"{who} thread {k} call {call}"
+    check_case(
+        "shared runners, 4 threads", answer(name, lambda: results[(who, k, call)], check)
+    )

@@ -14,6 +14,9 @@
 - "untrusted configs": a `.keras` file's config naming a path (a FIFO, a
   file) where the saved form holds inline data; loading must refuse it
   without opening the path.
+
+Each case is its own pytest item, its name the id; the models, the files and
+the configs each area reads are made once per module (fixtures).
 """
 
 import base64
@@ -21,10 +24,12 @@ import contextlib
 import io
 import json
 import os
+import pathlib
 import shutil
 import signal
 import subprocess
 import sys
+import types
 import zipfile
 
 # isort: off
@@ -37,7 +42,7 @@ import pytest
 import tensorflow as tf
 
 from tests.export.conftest import TINY, TINY_LABELS, VOCABULARY, sentences
-from tests.reliability.corpus import answer, error, run_area
+from tests.reliability.corpus import answer, case_ids, check_case, error
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.cli import main
 from zoo.cli.predict import read_inputs
@@ -85,6 +90,23 @@ def limited(cases, seconds=60):
     for case in cases:
         case.run = wrap(case.run)
     return cases
+
+
+# Each area's cases are built twice: at import over placeholders (UNBUILT
+# paths, None for models and configs), for their names only, so that pytest
+# gives each case its own id; and once per module over the real files and
+# models (a module fixture), for running. Building a case runs nothing (its
+# work is in `run`), so the placeholders are never read.
+UNBUILT = pathlib.Path("/unbuilt")
+
+
+def by_name(cases, names):
+    """`cases` by name, each time-limited (`limited`); their names must be
+    the ids collected (`names`), each once."""
+    found = {case.name: case for case in limited(cases)}
+    assert len(found) == len(cases), "two cases share a name"
+    assert list(found) == list(names), "the cases differ from the ids collected"
+    return found
 
 
 class CliFailure(ValueError):
@@ -153,51 +175,49 @@ def models(tmp_path_factory):
 # === odd input files ======================================================================
 
 
-def test_odd_input_files(models, tmp_path):
-    model = models["dirs"]["named"]
-    p = tmp_path
-    csv_long = _write(p / "long.csv", f'text,label\n"{LONG}",sport\nshort one,tech\n')
-    tsv_long = _write(p / "long.tsv", f"text\tlabel\n{LONG}\tsport\nshort one\ttech\n")
-    csv_long_b = _write(
-        p / "long_b.csv", f'text,text_b,label\nshort,"{LONG}",sport\nshort,two,tech\n'
-    )
-    reg_csv = _write(p / "reg.csv", f'text,text_b,score\n"{LONG}",b,3.5\nx,y,1\n')
-    reg_tsv = _write(p / "reg.tsv", f"text\ttext_b\tscore\n{LONG}\tb\t3.5\nx\ty\t1\n")
-    pairs_csv = _write(p / "pairs.csv", f'text,text_b\n"{LONG}",the market\na,b\n')
-    pairs_jsonl = _write(
+def _write_odd_files(p, model):
+    """Write the files `_odd_cases` reads under `p` (a copy of the model
+    directory `model` among them)."""
+    _write(p / "long.csv", f'text,label\n"{LONG}",sport\nshort one,tech\n')
+    _write(p / "long.tsv", f"text\tlabel\n{LONG}\tsport\nshort one\ttech\n")
+    _write(p / "long_b.csv", f'text,text_b,label\nshort,"{LONG}",sport\nshort,two,tech\n')
+    _write(p / "reg.csv", f'text,text_b,score\n"{LONG}",b,3.5\nx,y,1\n')
+    _write(p / "reg.tsv", f"text\ttext_b\tscore\n{LONG}\tb\t3.5\nx\ty\t1\n")
+    _write(p / "pairs.csv", f'text,text_b\n"{LONG}",the market\na,b\n')
+    _write(
         p / "pairs.jsonl",
         json.dumps({"text": LONG, "text_b": "the market"})
         + "\n"
         + json.dumps({"text": "a", "text_b": "b"})
         + "\n",
     )
-    in_txt = _write(p / "in.txt", f"{LONG}\nshort one\n")
+    _write(p / "in.txt", f"{LONG}\nshort one\n")
     ok_row = json.dumps({"text": "the market", "label": "sport"})
     deep_row = '{"text": "a", "label": "sport", "meta": ' + DEEP + "}"
-    deep_jsonl = _write(p / "deep.jsonl", ok_row + "\n" + deep_row + "\n")
-    deep_reg = _write(
+    _write(p / "deep.jsonl", ok_row + "\n" + deep_row + "\n")
+    _write(
         p / "deep_reg.jsonl",
         json.dumps({"text": "a", "score": 1}) + "\n" + '{"text": ' + DEEP + "}\n",
     )
-    deep_squad = _write(p / "deep_squad.json", '{"data": ' + DEEP + "}")
-    deep_in = _write(p / "deep_in.jsonl", json.dumps({"text": "a"}) + "\n" + DEEP + "\n")
+    _write(p / "deep_squad.json", '{"data": ' + DEEP + "}")
+    _write(p / "deep_in.jsonl", json.dumps({"text": "a"}) + "\n" + DEEP + "\n")
     split = p / "split"
     split.mkdir()
     _write(split / "train.jsonl", ok_row + "\n" + deep_row + "\n")
     _write(split / "test.jsonl", ok_row + "\n")
     shallow = "[" * 100 + "]" * 100
-    shallow_jsonl = _write(
+    _write(
         p / "shallow.jsonl", '{"text": "a", "label": "sport", "meta": ' + shallow + "}\n"
     )
-    nul_csv = _write(p / "nul.csv", "text,label\nbad\x00byte,sport\n")
-    nul_txt = _write(p / "nul.txt", "bad\x00byte\nthe market\n")
+    _write(p / "nul.csv", "text,label\nbad\x00byte,sport\n")
+    _write(p / "nul.txt", "bad\x00byte\nthe market\n")
     bom = "\ufeff"
-    bom_csv = _write(p / "bom.csv", bom + "text,label\nthe market,sport\n")
-    bom_reg = _write(p / "bom_reg.csv", bom + "text,score\nthe market,2.5\n")
-    bom_jsonl = _write(p / "bom.jsonl", bom + ok_row + "\n")
-    bom_in_csv = _write(p / "bom_in.csv", bom + "text\nthe market\n")
-    bom_in_jsonl = _write(p / "bom_in.jsonl", bom + '{"text": "the market"}\n')
-    bom_in_txt = _write(p / "bom_in.txt", bom + "the market\n")
+    _write(p / "bom.csv", bom + "text,label\nthe market,sport\n")
+    _write(p / "bom_reg.csv", bom + "text,score\nthe market,2.5\n")
+    _write(p / "bom.jsonl", bom + ok_row + "\n")
+    _write(p / "bom_in.csv", bom + "text\nthe market\n")
+    _write(p / "bom_in.jsonl", bom + '{"text": "the market"}\n')
+    _write(p / "bom_in.txt", bom + "the market\n")
     squad = {
         "data": [
             {
@@ -216,19 +236,19 @@ def test_odd_input_files(models, tmp_path):
             }
         ]
     }
-    bom_squad = _write(p / "bom_squad.json", bom + json.dumps(squad))
-    bom_conll = _write(p / "bom.conll", bom + "EU B-ORG\nrejects O\n")
-    crlf_csv = _write(p / "crlf.csv", "text,label\r\nthe market,sport\r\na b,tech\r\n")
-    crlf_jsonl = _write(p / "crlf.jsonl", ok_row + "\r\n" + ok_row + "\r\n")
-    crlf_tsv = _write(p / "crlf.tsv", "text\tscore\r\nthe market\t1.5\r\n")
-    crlf_txt = _write(p / "crlf.txt", "the market\r\na b\r\n")
-    header_csv = _write(p / "header.csv", "text,label\n")
-    header_reg = _write(p / "header_reg.csv", "text,score\n")
-    header_in = _write(p / "header_in.csv", "text\n")
-    empty_csv = _write(p / "empty.csv", "")
-    empty_jsonl = _write(p / "empty.jsonl", "\n\n")
-    huge_txt = _write(p / "huge.txt", "market " * 150_000 + "\n")
-    huge_jsonl = _write(
+    _write(p / "bom_squad.json", bom + json.dumps(squad))
+    _write(p / "bom.conll", bom + "EU B-ORG\nrejects O\n")
+    _write(p / "crlf.csv", "text,label\r\nthe market,sport\r\na b,tech\r\n")
+    _write(p / "crlf.jsonl", ok_row + "\r\n" + ok_row + "\r\n")
+    _write(p / "crlf.tsv", "text\tscore\r\nthe market\t1.5\r\n")
+    _write(p / "crlf.txt", "the market\r\na b\r\n")
+    _write(p / "header.csv", "text,label\n")
+    _write(p / "header_reg.csv", "text,score\n")
+    _write(p / "header_in.csv", "text\n")
+    _write(p / "empty.csv", "")
+    _write(p / "empty.jsonl", "\n\n")
+    _write(p / "huge.txt", "market " * 150_000 + "\n")
+    _write(
         p / "huge.jsonl", json.dumps({"text": "market " * 150_000, "label": "sport"}) + "\n"
     )
     latin_csv = p / "latin.csv"
@@ -237,37 +257,109 @@ def test_odd_input_files(models, tmp_path):
     latin_jsonl.write_bytes(b'{"text": "caf\xe9", "score": 1}\n')
     latin_in = p / "latin_in.csv"
     latin_in.write_bytes(b"text\nthe market\ncaf\xe9\n")
-    wide_csv = _write(p / "wide.csv", "text,label\nhello, world,sport\n")
-    wide_empty = _write(p / "wide_empty.csv", "text,label\nhello,,sport,x\n")
-    wide_in = _write(p / "wide_in.csv", "text\nhello, world\n")
-    dup_csv = _write(p / "dup.csv", "text,text,label\na,b,sport\n")
-    unclosed = _write(
+    _write(p / "wide.csv", "text,label\nhello, world,sport\n")
+    _write(p / "wide_empty.csv", "text,label\nhello,,sport,x\n")
+    _write(p / "wide_in.csv", "text\nhello, world\n")
+    _write(p / "dup.csv", "text,text,label\na,b,sport\n")
+    _write(
         p / "unclosed.csv",
         'text,label\n"the market,sport\n' + "".join(f"row {i},tech\n" for i in range(50)),
     )
-    unclosed_in = _write(
+    _write(
         p / "unclosed_in.csv",
         'text\n"the market\n' + "".join(f"row {i}\n" for i in range(50)),
     )
-    quote_tsv = _write(p / "quote.tsv", 'text\tlabel\n"Hello," she said\tsport\n')
-    list_text = _write(p / "list_text.jsonl", '{"text": ["a", "b"], "label": "sport"}\n')
-    dict_label = _write(p / "dict_label.jsonl", '{"text": "a", "label": {"x": 1}}\n')
-    squad_no_context = _write(
+    _write(p / "quote.tsv", 'text\tlabel\n"Hello," she said\tsport\n')
+    _write(p / "list_text.jsonl", '{"text": ["a", "b"], "label": "sport"}\n')
+    _write(p / "dict_label.jsonl", '{"text": "a", "label": {"x": 1}}\n')
+    _write(
         p / "squad_nc.json",
         json.dumps(
             {"data": [{"paragraphs": [{"qas": squad["data"][0]["paragraphs"][0]["qas"]}]}]}
         ),
     )
-    squad_str = _write(p / "squad_str.json", json.dumps({"data": ["an article"]}))
+    _write(p / "squad_str.json", json.dumps({"data": ["an article"]}))
     bad_start = json.loads(json.dumps(squad))
     bad_start["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = "four"
-    squad_bad_start = _write(p / "squad_bad_start.json", json.dumps(bad_start))
+    _write(p / "squad_bad_start.json", json.dumps(bad_start))
     no_id = json.loads(json.dumps(squad))
     del no_id["data"][0]["paragraphs"][0]["qas"][0]["id"]
-    squad_no_id = _write(p / "squad_no_id.json", json.dumps(no_id))
-    nested_manifest = tmp_path / "nested_model"
+    _write(p / "squad_no_id.json", json.dumps(no_id))
+    nested_manifest = p / "nested_model"
     shutil.copytree(model, nested_manifest)
     (nested_manifest / "zoo_model.json").write_text('{"format": ' + DEEP + "}")
+
+    _write(
+        p / "long.jsonl",
+        json.dumps({"text": LONG, "label": "sport"})
+        + "\n"
+        + json.dumps({"text": "short one", "label": "tech"})
+        + "\n",
+    )
+    _write(p / "in.csv", f'text\n"{LONG}"\nshort one\n')
+    _write(
+        p / "in.jsonl",
+        json.dumps({"text": LONG}) + "\n" + json.dumps({"text": "short one"}) + "\n",
+    )
+
+
+def _odd_cases(p, model):
+    """The cases over the files `_write_odd_files(p, model)` writes."""
+    csv_long = p / "long.csv"
+    tsv_long = p / "long.tsv"
+    csv_long_b = p / "long_b.csv"
+    reg_csv = p / "reg.csv"
+    reg_tsv = p / "reg.tsv"
+    pairs_csv = p / "pairs.csv"
+    pairs_jsonl = p / "pairs.jsonl"
+    in_txt = p / "in.txt"
+    deep_jsonl = p / "deep.jsonl"
+    deep_reg = p / "deep_reg.jsonl"
+    deep_squad = p / "deep_squad.json"
+    deep_in = p / "deep_in.jsonl"
+    shallow_jsonl = p / "shallow.jsonl"
+    nul_csv = p / "nul.csv"
+    nul_txt = p / "nul.txt"
+    bom_csv = p / "bom.csv"
+    bom_reg = p / "bom_reg.csv"
+    bom_jsonl = p / "bom.jsonl"
+    bom_in_csv = p / "bom_in.csv"
+    bom_in_jsonl = p / "bom_in.jsonl"
+    bom_in_txt = p / "bom_in.txt"
+    bom_squad = p / "bom_squad.json"
+    bom_conll = p / "bom.conll"
+    crlf_csv = p / "crlf.csv"
+    crlf_jsonl = p / "crlf.jsonl"
+    crlf_tsv = p / "crlf.tsv"
+    crlf_txt = p / "crlf.txt"
+    header_csv = p / "header.csv"
+    header_reg = p / "header_reg.csv"
+    header_in = p / "header_in.csv"
+    empty_csv = p / "empty.csv"
+    empty_jsonl = p / "empty.jsonl"
+    huge_txt = p / "huge.txt"
+    huge_jsonl = p / "huge.jsonl"
+    wide_csv = p / "wide.csv"
+    wide_empty = p / "wide_empty.csv"
+    wide_in = p / "wide_in.csv"
+    dup_csv = p / "dup.csv"
+    unclosed = p / "unclosed.csv"
+    unclosed_in = p / "unclosed_in.csv"
+    quote_tsv = p / "quote.tsv"
+    list_text = p / "list_text.jsonl"
+    dict_label = p / "dict_label.jsonl"
+    squad_no_context = p / "squad_nc.json"
+    squad_str = p / "squad_str.json"
+    squad_bad_start = p / "squad_bad_start.json"
+    squad_no_id = p / "squad_no_id.json"
+    long_jsonl = p / "long.jsonl"
+    in_csv = p / "in.csv"
+    in_jsonl = p / "in.jsonl"
+    split = p / "split"
+    latin_csv = p / "latin.csv"
+    latin_jsonl = p / "latin.jsonl"
+    latin_in = p / "latin_in.csv"
+    nested_manifest = p / "nested_model"
 
     def texts_of(path, **kw):
         return lambda: [e.text for e in readers.read_classification(path, **kw)]
@@ -292,19 +384,7 @@ def test_odd_input_files(models, tmp_path):
         ]
         return a["exit"] == b["exit"] == 0 and strip == strip_b and len(strip) == 2
 
-    long_jsonl = _write(
-        p / "long.jsonl",
-        json.dumps({"text": LONG, "label": "sport"})
-        + "\n"
-        + json.dumps({"text": "short one", "label": "tech"})
-        + "\n",
-    )
-    in_csv = _write(p / "in.csv", f'text\n"{LONG}"\nshort one\n')
-    in_jsonl = _write(
-        p / "in.jsonl",
-        json.dumps({"text": LONG}) + "\n" + json.dumps({"text": "short one"}) + "\n",
-    )
-    cases = [
+    return [
         # --- a field longer than csv's default limit -------------------------------------
         answer(
             "long field: --data .csv",
@@ -657,8 +737,21 @@ def test_odd_input_files(models, tmp_path):
             "id",
         ),
     ]
-    problems = run_area("odd input files", limited(cases))
-    assert not problems, "\n".join(problems)
+
+
+ODD_NAMES = case_ids(_odd_cases(UNBUILT / "odd files", UNBUILT / "model"))
+
+
+@pytest.fixture(scope="module")
+def odd_cases(models, tmp_path_factory):
+    p, model = tmp_path_factory.mktemp("odd_files"), models["dirs"]["named"]
+    _write_odd_files(p, model)
+    return by_name(_odd_cases(p, model), ODD_NAMES)
+
+
+@pytest.mark.parametrize("name", ODD_NAMES, ids=str)
+def test_odd_input_files(name, odd_cases):
+    check_case("odd input files", odd_cases[name])
 
 
 # === Python API misuse ====================================================================
@@ -668,7 +761,8 @@ def _dataset(*tensors):
     return tf.data.Dataset.from_tensor_slices(tensors if len(tensors) > 1 else tensors[0])
 
 
-def test_python_api_misuse(models):
+def _api_cases(models):
+    """The cases over `models` (the module fixture's)."""
     clf, tagger, qa = models["clf"], models["tagger"], models["qa"]
     dirs = models["dirs"]
     texts = sentences(4, seed=2)
@@ -1065,8 +1159,20 @@ def test_python_api_misuse(models):
             "str",
         ),
     ]
-    problems = run_area("Python API misuse", limited(cases))
-    assert not problems, "\n".join(problems)
+    return cases
+
+
+API_NAMES = case_ids(_api_cases(dict.fromkeys(["clf", "tagger", "qa", "dirs"])))
+
+
+@pytest.fixture(scope="module")
+def api_cases(models):
+    return by_name(_api_cases(models), API_NAMES)
+
+
+@pytest.mark.parametrize("name", API_NAMES, ids=str)
+def test_python_api_misuse(name, api_cases):
+    check_case("Python API misuse", api_cases[name])
 
 
 # === untrusted configs ====================================================================
@@ -1129,63 +1235,87 @@ def spiece_model():
     return model.getvalue()
 
 
-def test_untrusted_configs(models, tmp_path, spiece_model):
-    vocab = tmp_path / "vocab.txt"
-    vocab.write_text("\n".join(VOCABULARY) + "\n")
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    garbage = tmp_path / "spiece.model"
-    garbage.write_bytes(b"not a sentencepiece model")
-    (tmp_path / "spiece_dir").mkdir()
-    (tmp_path / "spiece_dir" / "spiece.model").write_bytes(spiece_model)
-    tok_config = WordPieceTokenizer(VOCABULARY).get_config()
-    sp_config = SentencePieceTokenizer(spiece_model).get_config()
-    pre_config = TextPreprocessor(WordPieceTokenizer(VOCABULARY), LENGTH).get_config()
+@pytest.fixture(scope="module")
+def untrusted_cases(models, tmp_path_factory, spiece_model):
+    """The files and configs `_untrusted_cases` edits, written once under
+    the directory it returns (the names `_untrusted_cases` reads)."""
+    root = tmp_path_factory.mktemp("untrusted")
+    (root / "vocab.txt").write_text("\n".join(VOCABULARY) + "\n")
+    os.mkfifo(root / "fifo")
+    (root / "spiece.model").write_bytes(b"not a sentencepiece model")
+    (root / "spiece_dir").mkdir()
+    (root / "spiece_dir" / "spiece.model").write_bytes(spiece_model)
+    configs = types.SimpleNamespace(
+        tokenizer=WordPieceTokenizer(VOCABULARY).get_config(),
+        sentencepiece=SentencePieceTokenizer(spiece_model).get_config(),
+        preprocessor=TextPreprocessor(WordPieceTokenizer(VOCABULARY), LENGTH).get_config(),
+    )
+    models["clf"].save(root / "clf.keras")
+    with zipfile.ZipFile(root / "clf.keras") as archive:
+        configs.clf = json.loads(archive.read("config.json"))
+        configs.members = {n: archive.read(n) for n in archive.namelist()}
+    _keras_file(
+        root / "fifo_tok.keras",
+        _serialized(
+            {**configs.tokenizer, "vocabulary": str(root / "fifo")},
+            "zoo>WordPieceTokenizer",
+        ),
+    )
+    _keras_file(
+        root / "fifo_sp.keras",
+        _serialized(
+            {**configs.sentencepiece, "model": str(root / "fifo")},
+            "zoo>SentencePieceTokenizer",
+        ),
+    )
+    return by_name(_untrusted_cases(root, configs), UNTRUSTED_NAMES)
+
+
+def _serialized(obj_config, cls):
+    return {
+        "module": None,
+        "class_name": cls,
+        "config": obj_config,
+        "registered_name": cls,
+    }
+
+
+def _untrusted_cases(root, configs):
+    """The cases over the files under `root` and the `configs` (tokenizer,
+    sentencepiece, preprocessor, clf: the saved classifier's config.json,
+    members: its archive's members) that the `untrusted` fixture makes;
+    `configs` is read only when a case runs."""
+    vocab, garbage = root / "vocab.txt", root / "spiece.model"
+    clf_path = root / "clf.keras"
+    fifo_tokenizer, fifo_spiece = root / "fifo_tok.keras", root / "fifo_sp.keras"
 
     def with_(config, **changes):
         return {**config, **changes}
 
     def wordpiece(**changes):
-        return lambda: WordPieceTokenizer.from_config(with_(tok_config, **changes))
+        return lambda: WordPieceTokenizer.from_config(with_(configs.tokenizer, **changes))
 
     def sentencepiece(**changes):
-        return lambda: SentencePieceTokenizer.from_config(with_(sp_config, **changes))
+        return lambda: SentencePieceTokenizer.from_config(
+            with_(configs.sentencepiece, **changes)
+        )
 
-    def serialized(obj_config, cls):
-        return {
-            "module": None,
-            "class_name": cls,
-            "config": obj_config,
-            "registered_name": cls,
-        }
-
-    clf_path = tmp_path / "clf.keras"
-    models["clf"].save(clf_path)
-    with zipfile.ZipFile(clf_path) as archive:
-        clf_config = json.loads(archive.read("config.json"))
-        members = {n: archive.read(n) for n in archive.namelist()}
+    def preprocessor(**changes):
+        return lambda: TextPreprocessor.from_config(with_(configs.preprocessor, **changes))
 
     def edited_clf(vocabulary, name):
-        config = json.loads(json.dumps(clf_config))
+        config = json.loads(json.dumps(configs.clf))
         config["config"]["preprocessor"]["config"]["tokenizer"]["config"]["vocabulary"] = (
             vocabulary
         )
-        path = tmp_path / name
+        path = root / name
         with zipfile.ZipFile(path, "w") as archive:
-            for member, data in members.items():
+            for member, data in configs.members.items():
                 archive.writestr(
                     member, json.dumps(config) if member == "config.json" else data
                 )
         return path
 
-    fifo_tokenizer = _keras_file(
-        tmp_path / "fifo_tok.keras",
-        serialized(with_(tok_config, vocabulary=str(fifo)), "zoo>WordPieceTokenizer"),
-    )
-    fifo_spiece = _keras_file(
-        tmp_path / "fifo_sp.keras",
-        serialized(with_(sp_config, model=str(fifo)), "zoo>SentencePieceTokenizer"),
-    )
     cases = [
         error(
             "WordPieceTokenizer config: vocabulary is a path to a real vocab.txt",
@@ -1227,7 +1357,7 @@ def test_untrusted_configs(models, tmp_path, spiece_model):
         ),
         error(
             "SentencePieceTokenizer config: model is a directory with spiece.model",
-            sentencepiece(model=str(tmp_path / "spiece_dir")),
+            sentencepiece(model=str(root / "spiece_dir")),
             "model",
         ),
         error(
@@ -1254,7 +1384,7 @@ def test_untrusted_configs(models, tmp_path, spiece_model):
         ),
         error(
             "TextPreprocessor config: tokenizer is a path",
-            lambda: TextPreprocessor.from_config(with_(pre_config, tokenizer=str(vocab))),
+            preprocessor(tokenizer=str(vocab)),
             "tokenizer",
             str(vocab),
         ),
@@ -1262,9 +1392,10 @@ def test_untrusted_configs(models, tmp_path, spiece_model):
             "TextPreprocessor config: tokenizer's vocabulary is a path",
             lambda: TextPreprocessor.from_config(
                 with_(
-                    pre_config,
-                    tokenizer=serialized(
-                        with_(tok_config, vocabulary=str(vocab)), "zoo>WordPieceTokenizer"
+                    configs.preprocessor,
+                    tokenizer=_serialized(
+                        with_(configs.tokenizer, vocabulary=str(vocab)),
+                        "zoo>WordPieceTokenizer",
                     ),
                 )
             ),
@@ -1293,5 +1424,12 @@ def test_untrusted_configs(models, tmp_path, spiece_model):
             "model",
         ),
     ]
-    problems = run_area("untrusted configs", limited(cases))
-    assert not problems, "\n".join(problems)
+    return cases
+
+
+UNTRUSTED_NAMES = case_ids(_untrusted_cases(UNBUILT / "untrusted", None))
+
+
+@pytest.mark.parametrize("name", UNTRUSTED_NAMES, ids=str)
+def test_untrusted_configs(name, untrusted_cases):
+    check_case("untrusted configs", untrusted_cases[name])
