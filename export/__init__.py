@@ -16,6 +16,10 @@ exporters' grouped arguments: `Validation`, `ServingVersion`, `TpuBuckets`,
 `Signatures`; `Quantization` is export.tflite's) sits below both.
 """
 
+# Imported for its registration: export.mediapipe registers its file checks
+# and its derived-file comparison with export.consistency, which the generic
+# loaders run without importing it.
+from export import mediapipe  # noqa: F401
 from export.manifest import ManifestError, verify_manifest
 from export.runtime import load_interpreter, load_saved_model
 from export.saved_model import XlaLoweringError, export_saved_model, export_tpu_saved_model

@@ -35,6 +35,11 @@ MediaPipe's own C++ BertTokenizer runs inside the Task, so the export
 measures it: `export.validate.mediapipe_probes` runs `CLASSIFY` (below) in
 MediaPipe's venv on zoo.text.probes and records its agreement with LiteRT
 fed the project tokenizer's ids in validation.json.
+
+Importing this module registers with `export.consistency.registry` the
+check of the zipped vocab.txt and labels.txt against the artifact's
+(`check_associated_files`) and the derived-file comparison
+(`same_graph_as_source`); the generic loaders run both without importing it.
 """
 
 from __future__ import annotations
@@ -44,9 +49,16 @@ import mmap
 import os
 import pathlib
 import zipfile
+import zlib
 
 import flatbuffers
 import numpy as np
+
+from export import manifest as mf
+from export.consistency.flatbuffer import AlignedBuffer
+from export.consistency.refuse import _refuse
+from export.consistency.registry import register, register_source_graph
+from zoo.text.tokenizer_record import is_byte_pair
 
 try:
     from ai_edge_litert import schema_py_generated as tfl
@@ -56,6 +68,8 @@ except ImportError:  # the converter ships the same generated schema
 FILE = "mediapipe.tflite"
 VOCABULARY_FILE = "vocab.txt"
 LABELS_FILE = "labels.txt"
+# The largest vocab.txt / labels.txt read back out of a file's zip.
+_MAX_ASSOCIATED = 64 << 20
 OUTPUT = "probabilities"
 MODEL_IDENTIFIER = b"TFL3"
 METADATA_IDENTIFIER = b"M001"
@@ -255,32 +269,6 @@ def model_metadata(input_names, *, name, description, version):
 
 def _text(value):
     return value.decode() if isinstance(value, bytes) else value
-
-
-class AlignedBuffer(tfl.BufferT):
-    """A BufferT packed with its data 16-byte aligned, as the converter writes
-    weights (`data:[ubyte] (force_align: 16)`; the generated Pack aligns to 1)."""
-
-    @classmethod
-    def of(cls, buffer):
-        new = cls()
-        new.data, new.offset, new.size = buffer.data, buffer.offset, buffer.size
-        return new
-
-    def Pack(self, builder):  # noqa: N802 - the generated API's name
-        data = None
-        if self.data is not None:
-            payload = np.asarray(self.data, dtype=np.uint8).tobytes()
-            builder.StartVector(1, len(payload), 16)
-            builder.head -= len(payload)
-            builder.Bytes[builder.head : builder.head + len(payload)] = payload
-            data = builder.EndVector()
-        tfl.BufferStart(builder)
-        if data is not None:
-            tfl.BufferAddData(builder, data)
-        tfl.BufferAddOffset(builder, self.offset)
-        tfl.BufferAddSize(builder, self.size)
-        return tfl.BufferEnd(builder)
 
 
 def _one_signature(content, signature):
@@ -523,3 +511,74 @@ def same_graph_as_source(artifact_dir, meta, file):
         if not _same(*codes) or not _same(oa, ob):
             return None
     return derived["file"], derived["signature"]
+
+
+# --- the checks every loader runs (export.consistency.registry) ----------------------
+
+
+def associated_files(path):
+    """The vocabulary and labels a MediaPipe file carries in the zip appended
+    to it (`{}` when there is none). Only those two names are read, each up
+    to `_MAX_ASSOCIATED` bytes (None above): the zip is part of an untrusted
+    file."""
+    found = {}
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if info.filename in (VOCABULARY_FILE, LABELS_FILE):
+                    if info.file_size > _MAX_ASSOCIATED:
+                        found[info.filename] = None
+                        continue
+                    found[info.filename] = archive.read(info).decode("utf-8")
+    except (
+        zipfile.BadZipFile,
+        UnicodeDecodeError,
+        OSError,
+        ValueError,
+        EOFError,
+        zlib.error,
+        NotImplementedError,  # a compression method zipfile lacks
+    ):
+        return {}
+    return found
+
+
+def check_associated_files(directory, meta, file):
+    """Refuse the artifact unless the vocab.txt and labels.txt that `file`
+    carries (what MediaPipe tokenizes with and names its answers by; any
+    `.tflite` may carry them, MediaPipe reads whichever file it is given)
+    are the artifact's; a byte-level BPE artifact carries none."""
+    associated = associated_files(pathlib.Path(directory) / file)
+    if is_byte_pair(meta):
+        if associated:
+            _refuse(
+                directory,
+                "tokenizer",
+                f"{file} carries MediaPipe files ({sorted(associated)}) but the artifact "
+                "tokenizes with byte-level BPE, which MediaPipe cannot",
+            )
+        return
+    expected = {
+        VOCABULARY_FILE: (
+            "vocabulary_sha256",
+            (pathlib.Path(directory) / mf.VOCABULARY).read_text("utf-8"),
+        ),
+        LABELS_FILE: ("labels", "\n".join(meta.get("labels") or []) + "\n"),
+    }
+    for asset, (field, text) in expected.items():
+        if asset not in associated:
+            continue
+        carried = associated[asset]
+        if carried is None or carried.splitlines() != text.splitlines():
+            _refuse(
+                directory,
+                field,
+                f"the {asset} inside {file} (what MediaPipe reads) differs from the "
+                f"artifact's {'vocab.txt' if asset == VOCABULARY_FILE else 'labels'}",
+            )
+
+
+# Registered on import; export/__init__.py imports this module, so every
+# loader of the package runs them.
+register("tflite", check_associated_files)
+register_source_graph(FILE, same_graph_as_source)

@@ -81,7 +81,8 @@ SAME_FLOOR_ORDER = [
     ["bench", "zoo.demo"],
     ["bench", "zoo"],  # bench/ imports `zoo` first: TensorFlow's environment
     ["zoo", "zoo.predict", "zoo.tasks"],
-    # export.runtime asks export.mediapipe whether a mediapipe.tflite is its source's graph.
+    # export.mediapipe registers its checks with export.consistency (registry),
+    # which export.runtime runs without importing export.mediapipe.
     [
         "export",
         "export.saved_model",
@@ -90,9 +91,9 @@ SAME_FLOOR_ORDER = [
         "export.specs",
         "export.validate",
         "export.mediapipe_probes",
+        "export.mediapipe",
         "export.runtime",
         "export.consistency",
-        "export.mediapipe",
         "export.tf1_worker",
         "export.manifest",
         "zoo.train",

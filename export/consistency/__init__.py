@@ -15,7 +15,8 @@ otherwise, naming the field:
                 `labels`; token-embedding rows against `vocabulary_size`;
                 size and operator counts; the artifact record the exporter
                 embedded in the flatbuffer (below); the vocabulary and labels
-                zipped into mediapipe.tflite
+                zipped into mediapipe.tflite (a check export.mediapipe
+                registers: `registry`)
     SavedModel  signature names, inputs and outputs; the length the text
                 signatures pad to against `sequence_lengths`; C against
                 `labels`; assets/vocab.txt and assets/labels.txt against
@@ -32,10 +33,11 @@ model file too; artifacts exported before the record existed are checked
 without it.
 
 The package: `refuse` (how a disagreement is refused), `record` (the
-artifact record), `flatbuffer` (what a `.tflite` says about itself),
-`tflite_checks` and `saved_model_checks` (each kind's files against
-metadata.json) and `artifact` (`check_artifact`, by kind); this module
-re-exports their names.
+artifact record), `registry` (the checks a format's own module registers,
+so these generic checks never import it), `flatbuffer` (what a `.tflite`
+says about itself), `tflite_checks` and `saved_model_checks` (each kind's
+files against metadata.json) and `artifact` (`check_artifact`, by kind);
+this module re-exports their names.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from export.consistency.record import (
     artifact_record,
 )
 from export.consistency.refuse import ModelFileError
+from export.consistency.registry import register, register_source_graph
 from export.consistency.saved_model_checks import (
     check_saved_model_artifact,
     read_variables,
@@ -72,6 +75,8 @@ __all__ = [
     "check_tflite_file",
     "embed_tflite_record",
     "read_variables",
+    "register",
+    "register_source_graph",
     "saved_model_signatures",
     "tflite_facts",
 ]

@@ -1,7 +1,8 @@
 """What a `.tflite` says about itself, read from its flatbuffer without
 running it (`tflite_facts`: signatures, the token embedding's rows,
-operator counts, the embedded record, the files zipped into a MediaPipe
-file), and the record written into one (`embed_tflite_record`)."""
+operator counts, the embedded record), and the record written into one
+(`embed_tflite_record`, whose buffers `AlignedBuffer` packs as the
+converter does)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,11 @@ import collections
 import json
 import mmap
 import struct
-import zipfile
-import zlib
 
 import flatbuffers
 import numpy as np
 
 from export.consistency.record import RECORD_NAME
-from export.mediapipe import LABELS_FILE, VOCABULARY_FILE, AlignedBuffer
 
 try:
     from ai_edge_litert import schema_py_generated as tfl
@@ -27,16 +25,38 @@ except ImportError:  # the converter ships the same generated schema
 _MODEL_IDENTIFIER = b"TFL3"
 
 
-# The largest vocab.txt / labels.txt read out of a MediaPipe file's zip.
-_MAX_ASSOCIATED = 64 << 20
-
-
 _BUILTIN_NAMES = {
     v: k for k, v in vars(tfl.BuiltinOperator).items() if not k.startswith("_")
 }
 
 
 # --- .tflite --------------------------------------------------------------------------
+
+
+class AlignedBuffer(tfl.BufferT):
+    """A BufferT packed with its data 16-byte aligned, as the converter writes
+    weights (`data:[ubyte] (force_align: 16)`; the generated Pack aligns to 1)."""
+
+    @classmethod
+    def of(cls, buffer):
+        new = cls()
+        new.data, new.offset, new.size = buffer.data, buffer.offset, buffer.size
+        return new
+
+    def Pack(self, builder):  # noqa: N802 - the generated API's name
+        data = None
+        if self.data is not None:
+            payload = np.asarray(self.data, dtype=np.uint8).tobytes()
+            builder.StartVector(1, len(payload), 16)
+            builder.head -= len(payload)
+            builder.Bytes[builder.head : builder.head + len(payload)] = payload
+            data = builder.EndVector()
+        tfl.BufferStart(builder)
+        if data is not None:
+            tfl.BufferAddData(builder, data)
+        tfl.BufferAddOffset(builder, self.offset)
+        tfl.BufferAddSize(builder, self.size)
+        return tfl.BufferEnd(builder)
 
 
 def embed_tflite_record(content, record) -> bytes:
@@ -95,8 +115,8 @@ def _depends_on(graph, producers, tensor, inputs):
 def tflite_facts(path) -> dict:
     """What a `.tflite` says about itself: `{"signatures": {name: {"inputs":
     {name: (type, shape)}, "outputs": {...}, "token_rows": rows of the
-    embedding the token_ids gather reads, or None}}, "op_counts", "record",
-    "associated": {name: text} of the zip MediaPipe files carry}`."""
+    embedding the token_ids gather reads, or None}}, "op_counts", "record"}`.
+    (The files a MediaPipe file carries are export.mediapipe's to read.)"""
     # Memory-mapped, read in place; numpy views into it may outlive this
     # call, so the map is closed by the garbage collector, not here.
     with open(path, "rb") as f:
@@ -111,7 +131,7 @@ def tflite_facts(path) -> dict:
             f"its root table at byte {root:,} lies past its end ({len(data):,} bytes)"
         )
     try:
-        return _facts(model=tfl.Model.GetRootAs(data, 0), data=data, path=path)
+        return _facts(model=tfl.Model.GetRootAs(data, 0), data=data)
     except _FLATBUFFER_ERRORS as e:
         # The Python flatbuffers reader has no verifier: an offset past the
         # end (a truncated or edited file) surfaces as whichever of these
@@ -126,7 +146,7 @@ def tflite_facts(path) -> dict:
 _FLATBUFFER_ERRORS = (struct.error, IndexError, ValueError, TypeError, OverflowError)
 
 
-def _facts(model, data, path):
+def _facts(model, data):
     codes = _operator_names(model)
     signatures = {}
     for i in range(model.SignatureDefsLength()):
@@ -136,7 +156,6 @@ def _facts(model, data, path):
         "signatures": signatures,
         "op_counts": _op_counts(model, codes),
         "record": _embedded_record(model, data),
-        "associated": _associated_files(path),
     }
 
 
@@ -218,29 +237,3 @@ def _embedded_record(model, data):
             except (ValueError, RecursionError):  # not JSON, or nested too deep
                 return "unreadable"
     return None
-
-
-def _associated_files(path):
-    """The vocabulary and labels a MediaPipe file carries in the zip appended
-    to it (`{}` when there is none). Only those two names are read, each up
-    to `_MAX_ASSOCIATED` bytes: the zip is part of an untrusted file."""
-    found = {}
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                if info.filename in (VOCABULARY_FILE, LABELS_FILE):
-                    if info.file_size > _MAX_ASSOCIATED:
-                        found[info.filename] = None
-                        continue
-                    found[info.filename] = archive.read(info).decode("utf-8")
-    except (
-        zipfile.BadZipFile,
-        UnicodeDecodeError,
-        OSError,
-        ValueError,
-        EOFError,
-        zlib.error,
-        NotImplementedError,  # a compression method zipfile lacks
-    ):
-        return {}
-    return found

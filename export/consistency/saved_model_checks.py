@@ -15,9 +15,12 @@ from tensorflow.core.protobuf import saved_model_pb2
 from export import manifest as mf
 from export.consistency.record import RECORD_COLLECTION, _check_record
 from export.consistency.refuse import ModelFileError, _refuse
-from export.mediapipe import LABELS_FILE
 from zoo.models import INPUT_NAMES
 from zoo.text.tokenizer_record import is_byte_pair
+
+# The label names a text-in SavedModel answers with, in assets/ (the file
+# export.saved_model writes there).
+LABELS_FILE = "labels.txt"
 
 _TF_INT32, _TF_FLOAT32, _TF_STRING = (
     tf.int32.as_datatype_enum,

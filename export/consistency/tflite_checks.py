@@ -1,7 +1,8 @@
 """A `.tflite` artifact's files against its metadata.json: each file
 described and no other, and each what `files[file]` and the artifact-wide
 fields say (signatures, inputs, outputs, embedding rows, the embedded
-record, MediaPipe's files, size and operators)."""
+record, the checks registered for the format or the file, such as
+MediaPipe's files (`export.consistency.registry`), size and operators)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ import pathlib
 
 import numpy as np
 
-from export import manifest as mf
 from export.consistency.flatbuffer import tfl, tflite_facts
 from export.consistency.record import _check_record
 from export.consistency.refuse import ModelFileError, _refuse
-from export.mediapipe import LABELS_FILE, VOCABULARY_FILE
+from export.consistency.registry import file_checks
 from zoo.models import INPUT_NAMES
-from zoo.text.tokenizer_record import is_byte_pair
 
 _INT32, _FLOAT32, _STRING = (
     tfl.TensorType.INT32,
@@ -40,8 +39,8 @@ def check_tflite_file(directory, meta, file):
     """Refuse `file` of a `.tflite` artifact unless it is what metadata.json's
     `files[file]` and the artifact-wide fields say (see the module doc). The
     most specific disagreement is named first: signatures, inputs, outputs,
-    embedding rows, the embedded record, MediaPipe's files, then size and
-    operators."""
+    embedding rows, the embedded record, the registered checks (MediaPipe's
+    files), then size and operators."""
     directory = pathlib.Path(directory)
     info = meta["files"][file]
     facts = _read_tflite(directory, file)
@@ -62,7 +61,8 @@ def check_tflite_file(directory, meta, file):
         _check_tflite_outputs(directory, where, sig["outputs"], meta, info, length)
         _check_token_rows(directory, file, sig["token_rows"], meta)
     _check_record(directory, meta, facts["record"], file)
-    _check_associated_files(directory, file, facts["associated"], meta)
+    for check in file_checks("tflite", file):
+        check(directory, meta, file)
     _check_size_and_operators(directory, file, info, facts)
 
 
@@ -160,38 +160,6 @@ def _check_token_rows(directory, file, rows, meta):
             f"{meta['vocabulary_size']:,} word pieces: the model was trained with another "
             "vocabulary",
         )
-
-
-def _check_associated_files(directory, file, associated, meta):
-    """The vocab.txt and labels.txt a MediaPipe file carries (what MediaPipe
-    tokenizes with and names its answers by) against the artifact's."""
-    if is_byte_pair(meta):
-        if associated:
-            _refuse(
-                directory,
-                "tokenizer",
-                f"{file} carries MediaPipe files ({sorted(associated)}) but the artifact "
-                "tokenizes with byte-level BPE, which MediaPipe cannot",
-            )
-        return
-    expected = {
-        VOCABULARY_FILE: (
-            "vocabulary_sha256",
-            (directory / mf.VOCABULARY).read_text("utf-8"),
-        ),
-        LABELS_FILE: ("labels", "\n".join(meta.get("labels") or []) + "\n"),
-    }
-    for asset, (field, text) in expected.items():
-        if asset not in associated:
-            continue
-        carried = associated[asset]
-        if carried is None or carried.splitlines() != text.splitlines():
-            _refuse(
-                directory,
-                field,
-                f"the {asset} inside {file} (what MediaPipe reads) differs from the "
-                f"artifact's {'vocab.txt' if asset == VOCABULARY_FILE else 'labels'}",
-            )
 
 
 def _check_size_and_operators(directory, file, info, facts):

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from export.mediapipe import same_graph_as_source
+from export.consistency.registry import same_graph_as_source
 from export.runtime.budget import (
     DERIVED_SAMPLE_TEXTS,
     LATENCY_RUNS,
@@ -97,9 +97,11 @@ def run_tflite(artifact, texts, *, workers=None):
 
     A file that metadata.json says was derived from another
     (`derived_from`: mediapipe.tflite, the primary signature of model.tflite
-    cut out with its weights untouched) runs after its source. When
-    `export.mediapipe.same_graph_as_source` finds the source's operators and
-    tensors in it (weights compared byte for byte), it runs the first
+    cut out with its weights untouched) runs after its source. When the
+    finder registered for it (`export.consistency.registry`; for
+    mediapipe.tflite, `export.mediapipe.same_graph_as_source`) finds the
+    source's operators and tensors in it (weights compared byte for byte),
+    it runs the first
     `DERIVED_SAMPLE_TEXTS` texts only; if its outputs there equal the
     source's bit for bit, the source's outputs stand for the rest. Otherwise
     it runs every text, like any file. The run says which (`texts_run`,

@@ -9,7 +9,9 @@ import io
 import json
 import os
 import pathlib
+import shutil
 import subprocess
+import sys
 import zipfile
 
 import flatbuffers
@@ -134,6 +136,64 @@ def test_cased_models_and_blank_vocabulary_lines_are_refused(artifact):
         mediapipe.mediapipe_classifier(
             content, "serving_L99", VOCABULARY, TINY_LABELS, lowercase=True
         )
+
+
+def _with_zipped(artifact, copy, name, text):
+    """A copy of `artifact` whose mediapipe.tflite carries `text` as its
+    zipped `name` (the zip rebuilt, so its checksums hold), its manifest
+    regenerated: only the consistency checks can tell."""
+    shutil.copytree(artifact, copy)
+    path = copy / mediapipe.FILE
+    data = path.read_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        start = min(info.header_offset for info in archive.infolist())
+        files = {info.filename: archive.read(info) for info in archive.infolist()}
+    files[name] = text.encode("utf-8")
+    out = io.BytesIO(data[:start])
+    out.seek(0, io.SEEK_END)
+    with zipfile.ZipFile(out, mode="a", compression=zipfile.ZIP_STORED) as archive:
+        for file, content in files.items():
+            archive.writestr(
+                zipfile.ZipInfo(file, date_time=(1980, 1, 1, 0, 0, 0)), content
+            )
+    path.write_bytes(out.getvalue())
+    mf.write_manifest(copy)
+    return copy
+
+
+def test_a_forged_mediapipe_zip_is_refused_by_a_process_that_imports_only_runtime(
+    artifact, tmp_path
+):
+    """The labels MediaPipe names its answers by, reordered inside
+    mediapipe.tflite (same size, manifest regenerated), are refused by name
+    by `open_artifact` in a fresh process that imported export.runtime and
+    nothing else: export.mediapipe's registered check runs without a caller
+    importing it."""
+    forged = "\n".join(reversed(TINY_LABELS)) + "\n"
+    copy = _with_zipped(artifact, tmp_path / "forged", mediapipe.LABELS_FILE, forged)
+    assert (
+        mediapipe.associated_files(copy / mediapipe.FILE)[mediapipe.LABELS_FILE] == forged
+    )
+    with pytest.raises(mf.MetadataError, match="labels.txt inside mediapipe.tflite"):
+        runtime.open_artifact(copy)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, export.runtime as r; r.open_artifact(sys.argv[1]); print('OPENED')",
+            str(copy),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 1 and "OPENED" not in proc.stdout, proc.stdout + proc.stderr
+    assert "`labels`: the labels.txt inside mediapipe.tflite" in proc.stderr, proc.stderr
+    # The same zip with the artifact's own labels opens.
+    same = "\n".join(TINY_LABELS) + "\n"
+    runtime.open_artifact(
+        _with_zipped(artifact, tmp_path / "same", mediapipe.LABELS_FILE, same)
+    )
 
 
 def test_validation_runs_the_derived_file_on_a_sample(artifact, monkeypatch, tmp_path):
