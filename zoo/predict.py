@@ -262,6 +262,7 @@ def open_predictor(
     # checked once before anything runs (export/consistency/); the runner
     # and the host-side steps share the opened artifact and its tokenizer.
     artifact = open_artifact(path)
+    tokenizer = artifact.tokenizer  # built here, before any model file loads
     if kind == "tflite":
         length, run_ids = _tflite_runner(artifact, sequence_length, num_threads)
     else:
@@ -271,7 +272,7 @@ def open_predictor(
         path,
         artifact.meta["task"],
         artifact.meta["labels"],
-        artifact.tokenizer,
+        tokenizer,
         length,
         run_ids,
         max_windows or 1,
