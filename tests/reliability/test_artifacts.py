@@ -33,12 +33,26 @@ from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.models import InvalidInputError
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
 
-# Slow (exports, and a TF1-loader process per SavedModel case: minutes on 2
+# Slow (exports, and a TF1-loader process for the SavedModel calls: minutes on 2
 # cores): `make test` runs the corpus, `make test-quick` does not.
 pytestmark = pytest.mark.slow
 
 L = 16  # the phone file's length
 V = len(VOCABULARY)
+
+
+class _Named(dict):
+    """name -> case; a name given twice is refused (a plain dict would keep
+    only the later case, and its id would hide the other)."""
+
+    def __setitem__(self, name, case):
+        if name in self:
+            raise AssertionError(f"case name {name!r} twice")
+        super().__setitem__(name, case)
+
+    def update(self, cases):
+        for name, case in cases.items():
+            self[name] = case
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +205,7 @@ def _saved_model_requests():
     where the Keras model's answer is due). Fixed seeds: the same requests at
     collection (the ids) and in the `served` fixture."""
     rng = np.random.default_rng(0)
-    requests = {}
+    requests = _Named()
     base = _valid_ids(rng, 2, 12, real=None)
     for name, ids, words in contract_violations(base, max_length=64):
         requests[name] = ("serve_ids", ids, words)
@@ -300,7 +314,7 @@ def _tflite_calls():
     """name -> (the phone file's inputs, words the error must name, or None
     where the Keras model's answer is due); fixed seeds, as above."""
     rng = np.random.default_rng(1)
-    calls = {}
+    calls = _Named()
     for call in range(2):
         base = _valid_ids(rng, 2, L)
         for name, ids, words in contract_violations(base, None):

@@ -42,6 +42,20 @@ PRUNED = 30  # word pieces the "pruned" model lacks
 CALLS = 100  # per thread, on one shared runner
 
 
+class _Named(dict):
+    """name -> case; a name given twice is refused (a plain dict would keep
+    only the later case, and its id would hide the other)."""
+
+    def __setitem__(self, name, case):
+        if name in self:
+            raise AssertionError(f"case name {name!r} twice")
+        super().__setitem__(name, case)
+
+    def update(self, cases):
+        for name, case in cases.items():
+            self[name] = case
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     import keras
@@ -276,7 +290,7 @@ WEIGHTS = {
 # name -> (change, way in, the artifact edited, words the error must name,
 # errors): the manifest bypassed (files it does not list, entries it should
 # not hold)...
-FORGERIES = {}
+FORGERIES = _Named()
 for kind, file in WEIGHTS.items():
     for w in WAYS:
         FORGERIES[f"{kind}: {file} unlisted and flipped ({w})"] = (
