@@ -18,7 +18,6 @@ import json
 import shutil
 import types
 
-import keras
 import numpy as np
 import pytest
 
@@ -71,18 +70,6 @@ CHANGED = []  # the cases that change a copy of the model: tried again, record k
 # file the record checks: vocab.txt. Every other case names its first name.
 RENAMED = {"embedding rows edited to match a cut vocab.txt": ("vocab.txt",)}
 FLIPS = {"model.keras": (10, 7907, 31), "vocab.txt": (5, 53, 40)}  # count, step, start
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _seed():
-    """tests/conftest.py's `_seed`, once for the module instead of once per
-    case, as when the cases were one test: `keras.utils.set_random_seed`
-    clears TensorFlow's eager caches, and each case that loads the model
-    then builds its kernels again (0.1 to 1 s a load). Loading restores the
-    saved weights whatever the seed, and the cases set no dtype policy."""
-    keras.utils.set_random_seed(1234)
-    yield
-    keras.config.set_dtype_policy("float32")
 
 
 @pytest.fixture(scope="module")

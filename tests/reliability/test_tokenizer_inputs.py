@@ -9,7 +9,6 @@ BBC texts are loaded once per module."""
 
 import types
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -111,19 +110,6 @@ def _answers(name, run, check):
 def _refuses(name, run, *names):
     """`run(tools)` must raise a clear error naming every one of `names`."""
     _case(name, lambda t: error(name, lambda: run(t), *names))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _seed():
-    """tests/conftest.py's `_seed`, once for the module instead of once per
-    case: `keras.utils.set_random_seed` clears TensorFlow's eager caches,
-    and the tokenizer's kernels then cost 0.2 to 0.7 s to build again, a
-    case (40 s for this file after a file that trained models, against 1 s
-    for the corpus). The cases draw no random numbers and set no dtype
-    policy."""
-    keras.utils.set_random_seed(1234)
-    yield
-    keras.config.set_dtype_policy("float32")
 
 
 @pytest.fixture(scope="module")
