@@ -142,3 +142,23 @@ def test_report_names_the_machine_its_speeds_were_measured_on():
     info = machine()
     assert set(info) == {"cpu", "cores", "int8", "bf16", "load"}
     assert info["int8"] in ("AMX", "AVX-512 VNNI", "AVX-VNNI", "AVX2 only", "no AVX2")
+
+
+def test_baseline_sentence_says_whether_the_difference_is_more_than_noise():
+    report = _report(0.9718)
+    report["rows"][-1]["against_teacher"] = {
+        "model_only": 7,
+        "baseline_only": 10,
+        "p_value": 0.629,
+    }
+    md = demo.report_markdown(report)
+    assert (
+        "Article by article, the baseline alone is right on 10 and the teacher alone on 7 "
+        "(exact McNemar test p = 0.63): too few to call either better."
+    ) in md
+    report["rows"][-1]["against_teacher"] = {
+        "model_only": 2,
+        "baseline_only": 25,
+        "p_value": 1e-5,
+    }
+    assert "more than chance would give" in demo.report_markdown(report)

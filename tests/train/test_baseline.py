@@ -2,10 +2,13 @@
 on the tiny topic data the distillation tests use, its refusals and skips,
 and its figure on BBC News' fixed split (the demo's)."""
 
+import numpy as np
 import pytest
+from scipy.stats import binomtest
 
 from tests.distill.tiny import topic_data
 from zoo.text.readers import TextExample
+from zoo.train import baseline
 from zoo.train.baseline import (
     DESCRIPTION,
     BaselineNotApplicable,
@@ -102,3 +105,28 @@ def test_bbc_figure(bbc_split):
     assert (result["num_train"], result["num_test"]) == (1488, 426)
     assert result["accuracy"] == pytest.approx(414 / 426)  # 0.9718
     assert result["num_features"] == 75022
+
+
+def test_paired_comparison_is_the_exact_mcnemar_test():
+    rng = np.random.default_rng(0)
+    gold = rng.integers(0, 5, 426)
+    for model_wrong, baseline_wrong in ((10, 7), (0, 0), (3, 25), (40, 40)):
+        model, base = gold.copy(), gold.copy()
+        wrong = rng.permutation(426)
+        model[wrong[:model_wrong]] += 1  # disjoint texts: every error is discordant
+        base[wrong[model_wrong : model_wrong + baseline_wrong]] += 1
+        got = baseline.paired_comparison(gold, model, base)
+        assert (got["model_only"], got["baseline_only"]) == (baseline_wrong, model_wrong)
+        n = model_wrong + baseline_wrong
+        expected = binomtest(baseline_wrong, n, 0.5).pvalue if n else 1.0
+        assert got["p_value"] == pytest.approx(expected, rel=1e-12)
+    # Texts both get wrong are not evidence either way.
+    both = gold.copy()
+    both[:30] += 1
+    assert baseline.paired_comparison(gold, both, both) == {
+        "model_only": 0,
+        "baseline_only": 0,
+        "p_value": 1.0,
+    }
+    with pytest.raises(ValueError, match="one length"):
+        baseline.paired_comparison(gold, gold[:-1], gold)

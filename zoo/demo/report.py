@@ -126,7 +126,25 @@ def baseline_sentence(rows, sequence_length):
         f"{base['latency_ms']:.1f} ms an article on one CPU and {base['size_mb']:.1f} MB: "
         f"on this task the BERT models' size and latency {verdict}. (The linear model "
         f"reads each whole article; the BERT models read its first {sequence_length} "
-        "tokens.)"
+        "tokens.)" + _paired_clause(base)
+    )
+
+
+def _paired_clause(base):
+    """The baseline and the teacher article by article (the measure stage's
+    `against_teacher`; absent in runs measured before it was recorded)."""
+    paired = base.get("against_teacher")
+    if not paired:
+        return ""
+    verdict = (
+        "too few to call either better"
+        if paired["p_value"] >= 0.05
+        else "more than chance would give"
+    )
+    return (
+        f" Article by article, the baseline alone is right on {paired['baseline_only']} "
+        f"and the teacher alone on {paired['model_only']} (exact McNemar test "
+        f"p = {paired['p_value']:.2f}): {verdict}."
     )
 
 

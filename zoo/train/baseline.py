@@ -22,6 +22,7 @@ between words (Chinese, Japanese) gives a weak baseline.
 from __future__ import annotations
 
 import collections
+import math
 import os
 import pickle
 import time
@@ -204,3 +205,24 @@ def _latency_ms(vectorizer, model, texts):
         "pinned to one CPU" if pinned else "one thread (this OS cannot pin a CPU)"
     )
     return round(1000 * float(np.median(times)), 3), runtime
+
+
+def paired_comparison(gold, model_predictions, baseline_predictions) -> dict:
+    """The model against the baseline on the same test texts, text by text:
+    `model_only` (texts the model gets right and the baseline wrong),
+    `baseline_only` (the reverse) and `p_value`, the exact two-sided McNemar
+    test (a binomial test on those discordant texts): how likely a split at
+    least this uneven is when neither is better. A few texts' difference on
+    a few hundred is usually noise, and this says how much."""
+    gold, a, b = (np.asarray(x) for x in (gold, model_predictions, baseline_predictions))
+    if not gold.shape == a.shape == b.shape or gold.ndim != 1:
+        raise ValueError(
+            "paired_comparison: gold, model and baseline predictions must be 1-D and of "
+            f"one length; received shapes {gold.shape}, {a.shape}, {b.shape}."
+        )
+    model_only = int(np.sum((a == gold) & (b != gold)))
+    baseline_only = int(np.sum((b == gold) & (a != gold)))
+    n = model_only + baseline_only
+    tail = sum(math.comb(n, k) for k in range(min(model_only, baseline_only) + 1))
+    p_value = min(1.0, 2 * tail / 2**n) if n else 1.0
+    return {"model_only": model_only, "baseline_only": baseline_only, "p_value": p_value}
