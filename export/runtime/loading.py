@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 from tensorflow_text import tflite_registrar
 
 from export import manifest as mf
-from export.runtime.opened import opened
+from export.runtime.opened import open_artifact
 from zoo.models import InvalidInputError, check_ids
 from zoo.text.tokenizer import check_text
 
@@ -34,9 +34,9 @@ class ArtifactLoadError(ValueError):
 # --- LiteRT ---------------------------------------------------------------------
 
 
-def load_interpreter(artifact, file=MODEL_FILE, num_threads=1, *, meta=None):
+def load_interpreter(artifact, file=MODEL_FILE, num_threads=1):
     """A LiteRT interpreter for `file` of `artifact` (an `OpenedArtifact`, or
-    a directory, opened first; `meta`: see `export.runtime.opened.opened`).
+    a directory, opened first).
 
     A file whose metadata lists custom (tensorflow-text) ops gets
     `InterpreterWithCustomOps` with tensorflow-text's registrar. One
@@ -44,7 +44,7 @@ def load_interpreter(artifact, file=MODEL_FILE, num_threads=1, *, meta=None):
     for the whole call, so sharing it between threads is safe but serial
     (for parallel calls, load one interpreter per thread).
     """
-    artifact = opened(artifact, meta)
+    artifact = open_artifact(artifact)
     artifact_dir, meta = artifact.directory, artifact.meta
     info = meta.get("files", {}).get(file)
     if info is None:
@@ -191,11 +191,10 @@ def invoke(runner, inputs):
     return {k: np.array(v) for k, v in outputs.items()}
 
 
-def load_signature(artifact, signature=None, file=MODEL_FILE, num_threads=1, *, meta=None):
+def load_signature(artifact, signature=None, file=MODEL_FILE, num_threads=1):
     """A `CheckedSignature` of `file` of `artifact` (an `OpenedArtifact`, or
-    a directory, opened first; `meta`: see `export.runtime.opened.opened`),
-    by default its primary, first-listed signature."""
-    artifact = opened(artifact, meta)
+    a directory, opened first), by default its primary, first-listed signature."""
+    artifact = open_artifact(artifact)
     artifact_dir, meta = artifact.directory, artifact.meta
     interpreter = load_interpreter(artifact, file, num_threads=num_threads)
     info = meta["files"][file]
@@ -226,11 +225,10 @@ def load_signature(artifact, signature=None, file=MODEL_FILE, num_threads=1, *, 
 # --- SavedModel (TensorFlow) -------------------------------------------------------
 
 
-def load_saved_model(artifact, *, meta=None):
+def load_saved_model(artifact):
     """`tf.saved_model.load` of `artifact` (an `OpenedArtifact`, or a
-    version directory, opened first; `meta`: see
-    `export.runtime.opened.opened`); returns `(loaded, metadata)`."""
-    artifact = opened(artifact, meta)
+    version directory, opened first); returns `(loaded, metadata)`."""
+    artifact = open_artifact(artifact)
     version_dir, meta = artifact.directory, artifact.meta
     try:
         loaded = tf.saved_model.load(str(version_dir))

@@ -77,18 +77,3 @@ def open_artifact(artifact) -> OpenedArtifact:
     meta = mf.read_metadata(directory)
     check_artifact(directory, meta)
     return OpenedArtifact(directory, meta, manifest)
-
-
-def opened(artifact, meta=None) -> OpenedArtifact:
-    """The `OpenedArtifact` a loader works on: `artifact` when it is one,
-    else `artifact` (a directory) opened, unless the caller passes `meta`:
-    an `OpenedArtifact`, or a metadata dict whose checks the caller ran
-    (both skip the checks; the keyword exists for callers written before
-    the object)."""
-    if isinstance(artifact, OpenedArtifact):
-        return artifact
-    if isinstance(meta, OpenedArtifact):
-        return meta
-    if meta is not None:
-        return OpenedArtifact(pathlib.Path(artifact), meta)
-    return open_artifact(artifact)

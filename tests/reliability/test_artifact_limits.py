@@ -191,11 +191,13 @@ class LiteRTRefusal(ValueError):
 # LiteRT's own loader given the damaged file directly (its checks skipped):
 # its verifier must refuse it with an error, not crash the process.
 LITERT = """
-import json, sys
+import json, pathlib, sys
 from export import runtime
+from export.runtime import OpenedArtifact
 meta = json.loads(open(sys.argv[2]).read())
 try:
-    runtime.load_interpreter(sys.argv[1], sys.argv[3], meta=meta)
+    # Built directly, the object trusts its metadata: no checks run.
+    runtime.load_interpreter(OpenedArtifact(pathlib.Path(sys.argv[1]), meta), sys.argv[3])
     print("LOADED")
 except ValueError as e:
     print("REFUSED", e)
@@ -249,11 +251,11 @@ BATCH_TEXTS = [
 @pytest.fixture(scope="module")
 def text_runners(built):
     d = built["tflite"]
-    meta = runtime.open_artifact(d)
-    raw = runtime.load_interpreter(d, "model_text.tflite", meta=meta).get_signature_runner(
+    artifact = runtime.open_artifact(d)
+    raw = runtime.load_interpreter(artifact, "model_text.tflite").get_signature_runner(
         "serving_text_L16"
     )
-    checked = runtime.load_signature(d, file="model_text.tflite", meta=meta)
+    checked = runtime.load_signature(artifact, file="model_text.tflite")
     # Each text alone through LiteRT's own runner (under the batch runner, or
     # the runner itself before there was one): the answer a batch must repeat.
     litert = getattr(raw, "_raw", raw)
