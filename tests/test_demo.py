@@ -128,6 +128,22 @@ def test_demo_report_numbers_are_present_and_sane(demo_run):
         "vocab.txt",
         "metadata.json",
     }
+    # The baseline against the teacher, article by article: the texts only
+    # one of them gets right differ by exactly their accuracies' difference.
+    base = next(r for r in rows_list if r["format"] == "scikit-learn")
+    paired = base["against_teacher"]
+    assert paired["model_only"] - paired["baseline_only"] == round(
+        (keras[0]["accuracy"] - base["accuracy"]) * report["texts"]
+    )
+    assert 0.0 < paired["p_value"] <= 1.0
+    assert report["machine"]["int8"] in (
+        "AMX",
+        "AVX-512 VNNI",
+        "AVX-VNNI",
+        "AVX2 only",
+        "no AVX2",
+    )
+    assert "Machine: " in md and "; int8: " in md
     assert json.loads((out / "args.json").read_text())["arguments"]["fast"] is True
     assert "| model | format |" in proc.stdout  # the terminal ends with the table
 

@@ -208,8 +208,9 @@ def _signature_facts(model, sig, codes):
 
 
 def _token_rows(graph, codes, inputs):
-    """Rows of the table a GATHER reads with indices computed from the
-    `token_ids` input: the token embedding (None if there is none)."""
+    """Rows of the table a GATHER (inputs: table, ids) or an EMBEDDING_LOOKUP
+    (inputs: ids, table; the int4 mode's) reads with indices computed from
+    the `token_ids` input: the token embedding (None if there is none)."""
     producers, gathers = {}, []
     for j in range(graph.OperatorsLength()):
         op = graph.Operators(j)
@@ -220,6 +221,8 @@ def _token_rows(graph, codes, inputs):
     rows = None
     for op in gathers:
         params, indices = (int(x) for x in op.InputsAsNumpy()[:2])
+        if codes[op.OpcodeIndex()] == "EMBEDDING_LOOKUP":
+            params, indices = indices, params
         if "token_ids" in _depends_on(graph, producers, indices, inputs):
             shape = graph.Tensors(params).ShapeAsNumpy()
             rows = int(shape[0]) if len(shape) == 2 else rows

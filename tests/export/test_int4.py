@@ -233,12 +233,6 @@ def test_int4_file_holds_its_tables_in_int4_once(int4_artifact, tiny_tokenizer):
     assert report["passed"] and not report["degraded"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="export/consistency/flatbuffer.py::_token_rows reads EMBEDDING_LOOKUP's inputs "
-    "as (table, ids) like GATHER's; its order is (ids, table), so the vocabulary-size "
-    "check finds no token table in an int4 file",
-)
 def test_consistency_finds_the_int4_token_table(int4_artifact, tiny_tokenizer):
     facts = consistency_flatbuffer.tflite_facts(int4_artifact / "model.tflite")
     rows = {name: s["token_rows"] for name, s in facts["signatures"].items()}
