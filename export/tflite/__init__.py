@@ -44,8 +44,9 @@ How, and why this way (docs/export.md; BUILD_NOTES.md, "Export formats and runti
   no int8 kernels for them, and quantizing them split the graph into 25
   partitions run mostly by single-threaded reference kernels, 1.6x slower
   than dynamic_int8; id inputs and outputs stay int32/float32); int4 (int4
-  dense weights with dynamic activations and an int8 embedding table, by
-  ai-edge-quantizer on the float32 file: the smallest and fastest file).
+  dense weights with dynamic activations and int4 token tables read by
+  EMBEDDING_LOOKUP, by ai-edge-quantizer on the float32 file, no
+  calibration: the smallest and fastest file).
   16x8 fails on int32 inputs and is not offered.
 
 The text-in file tokenizes with tensorflow-text's `FastBertTokenizer`
@@ -89,6 +90,7 @@ from export.tflite.graphs import (
 from export.tflite.quantization import (
     CALIBRATED_MODES,
     INT8_FLOAT_OPS,
+    LOSSY_MODES,
     MIN_REPRESENTATIVE_TEXTS,
     QUANTIZATION_MODES,
     calibration_feeds,
@@ -104,6 +106,7 @@ from zoo.text.tokenizer import tokenize_texts
 __all__ = [
     "CALIBRATED_MODES",
     "INT8_FLOAT_OPS",
+    "LOSSY_MODES",
     "MIN_REPRESENTATIVE_TEXTS",
     "QUANTIZATION_MODES",
     "Quantization",

@@ -34,8 +34,8 @@ class Quantization:
     mode: "float32", "float16", "dynamic_int8", "int8" or "int4"
         (`QUANTIZATION_MODES`).
     representative_texts: >= 100 real texts (or (text, text_b) pairs) that
-        calibrate "int8"/"int4" activation ranges; the other modes calibrate
-        nothing and ignore them.
+        calibrate "int8" activation ranges; the other modes (int4 included:
+        it stores no activation range) calibrate nothing and ignore them.
     """
 
     mode: str = "float32"
@@ -128,7 +128,7 @@ def export_tflite(
         # export leaves one stale directory, which the next export removes.
         work = tmp / ".work"
         files = _tflite_files(
-            model, tokenizer, meta, quantize, representative, texts, text_in, work
+            model, tokenizer, meta, quantize, representative, text_in, work
         )
         shutil.rmtree(work, ignore_errors=True)
         _write_artifact(tmp, files, meta, tokenizer)

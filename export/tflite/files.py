@@ -16,11 +16,7 @@ from export.tflite.graphs import (
     write_phone_saved_model,
     write_text_saved_model,
 )
-from export.tflite.quantization import (
-    CALIBRATED_MODES,
-    calibration_feeds,
-    quantize_int4,
-)
+from export.tflite.quantization import LOSSY_MODES, quantize_int4
 from zoo.models import task_of
 from zoo.text.tokenizer_record import is_byte_pair
 
@@ -47,13 +43,13 @@ def _file_info(content, signatures, lengths, input_kind, runtime):
     }
 
 
-def _tflite_files(model, tokenizer, meta, quantize, representative, texts, text_in, work):
+def _tflite_files(model, tokenizer, meta, quantize, representative, text_in, work):
     """{file name: (content, file info)}: model.tflite, mediapipe.tflite for
     a lower-casing classifier (else `meta` records why not), and with
     `text_in` model_text.tflite; `work` is their scratch directory."""
     task, lengths = task_of(model), meta["sequence_lengths"]
     content, signatures = _ids_model(
-        model, tokenizer, lengths, quantize, representative, texts, work / "phone"
+        model, lengths, quantize, representative, work / "phone"
     )
     # What the file says it is, inside the file: loaders check
     # metadata.json against it (export/consistency.py).
@@ -79,16 +75,13 @@ def _tflite_files(model, tokenizer, meta, quantize, representative, texts, text_
     return files
 
 
-def _ids_model(model, tokenizer, lengths, quantize, representative, texts, work):
+def _ids_model(model, lengths, quantize, representative, work):
     """(model.tflite's content, its signatures): the ids-in phone graph, one
     signature per length, converted in `quantize` mode."""
     write_phone_saved_model(model, lengths, work)
     signatures = [signature_name(n) for n in lengths]
     if quantize == "int4":
-        content = quantize_int4(
-            convert(work, signatures, "float32"),
-            calibration_feeds(tokenizer, texts, lengths),
-        )
+        content = quantize_int4(convert(work, signatures, "float32"))
     else:
         content = convert(work, signatures, quantize, representative)
     return content, signatures
@@ -125,9 +118,10 @@ def _text_in_file(model, tokenizer, length, quantize, record, work):
     """(content, file info) of model_text.tflite: the tokenizer inside, at
     the primary length."""
     write_text_saved_model(model, tokenizer, length, work)
-    # Full-int8 calibration would need string inputs; the text-in
-    # file takes int8 weights instead (recorded as its mode).
-    text_mode = "dynamic_int8" if quantize in CALIBRATED_MODES else quantize
+    # Full-int8 calibration would need string inputs, and int4's table
+    # rewrite expects the ids-in graph; the text-in file takes int8 weights
+    # instead (recorded as its mode).
+    text_mode = "dynamic_int8" if quantize in LOSSY_MODES else quantize
     text_signature = [signature_name(length, text=True)]
     text_content = embed_tflite_record(
         convert(work, text_signature, text_mode, allow_custom_ops=True),

@@ -75,7 +75,7 @@ from export.specs import checked_spec
             r"pass at least 100 str .* Quantization.representative_texts \(received 0\)",
         ),
         (
-            lambda: Quantization("int4", [1] * 100),
+            lambda: Quantization("int8", [1] * 100),
             ValueError,
             r"Quantization.representative_texts \(received 100\)",
         ),
@@ -92,6 +92,8 @@ def test_specs_normalise_what_they_accept():
     assert Signatures().sequence_lengths is None
     # The modes that calibrate nothing ignore calibration texts.
     assert Quantization("dynamic_int8", ["a"]).calibration_texts() is None
+    # int4 stores no activation range: no texts needed.
+    assert Quantization("int4").calibration_texts() is None
     texts = [f"text {i}" for i in range(100)]
     assert Quantization("int8", texts).calibration_texts() == texts
     assert Validation(np.array(["a", "b"]), np.array([0, 1])).labels.tolist() == [0, 1]

@@ -92,7 +92,7 @@ EXPORT_DESCRIPTION = textwrap.dedent(
 
     --data with its own split (bbc, a folder with train/ and test/ entries):
     validation on the test split (validation/ or dev/ when there is no test),
-    int8/int4 calibration on the first {CALIBRATION_TEXTS} texts of the train split.
+    int8 calibration on the first {CALIBRATION_TEXTS} texts of the train split.
     A single file or folder: the last {CALIBRATION_TEXTS} texts calibrate and the rest
     validate, or all texts do both when fewer than 200 would be left to validate.
     The command prints which split or texts it uses for each.
@@ -174,8 +174,8 @@ def _register_export(subparsers):
         default="float32",
         help="tflite only: float32; float16 weights; dynamic_int8 (int8 weights); "
         "int8 (int8 weights and activations in the dense layers, for NPUs/DSPs; "
-        "calibrated on --data's calibration texts, see above); int4 (int4 dense weights, int8 "
-        "embedding: the smallest and fastest file; calibrated likewise)",
+        "calibrated on --data's calibration texts, see above); int4 (int4 dense weights and "
+        "token table, activations quantized on the fly: the smallest and fastest file)",
     )
     p.add_argument(
         "--sequence-lengths",

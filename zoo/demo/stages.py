@@ -13,7 +13,7 @@ import time
 from export import manifest as mf
 from export.saved_model import export_saved_model
 from export.specs import ServingVersion, Signatures, Validation
-from export.tflite import CALIBRATED_MODES, Quantization, export_tflite
+from export.tflite import CALIBRATED_MODES, LOSSY_MODES, Quantization, export_tflite
 from export.validate import format_report
 from zoo.checkpoints import load_checkpoint, save_model_dir
 from zoo.checkpoints.model_dir import load_model_dir
@@ -190,7 +190,7 @@ def stage_export(out, config, android_assets=None):
                 path,
                 quantization=Quantization(mode, calibration if calibrated else None),
                 signatures=Signatures((L,)),
-                validation=Validation(texts, labels, allow_degraded=calibrated),
+                validation=Validation(texts, labels, allow_degraded=mode in LOSSY_MODES),
                 source_dir=model_dir,
             )
         report = json.loads((path / "validation.json").read_text())
