@@ -27,7 +27,10 @@ def test_headline_lists_each_file_once_the_best_first():
     headline["best"] = dict(headline["int4"], mode="int4")  # as demo._headline adds it
     lines = demo._headline_summary(headline).splitlines()
     assert len(lines) == 3
-    assert lines[0].startswith("- Best phone model: **student2 int4 .tflite")
+    assert lines[0].startswith(
+        "- Best phone model (the smallest file that keeps 99% of the teacher's accuracy, "
+        "then the fastest): **student2 int4 .tflite"
+    )
     assert [line.split("**")[1].split()[1] for line in lines] == [
         "int4",
         "dynamic_int8",

@@ -48,6 +48,13 @@ def _headline(rows, config):
     return out
 
 
+# How the report picks its phone model, said where it names it.
+BEST_RULE = (
+    "Best phone model (the smallest file that keeps 99% of the teacher's accuracy, "
+    "then the fastest): "
+)
+
+
 def _headline_summary(headline):
     """The report's headline: one line per phone file, the best one first
     (marked), then the other modes in their order. `headline["best"]` is a
@@ -61,7 +68,7 @@ def _headline_summary(headline):
         if mode != "best" and not (best and mode == best["mode"])
     ]
     return "\n".join(
-        f"- {'Best phone model: ' if key == 'best' else ''}**{h['student']}** vs "
+        f"- {BEST_RULE if key == 'best' else ''}**{h['student']}** vs "
         f"{h['teacher']}: {h['size_ratio']:.1f}x smaller, "
         f"{h['speedup']:.1f}x faster, accuracy {h['student_accuracy']:.4f} vs "
         f"{h['teacher_accuracy']:.4f} ({100 * h['accuracy_ratio']:.1f}% of the teacher's), "
