@@ -1,33 +1,16 @@
-"""ALBERT: config, parameter counts against transformers.AlbertModel, the
-encoder's sharing and factorisation, and every head on it (tiny configs)."""
+"""ALBERT's own behaviour: config rules, parameter counts against
+transformers.AlbertModel, the encoder's grouped sharing and factorisation,
+its GELU and its masked-LM head (tiny configs). Every head on ALBERT goes
+through the shared checks of tests/models/harness.py."""
 
-import keras
 import numpy as np
 import pytest
 
 import zoo
-from tests.helpers import (
-    check_config_round_trip,
-    check_fit_step,
-    check_save_reload,
-    tiny_batch,
-    to_numpy,
-)
+from tests.helpers import tiny_batch
+from tests.models.harness import B, P, T, tiny_encoder
 from zoo.configs import EncoderConfig
-
-# vocab 30, E 6, H 8, 4 layers sharing 2 blocks (layers 0-1 block 0, 2-3 block 1).
-TINY_ALBERT = dict(
-    vocabulary_size=30,
-    num_layers=4,
-    num_heads=2,
-    hidden_dim=8,
-    intermediate_dim=16,
-    embedding_dim=6,
-    num_groups=2,
-    max_sequence_length=12,
-)
-B, T, P, C = 3, 7, 2, 4
-SCCE = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+from zoo.layers.transformer_encoder import gelu
 
 # transformers.AlbertModel(AlbertConfig(...)) counts (tests/checkpoints/
 # test_hf_albert.py recounts albert_base with transformers).
@@ -35,7 +18,9 @@ EXPECTED = {"albert_base": 11_683_584, "albert_large": 17_683_968}
 
 
 def albert(**changes):
-    return zoo.AlbertEncoder(**{**TINY_ALBERT, **changes})
+    """The harness's tiny ALBERT (vocab 30, E 6, H 8, 4 layers sharing 2
+    blocks: layers 0-1 block 0, 2-3 block 1), with `changes`."""
+    return tiny_encoder("albert", **changes)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -110,8 +95,6 @@ def test_factorisation_and_sharing():
 
 def test_activation_is_the_configured_gelu():
     # gelu_tanh is 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), not the erf form.
-    from zoo.layers.transformer_encoder import gelu
-
     x = np.linspace(-4, 4, 101).astype("float32")
     tanh_form = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
     np.testing.assert_allclose(np.asarray(gelu(x, "gelu_tanh")), tanh_form, atol=1e-6)
@@ -130,72 +113,6 @@ def test_activation_is_the_configured_gelu():
         )
         > 1e-6
     )
-
-
-CASES = {
-    "albert_encoder": (albert, False, None, None),
-    # Heads built, called, saved and reloaded. A compiled `fit` step costs
-    # ~20 s per model on a loaded 2-core machine: gradients are checked
-    # eagerly below instead (the classifier is fine-tuned through `zoo
-    # finetune` in tests/cli/test_albert_pipeline.py).
-    "classifier": (
-        lambda: zoo.Classifier(albert(), C, labels=list("abcd")),
-        False,
-        None,
-        None,
-    ),
-    "token_classifier": (lambda: zoo.TokenClassifier(albert(), C), False, None, None),
-    "question_answerer": (lambda: zoo.QuestionAnswerer(albert()), False, None, None),
-    "pretrainer": (lambda: zoo.Pretrainer(albert()), True, None, None),
-}
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_model_checks(name, tmp_path):
-    build, masked, targets, losses = CASES[name]
-    model = build()
-    inputs = tiny_batch(B, T, 30, masked=P if masked else None)
-    eager = to_numpy(model(inputs))
-    for value in eager.values():
-        assert np.all(np.isfinite(value))
-    check_config_round_trip(model, inputs)
-    check_save_reload(model, inputs, tmp_path / f"{name}.keras")
-    if targets is not None:
-        check_fit_step(model, inputs, targets(), losses)
-
-
-def test_every_weight_gets_a_gradient_through_the_shared_blocks():
-    """MLM + 2-way (NSP/SOP) losses on the Pretrainer reach every ALBERT weight:
-    the E-wide tables, the projection, each shared block (used by two layers
-    each), pooler and heads; and one SGD step lowers the loss."""
-    import tensorflow as tf
-
-    model = zoo.Pretrainer(albert())
-    inputs = tiny_batch(B, T, 30, masked=P)
-    targets = {"mlm_logits": np.full((B, P), 7, "int32"), "nsp_logits": np.arange(B) % 2}
-
-    def loss():
-        out = model(inputs, training=False)
-        return SCCE(targets["mlm_logits"], out["mlm_logits"]) + SCCE(
-            targets["nsp_logits"], out["nsp_logits"]
-        )
-
-    with tf.GradientTape() as tape:
-        before = loss()
-    grads = [
-        None if g is None else tf.convert_to_tensor(g)  # embeddings: IndexedSlices
-        for g in tape.gradient(before, model.trainable_variables)
-    ]
-    missing = [
-        v.path
-        for v, g in zip(model.trainable_variables, grads)
-        if g is None or not np.any(np.asarray(g))
-    ]
-    assert not missing, missing
-    assert len(model.trainable_variables) == len({id(v) for v in model.trainable_variables})
-    for v, g in zip(model.trainable_variables, grads):
-        v.assign_sub(0.1 * g)
-    assert float(loss()) < float(before)
 
 
 def test_mlm_head_is_albert_shaped():

@@ -1,5 +1,7 @@
-"""RobertaEncoder: the presets' parameter counts against transformers'
-RobertaModel, RoBERTa's position ids, and the family's config rules."""
+"""RobertaEncoder's own behaviour: the presets' parameter counts against
+transformers' RobertaModel, RoBERTa's position table and position ids, and
+the family's config rules. Every head on RoBERTa goes through the shared
+checks of tests/models/harness.py."""
 
 import numpy as np
 import pytest
@@ -62,13 +64,10 @@ def _tiny(**overrides):
     return zoo.RobertaEncoder(**{**fields, **overrides})
 
 
-def test_built_encoder_has_the_counted_parameters_and_514_style_positions():
+def test_built_encoder_has_514_style_positions_and_roberta_defaults():
     encoder = _tiny()
-    assert isinstance(zoo.build_encoder(encoder.config), zoo.RobertaEncoder)
-    assert encoder.count_params() == encoder.config.num_parameters()
     assert encoder.embeddings.position_embedding.embeddings.shape == (22, 16)
     assert encoder.config.num_segments == 1 and encoder.config.layer_norm_epsilon == 1e-5
-    assert set(encoder.output) == {"sequence_output", "pooled_output"}
 
 
 def test_position_ids_follow_hf_create_position_ids_from_input_ids():
@@ -91,41 +90,6 @@ def test_position_ids_follow_hf_create_position_ids_from_input_ids():
             rows.var(-1, keepdims=True) + 1e-5
         )
         np.testing.assert_allclose(out, normed, atol=1e-5)
-
-
-def test_padding_does_not_change_real_token_outputs():
-    encoder = _tiny()
-    ids = np.array([[0, 9, 10, 11, 2]], "int32")
-    padded = np.array([[0, 9, 10, 11, 2, 1, 1, 1]], "int32")
-
-    def run(x):
-        return encoder(
-            {
-                "token_ids": x,
-                "segment_ids": np.zeros_like(x),
-                "padding_mask": (x != 1).astype("int32"),
-            }
-        )["sequence_output"]
-
-    np.testing.assert_allclose(run(ids), np.asarray(run(padded))[:, :5], atol=1e-5)
-
-
-def test_keras_file_reloads_as_a_roberta_encoder(tmp_path):
-    import keras
-
-    encoder = _tiny()
-    encoder.save(tmp_path / "e.keras")
-    back = keras.saving.load_model(tmp_path / "e.keras", safe_mode=True)
-    assert type(back) is zoo.RobertaEncoder and back.config == encoder.config
-    x = np.array([[0, 4, 5, 2, 1]], "int32")
-    inputs = {
-        "token_ids": x,
-        "segment_ids": 0 * x,
-        "padding_mask": (x != 1).astype("int32"),
-    }
-    np.testing.assert_allclose(
-        back(inputs)["sequence_output"], encoder(inputs)["sequence_output"], atol=1e-6
-    )
 
 
 def test_config_rules_name_the_field():
