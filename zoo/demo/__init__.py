@@ -3,7 +3,7 @@
     1 convert   the real all-MiniLM-L6-v2 checkpoint -> OUT/minilm
     2 teacher   fine-tune it on BBC News             -> OUT/teacher
     3 distill   2-layer student from layers 0,3      -> OUT/student2 (--students 3,2: more;
-                --student-intermediate-dim 768: half the feed-forward units)
+                384 of the 1,536 feed-forward units per layer)
     4 prune     the phone student keeps the word pieces BBC's training split
                 needs                                 -> OUT/student2_pruned
     5 export    SavedModel (TF Serving layout) of teacher and student, the

@@ -39,14 +39,16 @@ class DemoConfig:
     # layers keep over 99% of the teacher's accuracy on BBC (BUILD_NOTES.md,
     # "Performance figures") at a third of its compute.
     students: tuple = (2,)
-    # The students keep the 768 strongest of each copied layer's 1536
-    # feed-forward units (None keeps them all): the phone files are 4.4-5.4x
-    # faster than the teacher instead of 3.8-4.1x. Two epochs at 1e-4 were
-    # not enough for it (0.9390, 97.6% of a 0.9624 teacher); three, with the
-    # teacher's outputs cached, at 1e-4 / 2e-4 gave 0.9531 / 0.9554 on test
-    # and 0.9765 / 0.9812 on validation, where 2e-4 was chosen (the phone
-    # file: BUILD_NOTES.md, "Phone and MediaPipe").
-    student_intermediate_dim: int | None = 768
+    # The students keep the 384 strongest of each copied layer's 1536
+    # feed-forward units (None keeps them all). The width is the narrowest
+    # whose int4 phone file keeps 99% of the teacher's validation accuracy:
+    # on BBC's 213 validation articles 768 / 512 / 384 units gave 0.9812 /
+    # 0.9859 / 0.9812 against the teacher's 0.9859, and at 1 thread (AVX-512
+    # VNNI) files 8.8x / 9.6x / 10.2x faster than the float32 teacher's, of
+    # 5.58 / 5.38 / 5.27 MB (docs/benchmarks.md, "The phone files"). Three
+    # epochs, the teacher's outputs cached, at 2e-4 (1e-4 gave 0.9765 on
+    # validation at width 768).
+    student_intermediate_dim: int | None = 384
     # Run the teacher once over the training articles instead of once per
     # epoch (`zoo distill --cache-teacher`).
     cache_teacher: bool = True
@@ -69,6 +71,8 @@ class DemoConfig:
             distill_learning_rate=5e-4,
             steps_per_epoch=10,
             students=(2,),
+            # The width the fast run's thresholds were set at (above).
+            student_intermediate_dim=768,
             cache_teacher=False,
         )
 
