@@ -130,6 +130,24 @@ def _outcome(case):
     )
 
 
+class CaseTable(dict):
+    """An area's cases by name, each name once: a plain dict would keep only
+    the later of two cases named alike, and the id would hide the other."""
+
+    def __init__(self, area=""):
+        super().__init__()
+        self.area = area
+
+    def __setitem__(self, name, case):
+        if name in self:
+            raise AssertionError(f"{self.area or 'corpus'}: case name {name!r} twice")
+        super().__setitem__(name, case)
+
+    def update(self, cases):
+        for name, case in dict(cases).items():
+            self[name] = case
+
+
 def run_area(area, cases):
     """Run every case; record counts; return the list of problems."""
     counts = COUNTS.setdefault(area, dict.fromkeys(OUTCOMES, 0))

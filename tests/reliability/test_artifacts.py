@@ -28,7 +28,7 @@ from export import manifest as mf
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from tests.export.conftest import TINY_LABELS, VOCABULARY, make_tiny, sentences
-from tests.reliability.corpus import answer, check_case, error
+from tests.reliability.corpus import CaseTable, answer, check_case, error
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.models import InvalidInputError
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
@@ -39,20 +39,6 @@ pytestmark = pytest.mark.slow
 
 L = 16  # the phone file's length
 V = len(VOCABULARY)
-
-
-class _Named(dict):
-    """name -> case; a name given twice is refused (a plain dict would keep
-    only the later case, and its id would hide the other)."""
-
-    def __setitem__(self, name, case):
-        if name in self:
-            raise AssertionError(f"case name {name!r} twice")
-        super().__setitem__(name, case)
-
-    def update(self, cases):
-        for name, case in cases.items():
-            self[name] = case
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +191,7 @@ def _saved_model_requests():
     where the Keras model's answer is due). Fixed seeds: the same requests at
     collection (the ids) and in the `served` fixture."""
     rng = np.random.default_rng(0)
-    requests = _Named()
+    requests = CaseTable()
     base = _valid_ids(rng, 2, 12, real=None)
     for name, ids, words in contract_violations(base, max_length=64):
         requests[name] = ("serve_ids", ids, words)
@@ -314,7 +300,7 @@ def _tflite_calls():
     """name -> (the phone file's inputs, words the error must name, or None
     where the Keras model's answer is due); fixed seeds, as above."""
     rng = np.random.default_rng(1)
-    calls = _Named()
+    calls = CaseTable()
     for call in range(2):
         base = _valid_ids(rng, 2, L)
         for name, ids, words in contract_violations(base, None):

@@ -17,7 +17,7 @@ import pytest
 
 import zoo
 from tests.distill.tiny import TOPICS, WORDS, teacher_dir, topic_data
-from tests.reliability.corpus import check_case, error
+from tests.reliability.corpus import CaseTable, check_case, error
 from zoo.checkpoints import save_model_dir
 from zoo.cli import main
 from zoo.cli.runs import training_output
@@ -93,7 +93,7 @@ def inputs(tmp_path_factory):
 
 
 AREA = "CLI runs"
-CASES = {}  # name -> make(ctx) -> Case
+CASES = CaseTable(AREA)  # name -> make(ctx) -> Case
 
 
 @pytest.fixture
@@ -104,8 +104,6 @@ def ctx(inputs, tmp_path):
 
 def _refuses(name, command, *names):
     """`command(ctx)`, a `cli` run, must exit 2 naming every one of `names`."""
-    if name in CASES:
-        raise AssertionError(f"{AREA}: case name {name!r} twice")
     CASES[name] = lambda c: error(name, command(c), *names)
 
 

@@ -28,7 +28,7 @@ from export import manifest as mf
 from export.saved_model import export_saved_model
 from export.tflite import export_tflite
 from tests.export.conftest import TINY, TINY_LABELS, VOCABULARY, make_tiny, sentences
-from tests.reliability.corpus import answer, check_case, error
+from tests.reliability.corpus import CaseTable, answer, check_case, error
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.predict import open_predictor
 from zoo.text.tokenizer import WordPieceTokenizer, vocabulary_sha256
@@ -40,20 +40,6 @@ pytestmark = pytest.mark.slow
 L = 16
 PRUNED = 30  # word pieces the "pruned" model lacks
 CALLS = 100  # per thread, on one shared runner
-
-
-class _Named(dict):
-    """name -> case; a name given twice is refused (a plain dict would keep
-    only the later case, and its id would hide the other)."""
-
-    def __setitem__(self, name, case):
-        if name in self:
-            raise AssertionError(f"case name {name!r} twice")
-        super().__setitem__(name, case)
-
-    def update(self, cases):
-        for name, case in cases.items():
-            self[name] = case
 
 
 @pytest.fixture(scope="module")
@@ -290,7 +276,7 @@ WEIGHTS = {
 # name -> (change, way in, the artifact edited, words the error must name,
 # errors): the manifest bypassed (files it does not list, entries it should
 # not hold)...
-FORGERIES = _Named()
+FORGERIES = CaseTable()
 for kind, file in WEIGHTS.items():
     for w in WAYS:
         FORGERIES[f"{kind}: {file} unlisted and flipped ({w})"] = (

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import zoo
-from tests.reliability.corpus import Case, check_case, error, error_or_same
+from tests.reliability.corpus import Case, CaseTable, check_case, error, error_or_same
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.utils.file_record import record_files
@@ -64,7 +64,7 @@ def source(tmp_path_factory):
 
 AREA = "model directories"
 KEPT = "model directories, record kept"
-CASES = {}  # name -> make(ctx) -> Case
+CASES = CaseTable(AREA)  # name -> make(ctx) -> Case
 CHANGED = []  # the cases that change a copy of the model: tried again, record kept
 # With the record kept, a case that edits two files is refused on the first
 # file the record checks: vocab.txt. Every other case names its first name.
@@ -85,8 +85,6 @@ def ctx(source, reference, tmp_path):
 
 def _case(name, make):
     """Register `make(ctx)`, which builds the case `name`; a name once."""
-    if name in CASES:
-        raise AssertionError(f"{AREA}: case name {name!r} twice")
     CASES[name] = make
 
 

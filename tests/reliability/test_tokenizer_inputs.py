@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.reliability.corpus import answer, check_case, error
+from tests.reliability.corpus import CaseTable, answer, check_case, error
 from zoo.text.tokenizer import WordPieceTokenizer
 
 pytestmark = pytest.mark.assets
@@ -92,13 +92,11 @@ def _packed_equal(tok, hf, a, b, length):
 AREA = "tokenizer"
 REAL = 20  # the first BBC texts, cut to 600 characters, tried besides HARD
 PACKED = [(8, False), (16, True), (3, True), (2, False), (64, True), (512, False)]
-CASES = {}  # name -> make(tools) -> Case
+CASES = CaseTable(AREA)  # name -> make(tools) -> Case
 
 
 def _case(name, make):
     """Register `make(tools)`, which builds the case `name`; a name once."""
-    if name in CASES:
-        raise AssertionError(f"{AREA}: case name {name!r} twice")
     CASES[name] = make
 
 

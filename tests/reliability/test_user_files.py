@@ -40,7 +40,7 @@ import zoo.datasets.corpora
 import zoo.demo
 from export.saved_model import write_serving_files
 from tests.distill.tiny import TOPICS, WORDS, teacher_dir, topic_data
-from tests.reliability.corpus import answer, check_case, error
+from tests.reliability.corpus import CaseTable, answer, check_case, error
 from zoo.checkpoints import save_model_dir
 from zoo.cli import build_parser, main
 from zoo.cli.runs import write_run_info
@@ -220,10 +220,7 @@ AREAS: dict = {}  # command -> case name -> make(inputs, places, name) -> Case
 def _case(command, name, make):
     """Register `make(inputs, places, name)`, which builds the case `name`
     of the area "user files: COMMAND"; a name once per area."""
-    cases = AREAS.setdefault(command, {})
-    if name in cases:
-        raise AssertionError(f"user files: {command}: case name {name!r} twice")
-    cases[name] = make
+    AREAS.setdefault(command, CaseTable(f"user files: {command}"))[name] = make
 
 
 def _check(command, name, inputs, places):
