@@ -27,20 +27,25 @@ _FILE_CHECKS: dict[str, list] = {}
 _SOURCE_GRAPHS: dict = {}
 
 
+def _check_entry(who, key_arg, key_what, key, fn_arg, fn):
+    """A registration's key is a non-empty str and its function callable as
+    fn(directory, meta, file); a `TypeError` names the argument otherwise."""
+    if not isinstance(key, str) or not key:
+        raise TypeError(
+            f"{who}: `{key_arg}` must be {key_what} (a non-empty str); received {key!r}."
+        )
+    if not callable(fn):
+        raise TypeError(
+            f"{who}: `{fn_arg}` must be callable as {fn_arg}(directory, meta, file); "
+            f"received {type(fn).__name__}."
+        )
+
+
 def register(name, check):
     """Run `check(directory, meta, file)` on every file of format `name`
     ("tflite"), or on the file called `name`. Registering the same check
     twice (a module imported again) keeps one."""
-    if not isinstance(name, str) or not name:
-        raise TypeError(
-            f"register: `name` must be a format or a file name (a non-empty str); "
-            f"received {name!r}."
-        )
-    if not callable(check):
-        raise TypeError(
-            f"register: `check` must be callable as check(directory, meta, file); "
-            f"received {type(check).__name__}."
-        )
+    _check_entry("register", "name", "a format or a file name", name, "check", check)
     checks = _FILE_CHECKS.setdefault(name, [])
     if check not in checks:
         checks.append(check)
@@ -56,16 +61,9 @@ def register_source_graph(file, same_graph):
     """`same_graph(directory, meta, file)` says whether `file`, derived from
     another (metadata.json `derived_from`), holds its source's graph (see
     the module doc); one finder per file name, the last registered."""
-    if not isinstance(file, str) or not file:
-        raise TypeError(
-            f"register_source_graph: `file` must be a file name (a non-empty str); "
-            f"received {file!r}."
-        )
-    if not callable(same_graph):
-        raise TypeError(
-            "register_source_graph: `same_graph` must be callable as "
-            f"same_graph(directory, meta, file); received {type(same_graph).__name__}."
-        )
+    _check_entry(
+        "register_source_graph", "file", "a file name", file, "same_graph", same_graph
+    )
     _SOURCE_GRAPHS[file] = same_graph
 
 
