@@ -15,11 +15,11 @@ gives one of four outcomes:
     data lost        whatever it returned or raised, a file of the user's
                      that the case watches (`kept`) was removed or changed
 
-`run_area` runs an area's cases and records the counts; the suite prints
-them per area at the end (tests/reliability/conftest.py) and every area's
-test fails on any crash, silent wrong result, hang or lost file. Newer areas
-run each case as its own pytest item (`check_case`, with `case_ids` as the
-parametrize ids), so a failure names its case.
+Every case is its own pytest item (`check_case`; an area's table of cases
+is a `CaseTable`, or `case_ids` gives the parametrize ids), so a failure
+names its case; the item fails on any crash, silent wrong result, hang or
+lost file, and the suite prints the counts per area at the end
+(tests/reliability/conftest.py).
 """
 
 from __future__ import annotations
@@ -146,22 +146,6 @@ class CaseTable(dict):
     def update(self, cases):
         for name, case in dict(cases).items():
             self[name] = case
-
-
-def run_area(area, cases):
-    """Run every case; record counts; return the list of problems."""
-    counts = COUNTS.setdefault(area, dict.fromkeys(OUTCOMES, 0))
-    problems = PROBLEMS.setdefault(area, [])
-    seen = set()
-    for case in cases:
-        if case.name in seen:
-            raise AssertionError(f"{area}: case name {case.name!r} twice")
-        seen.add(case.name)
-        result, detail = outcome(case)
-        counts[result] += 1
-        if result in FAILURES:
-            problems.append(f"{case.name}: {result}: {detail}")
-    return problems
 
 
 def case_ids(cases):

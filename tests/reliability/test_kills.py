@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.reliability.corpus import answer, run_area
+from tests.reliability.corpus import answer, check_case
 
 pytestmark = pytest.mark.slow
 
@@ -165,27 +165,40 @@ def _best_is_the_minimum(result):
     )
 
 
-def test_killed_runs(tmp_path):
-    scenarios = {
-        "tflite export killed, then run again": lambda: killed_export("tflite", tmp_path),
-        "SavedModel export killed, then run again": lambda: killed_export(
-            "saved_model", tmp_path
-        ),
-        "finetune killed after epoch 2, then resumed": lambda: killed_training(
-            "finetune", tmp_path
-        ),
-        "distill killed after epoch 2, then resumed": lambda: killed_training(
-            "distill", tmp_path
-        ),
-    }
-    # The scenarios are independent processes: run them side by side.
-    with concurrent.futures.ThreadPoolExecutor(len(scenarios)) as pool:
-        futures = {name: pool.submit(run) for name, run in scenarios.items()}
-    clean = lambda r: not r["left after the re-run"] and not r["in $TMPDIR"]  # noqa: E731
-    checks = [clean, clean, _best_is_the_minimum, _best_is_the_minimum]
-    cases = [
-        answer(name, future.result, check)
-        for (name, future), check in zip(futures.items(), checks)
-    ]
-    problems = run_area("kills", cases)
-    assert not problems, "\n".join(problems)
+def _clean(result):
+    return not result["left after the re-run"] and not result["in $TMPDIR"]
+
+
+# name -> (run(tmp), check(result))
+SCENARIOS = {
+    "tflite export killed, then run again": (
+        lambda tmp: killed_export("tflite", tmp),
+        _clean,
+    ),
+    "SavedModel export killed, then run again": (
+        lambda tmp: killed_export("saved_model", tmp),
+        _clean,
+    ),
+    "finetune killed after epoch 2, then resumed": (
+        lambda tmp: killed_training("finetune", tmp),
+        _best_is_the_minimum,
+    ),
+    "distill killed after epoch 2, then resumed": (
+        lambda tmp: killed_training("distill", tmp),
+        _best_is_the_minimum,
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory):
+    """Every scenario's future, all run side by side (independent
+    processes) and finished when the fixture returns."""
+    tmp = tmp_path_factory.mktemp("kills")
+    with concurrent.futures.ThreadPoolExecutor(len(SCENARIOS)) as pool:
+        return {name: pool.submit(run, tmp) for name, (run, _) in SCENARIOS.items()}
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_killed_runs(name, killed):
+    check_case("kills", answer(name, killed[name].result, SCENARIOS[name][1]))
