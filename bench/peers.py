@@ -56,9 +56,14 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from bench.peers_artifacts import build_artifacts  # noqa: E402
 from bench.peers_forward import latency_worker, serving_worker  # noqa: E402
-from bench.peers_machine import _cpu_flags, _cpu_model, _load, cpu_features  # noqa: E402
 from bench.peers_report import write_report  # noqa: E402
 from bench.peers_training import distill_worker, finetune_worker  # noqa: E402
+from zoo.utils.provenance import (  # noqa: E402
+    cpu_features,
+    cpu_flags,
+    cpu_model,
+    load_average,
+)
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -99,7 +104,7 @@ def main():
     if args.child:
         return _child(args)
     started = time.time()
-    load_at_start = _load()
+    load_at_start = load_average()
     work = args.work or pathlib.Path(tempfile.mkdtemp(prefix="zoo-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     encoders = ["minilm"] if args.quick else ["minilm", "bert_base"]
@@ -113,11 +118,11 @@ def main():
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "quick": args.quick,
-        "cpu": _cpu_model(),
-        "cpu_features": cpu_features(_cpu_flags()),
+        "cpu": cpu_model(),
+        "cpu_features": cpu_features(cpu_flags()),
         "load_at_start": load_at_start,
         "cores": os.cpu_count(),
-        "cpu_flags": _cpu_flags(),
+        "cpu_flags": cpu_flags(),
         "versions": versions,
         "seconds": time.time() - started,
     }
@@ -196,7 +201,7 @@ def _training_rows(work, quick):
         ("distill", "MiniLM -> 2-layer student distillation", ["project", "HF torch"]),
     ):
         rates = {engine: [] for engine in engines}
-        load = _load()
+        load = load_average()
         for r in range(training_rounds):
             for engine in engines[r % len(engines) :] + engines[: r % len(engines)]:
                 print(f"{child}: {engine}, round {r + 1} of {training_rounds}", flush=True)
@@ -219,7 +224,7 @@ def _training_rows(work, quick):
                 "lower_is_better": False,
                 "values": {e: float(np.median(v)) for e, v in rates.items()},
                 "rounds": rates,
-                "load": [load, _load()],
+                "load": [load, load_average()],
                 "note": f"median of {training_rounds} rounds, a fresh process per engine "
                 "and round; ranges: "
                 + ", ".join(f"{e} {min(v):.2f}-{max(v):.2f}" for e, v in rates.items()),
@@ -231,7 +236,7 @@ def _training_rows(work, quick):
 def _serving_row(work, quick):
     """The text-in serving row: the project's SavedModel at batch 1, 8 and 32."""
     print("text-in serving", flush=True)
-    load = _load()
+    load = load_average()
     serving = _run_child(
         "--child", "serving", "--work", str(work), "--rounds", "3" if quick else "10"
     )
@@ -240,7 +245,7 @@ def _serving_row(work, quick):
         "unit": "texts/s",
         "lower_is_better": False,
         "values": {f"project {k}": v for k, v in serving.items()},
-        "load": [load, _load()],
+        "load": [load, load_average()],
         "note": f"no peer serves text in; batch 32 over batch 1: "
         f"{serving['batch 32'] / serving['batch 1']:.2f}x",
     }

@@ -16,11 +16,11 @@ import tensorflow as tf
 from ai_edge_litert import interpreter as litert
 
 from bench.peers_inputs import ENCODERS, _ids
-from bench.peers_machine import _load
 from zoo.checkpoints import load_checkpoint
 from zoo.models import BertEncoder
 from zoo.text.readers import read_data
 from zoo.utils.latency import interleaved_latency_ms
+from zoo.utils.provenance import load_average
 
 
 def _engines(name, work, threads, batch):
@@ -127,7 +127,7 @@ def latency_worker(name, work, threads, rounds):
     tf.config.threading.set_inter_op_parallelism_threads(1)
 
     rows = []
-    load = _load()
+    load = load_average()
     ms = interleaved_latency_ms(_engines(name, work, threads, 1), rounds=rounds)
     rows.append(
         {
@@ -135,12 +135,12 @@ def latency_worker(name, work, threads, rounds):
             "unit": "ms",
             "lower_is_better": True,
             "values": ms,
-            "load": [load, _load()],
+            "load": [load, load_average()],
         }
     )
     if threads == 2:
         for batch in (8, 32):
-            load = _load()
+            load = load_average()
             ms = interleaved_latency_ms(
                 _engines(name, work, threads, batch), rounds=max(3, rounds // 4), warmup=1
             )
@@ -150,7 +150,7 @@ def latency_worker(name, work, threads, rounds):
                     "unit": "examples/s",
                     "lower_is_better": False,
                     "values": {k: 1000 * batch / v for k, v in ms.items()},
-                    "load": [load, _load()],
+                    "load": [load, load_average()],
                 }
             )
     return rows

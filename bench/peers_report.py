@@ -9,7 +9,7 @@ import json
 import matplotlib
 import matplotlib.pyplot as plt
 
-from bench.peers_machine import cpu_features
+from zoo.utils.provenance import cpu_features
 
 
 def _ours(engine):
