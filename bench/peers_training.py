@@ -1,9 +1,18 @@
 """`make bench`'s training rows (bench/peers.py), one engine per process:
 fine-tuning examples/s (the project's `fit`, a PyTorch loop, keras-hub's
-`fit`) and distillation examples/s (`Distiller.fit` against a PyTorch loop)."""
+`fit`) and distillation examples/s (`Distiller.fit` against a PyTorch loop),
+in float32 or bfloat16.
+
+bfloat16 is each engine's usual mixed precision: Keras's `mixed_bfloat16`
+policy for the project (set up as `zoo finetune` / `zoo distill
+--mixed-precision mixed_bfloat16` do) and keras-hub, and
+`torch.autocast("cpu", dtype=torch.bfloat16)` around the forward pass for
+HF torch (what HF's Trainer does with `--bf16` on a CPU). Weights and
+optimizer state stay float32 in all of them."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 # isort: off
@@ -20,8 +29,33 @@ from zoo.checkpoints import load_checkpoint
 from zoo.datasets.corpora import minilm_checkpoint_dir
 from zoo.distill import Distiller, make_student
 from zoo.models import Classifier
+from zoo.models.encoder_task import dtype_policy_scope, with_dtype_policy
 from zoo.train.optimization import make_adamw
 from zoo.utils.latency import StepTimes
+
+PRECISIONS = ("float32", "bfloat16")
+KERAS_POLICY = {"float32": None, "bfloat16": "mixed_bfloat16"}
+
+
+def check_precision(precision):
+    """`precision` itself, when it is one the training rows measure."""
+    if precision not in PRECISIONS:
+        raise ValueError(
+            f"precision {precision!r}: the training rows measure {' or '.join(PRECISIONS)}; "
+            "give one of those."
+        )
+    return precision
+
+
+def torch_autocast(precision):
+    """The context a PyTorch forward pass runs in for `precision`: bfloat16
+    autocast on the CPU, or nothing for float32."""
+    # The test extra's PyTorch: a peer, not a runtime dependency.
+    import torch
+
+    if check_precision(precision) == "float32":
+        return contextlib.nullcontext()
+    return torch.autocast("cpu", dtype=torch.bfloat16)
 
 
 def _hf_minilm_classifier():
@@ -36,10 +70,11 @@ def _hf_minilm_classifier():
     )
 
 
-def _torch_train_rate(parameters, loss_of, batch, steps):
+def _torch_train_rate(parameters, loss_of, batch, steps, precision):
     """Examples/s of `steps` PyTorch AdamW steps (lr 5e-5, gradients clipped
     to norm 1) after 2 warm-up steps; `loss_of(b)` is the loss of the
-    examples in slice `b`."""
+    examples in slice `b`, computed under `precision`'s autocast (the
+    backward pass runs outside it, as autocast asks)."""
     # The test extra's PyTorch: a peer, not a runtime dependency.
     import torch
 
@@ -48,7 +83,9 @@ def _torch_train_rate(parameters, loss_of, batch, steps):
     times = []
     for i in range(steps + 2):
         t0 = time.perf_counter()
-        loss_of(slice(i * batch, (i + 1) * batch)).backward()
+        with torch_autocast(precision):
+            loss = loss_of(slice(i * batch, (i + 1) * batch))
+        loss.backward()
         torch.nn.utils.clip_grad_norm_(parameters, 1.0)
         opt.step()
         opt.zero_grad()
@@ -56,9 +93,11 @@ def _torch_train_rate(parameters, loss_of, batch, steps):
     return batch * steps / sum(times[2:])
 
 
-def finetune_worker(engine, steps):
+def finetune_worker(engine, steps, precision="float32"):
     """Examples/s of `steps` training steps (after 2 warm-up steps) of MiniLM
-    + a 5-way head, batch 16 x 128, AdamW, in this process."""
+    + a 5-way head, batch 16 x 128, AdamW, in `precision`, in this process."""
+
+    check_precision(precision)
 
     batch = 16
     ids = _ids(batch * (steps + 2), seed=1)
@@ -81,9 +120,18 @@ def finetune_worker(engine, steps):
             ),
             batch,
             steps,
+            precision,
         )
 
     tf.config.threading.set_intra_op_parallelism_threads(2)
+    with dtype_policy_scope(KERAS_POLICY[precision]):
+        times = _keras_finetune_times(engine, ids, labels, batch, steps, precision)
+    return batch * steps / sum(times[2:])
+
+
+def _keras_finetune_times(engine, ids, labels, batch, steps, precision):
+    """Each step's seconds of `fit` for the project or keras-hub, built under
+    the dtype policy in force."""
     clock = StepTimes()
     x = {
         "token_ids": ids,
@@ -92,6 +140,10 @@ def finetune_worker(engine, steps):
     }
     if engine == "project":
         encoder, _ = load_checkpoint(minilm_checkpoint_dir())
+        if KERAS_POLICY[precision]:
+            # As `zoo finetune --mixed-precision` does: the encoder rebuilt
+            # under the policy (a no-op here, where it was loaded under it).
+            encoder = with_dtype_policy(encoder, KERAS_POLICY[precision])
         model = Classifier(encoder, 5, pooling="cls")
         model.compile(
             optimizer=make_adamw(model, 5e-5, steps + 2),
@@ -131,14 +183,19 @@ def finetune_worker(engine, steps):
             verbose=0,
             callbacks=[clock],
         )
-    return batch * steps / sum(clock.times[2:])
+    return clock.times
 
 
-def distill_worker(engine, steps):
+def distill_worker(engine, steps, precision="float32"):
     """Examples/s of `steps` distillation steps (after 2 warm-up steps):
     MiniLM + a 5-way head as the frozen teacher, a 2-layer student from its
     layers 0 and 3, DistilBERT's losses (soft targets at T=2 x5, hard x2,
-    last-hidden-state cosine x1), AdamW, clipnorm 1, batch 16 x 128."""
+    last-hidden-state cosine x1), AdamW, clipnorm 1, batch 16 x 128. Under
+    bfloat16 the student computes in bfloat16 and the teacher in float32,
+    as `zoo distill --mixed-precision mixed_bfloat16` runs them (its teacher
+    comes from a model directory, which records float32)."""
+
+    check_precision(precision)
 
     batch, temperature = 16, 2.0
     ids = _ids(batch * (steps + 2), seed=2)
@@ -169,7 +226,8 @@ def distill_worker(engine, steps):
 
         def loss_of(b):
             x = torch.from_numpy(ids[b].astype("int64"))
-            with torch.no_grad():
+            # The teacher in float32, as the project's is (see the docstring).
+            with torch.no_grad(), torch.autocast("cpu", enabled=False):
                 t = teacher(input_ids=x, attention_mask=mask, output_hidden_states=True)
             s = student(input_ids=x, attention_mask=mask, output_hidden_states=True)
             soft = (
@@ -186,12 +244,20 @@ def distill_worker(engine, steps):
             ).mean()
             return 5 * soft + 2 * hard + cosine
 
-        return _torch_train_rate(student.parameters(), loss_of, batch, steps)
+        return _torch_train_rate(student.parameters(), loss_of, batch, steps, precision)
 
     tf.config.threading.set_intra_op_parallelism_threads(2)
+    with dtype_policy_scope(KERAS_POLICY[precision]):
+        times = _project_distill_times(ids, labels, batch, steps)
+    return batch * steps / sum(times[2:])
+
+
+def _project_distill_times(ids, labels, batch, steps):
+    """Each step's seconds of `Distiller.fit`, the student built under the
+    dtype policy in force and the teacher in float32."""
     clock = StepTimes()
     encoder, _ = load_checkpoint(minilm_checkpoint_dir())
-    teacher = Classifier(encoder, 5, pooling="cls")
+    teacher = with_dtype_policy(Classifier(encoder, 5, pooling="cls"), "float32")
     student = make_student(teacher, 2, layer_map=(0, 3))
     distiller = Distiller(teacher, student, layer_map=(0, 3))
     distiller.compile(optimizer=make_adamw(student, 5e-5, steps + 2))
@@ -210,4 +276,4 @@ def distill_worker(engine, steps):
         verbose=0,
         callbacks=[clock],
     )
-    return batch * steps / sum(clock.times[2:])
+    return clock.times
