@@ -2,6 +2,8 @@
 baseline, and the distilled student's retention of the teacher's accuracy.
 
     .venv/bin/python bench/small_data.py --out runs/small_data [--fixed-epochs 3]
+    .venv/bin/python bench/small_data.py --out runs/small_data --dev \
+        [--setting NAME="--learning-rate 2e-4"]...
 
 The set is the project's own, built from WordNet (installed by `make
 setup`): glosses of five noun supersenses (animal, artifact, food, person,
@@ -17,6 +19,23 @@ test texts. With `--fixed-epochs N` it runs both commands again with
 `--epochs N` (the old fixed default was 3), for the comparison. A
 measurement, not a test: nothing here asserts a figure; it writes
 OUT/small_data.json and prints a table.
+
+Defaults are chosen on a development set, never on the test split: the
+100 validation texts are too few to tell settings apart (one text is a
+point of accuracy), and a setting picked on test scores would overstate
+itself there. `--dev` draws 200 further glosses of each class (1,000),
+from the synsets left after train, validation and test, with their own
+seed, so the three splits are the same as without it. It writes
+OUT/dev/data, whose train and validation files are the set's and whose
+test file holds the development glosses (the test split is not written
+there), fine-tunes the teacher on it once (reused while
+OUT/dev/teacher/metrics.json exists) and distils a student for each
+`--setting NAME=FLAGS` (default: one run at the defaults, "defaults"),
+each reused while its metrics.json exists (remove OUT/dev/student_NAME to
+run it again, e.g. after a default changed; the table records the
+learning rate, patience and temperature each run used). `zoo distill`
+scores teacher and student on that test file: the development accuracy.
+The table of every setting run so far goes to OUT/dev/dev.json.
 """
 
 from __future__ import annotations
@@ -27,6 +46,7 @@ import os
 import pathlib
 import platform
 import random
+import shlex
 import subprocess
 import sys
 import time
@@ -42,11 +62,18 @@ from zoo.train.baseline import linear_baseline
 CLASSES = {5: "animal", 6: "artifact", 13: "food", 18: "person", 20: "plant"}
 PER_CLASS = {"train": 80, "validation": 20, "test": 200}
 SEED = 20261128
+# The development set (--dev): glosses per class, drawn after the three
+# splits with their own seed.
+DEV_PER_CLASS = 200
+DEV_SEED = SEED + 1
 
 
-def build_set(directory):
+def build_set(directory, dev_directory=None):
     """Write train/validation/test JSONL files of the five-class gloss set;
-    return their rows."""
+    return their rows. With `dev_directory`, also draw the development
+    rows (key "dev") from each class's glosses left after the three
+    splits, and write there train/validation as in `directory` and the
+    development rows as its test file."""
     by_class = {name: [] for name in CLASSES.values()}
     seen = set()
     for gloss, lex in wordnet_glosses():
@@ -54,7 +81,9 @@ def build_set(directory):
             seen.add(gloss)
             by_class[CLASSES[lex]].append(gloss)
     rng = random.Random(SEED)
+    dev_rng = random.Random(DEV_SEED)  # its own: the three splits stay as they were
     splits = {name: [] for name in PER_CLASS}
+    dev = []
     for label, glosses in sorted(by_class.items()):
         rng.shuffle(glosses)
         start = 0
@@ -63,12 +92,31 @@ def build_set(directory):
                 {"text": g, "label": label} for g in glosses[start : start + count]
             ]
             start += count
+        rest = glosses[start:]
+        if len(rest) < DEV_PER_CLASS:
+            raise ValueError(
+                f"class {label}: {len(rest)} glosses left after the splits; the "
+                f"development set needs {DEV_PER_CLASS} (lower DEV_PER_CLASS)."
+            )
+        dev_rng.shuffle(rest)
+        dev += [{"text": g, "label": label} for g in rest[:DEV_PER_CLASS]]
+    for rows in splits.values():
+        rng.shuffle(rows)
+    dev_rng.shuffle(dev)
+    _write_splits(directory, splits)
+    if dev_directory is not None:
+        _write_splits(
+            dev_directory,
+            {"train": splits["train"], "validation": splits["validation"], "test": dev},
+        )
+    return {**splits, "dev": dev}
+
+
+def _write_splits(directory, splits):
     directory.mkdir(parents=True, exist_ok=True)
     for split, rows in splits.items():
-        rng.shuffle(rows)
         with open(directory / f"{split}.jsonl", "w", encoding="utf-8") as f:
             f.writelines(json.dumps(row) + "\n" for row in rows)
-    return splits
 
 
 def zoo_command(*argv):
@@ -110,6 +158,78 @@ def train_pair(out, data, extra, label):
     }
 
 
+def _setting(text):
+    """--setting NAME=FLAGS -> (NAME, [flags])."""
+    name, sep, flags = text.partition("=")
+    if not sep or not name or "/" in name:
+        raise argparse.ArgumentTypeError(
+            f"--setting {text!r}: expected NAME=FLAGS, e.g. "
+            'lr2e-4="--learning-rate 2e-4" (NAME names OUT/dev/student_NAME).'
+        )
+    return name, shlex.split(flags)
+
+
+def dev_runs(out, settings):
+    """The teacher once, then a student per setting, on OUT/dev/data (test
+    file: the development glosses); the table of every setting run so far."""
+    data, dev = out / "dev" / "data", out / "dev"
+    teacher = dev / "teacher"
+    if not (teacher / "metrics.json").is_file():
+        zoo_command(
+            "finetune", "--model", minilm_checkpoint_dir(), "--data", data,
+            "--task", "classify", "--out", teacher, "--force",
+        )  # fmt: skip
+    t = json.loads((teacher / "metrics.json").read_text())
+    table = {}
+    recorded = dev / "dev.json"
+    if recorded.is_file():
+        table = json.loads(recorded.read_text())["settings"]
+    given = dict(settings)
+    earlier = [(name, row["flags"]) for name, row in table.items() if name not in given]
+    for name, flags in [*earlier, *settings]:
+        student = dev / f"student_{name}"
+        if not (student / "metrics.json").is_file():
+            seconds = zoo_command(
+                "distill", "--teacher", teacher / "model", "--data", data,
+                "--student-layers", "3", "--out", student, "--force", *flags,
+            )  # fmt: skip
+        else:
+            seconds = table.get(name, {}).get("seconds")
+        s = json.loads((student / "metrics.json").read_text())
+        history = json.loads((student / "history.json").read_text())
+        # The values the run used, defaults included (a default may have
+        # changed since an earlier setting ran).
+        used = json.loads((student / "args.json").read_text())["arguments"]
+        val_losses = [v for v in history["history"].get("val_loss", []) if v is not None]
+        table[name] = {
+            "flags": flags,
+            "used": {k: used.get(k) for k in ("learning_rate", "patience", "temperature")},
+            "student": s["student"]["accuracy"],
+            "teacher": s["teacher"]["accuracy"],
+            "retention": s["student"]["accuracy"] / s["teacher"]["accuracy"],
+            "epochs_trained": s["schedule"]["epochs_trained"],
+            "epochs_chosen": s["schedule"]["epochs"],
+            "best_val_loss": min(val_losses) if val_losses else None,
+            "seconds": seconds,
+        }
+    report = {
+        "teacher": {
+            "accuracy": t["accuracy"],
+            "epochs_trained": (t.get("schedule") or {}).get("epochs_trained"),
+        },
+        "settings": table,
+    }
+    recorded.write_text(json.dumps(report, indent=2))
+    print(f"\ndevelopment set: teacher {t['accuracy']:.4f}")
+    for name, row in table.items():
+        print(
+            f"{name:>12}: student {row['student']:.4f} = {row['retention']:.1%} of the "
+            f"teacher, {row['epochs_trained']} of {row['epochs_chosen']} epochs, best "
+            f"validation loss {row['best_val_loss']:.4f}, {row.get('used')}"
+        )
+    return report
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("runs/small_data"))
@@ -119,8 +239,30 @@ def main(argv=None):
         default=None,
         help="also run both commands with --epochs N (the comparison)",
     )
+    parser.add_argument(
+        "--dev",
+        action="store_true",
+        help="choose on the development set: teacher and students scored on "
+        "1,000 further glosses, the test split unused",
+    )
+    parser.add_argument(
+        "--setting",
+        type=_setting,
+        action="append",
+        metavar="NAME=FLAGS",
+        help="with --dev: a student run with these zoo distill flags (repeatable; "
+        "default: defaults=)",
+    )
     args = parser.parse_args(argv)
+    if args.setting and not args.dev:
+        parser.error(
+            "--setting goes with --dev (settings are compared on the development set)"
+        )
     data = args.out / "data"
+    if args.dev:
+        build_set(data, args.out / "dev" / "data")
+        dev_runs(args.out, args.setting or [("defaults", [])])
+        return 0
     splits = build_set(data)
     base = linear_baseline(
         [r["text"] for r in splits["train"]],
