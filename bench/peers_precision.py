@@ -89,7 +89,7 @@ def _bbc_inputs(steps):
 
 
 def accuracy_worker(engine, precision, steps):
-    """{"accuracy", "predictions", "train_seconds"} after `steps` fine-tuning
+    """{"accuracy", "logits", "train_seconds"} after `steps` fine-tuning
     steps of `engine` in `precision`, on the validation articles."""
     check_precision(precision)
     if engine not in ACCURACY_ENGINES:
@@ -107,17 +107,18 @@ def accuracy_worker(engine, precision, steps):
         with dtype_policy_scope(KERAS_POLICY[precision]):
             predict = _project_trained(x, y, steps, precision)
     seconds = time.perf_counter() - t0
-    predictions = predict(x_val)
+    logits = predict(x_val)
+    predictions = logits.argmax(-1)
     return {
         "accuracy": float((predictions == y_val).mean()),
-        "predictions": predictions.tolist(),
+        "logits": logits.tolist(),
         "train_seconds": seconds,
     }
 
 
 def _project_trained(x, y, steps, precision):
     """The project's classifier after `steps` steps of `fit`, as a function
-    of ids -> predicted labels."""
+    of ids -> float32 logits."""
     keras.utils.set_random_seed(0)
     encoder, _ = load_checkpoint(minilm_checkpoint_dir())
     if KERAS_POLICY[precision]:
@@ -128,12 +129,12 @@ def _project_trained(x, y, steps, precision):
         loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
     )
     model.fit(x, {"logits": y}, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
-    return lambda ids: model.predict(ids, batch_size=32, verbose=0)["logits"].argmax(-1)
+    return lambda ids: model.predict(ids, batch_size=32, verbose=0)["logits"]
 
 
 def _hf_trained(x, y, steps, precision):
     """HF's `BertForSequenceClassification` after `steps` PyTorch steps, as
-    a function of ids -> predicted labels."""
+    a function of ids -> float32 logits."""
     # The test extra's PyTorch: a peer, not a runtime dependency.
     import torch
     import transformers
@@ -182,7 +183,7 @@ def _hf_trained(x, y, steps, precision):
         with torch.no_grad(), torch_autocast(precision):
             for start in range(0, len(ids["token_ids"]), 32):
                 logits = model(**tensors(ids, slice(start, start + 32))).logits
-                out.append(logits.float().argmax(-1).numpy())
+                out.append(logits.float().numpy())
         return np.concatenate(out)
 
     return predict
@@ -192,7 +193,8 @@ def accuracy_row(run_child, steps, load_average):
     """The report's accuracy row: each engine x precision's validation
     accuracy after `steps` steps, one child process each (`run_child(*argv)`
     returns the child's result); the note says how often each engine's
-    bfloat16 labels equal its float32 ones."""
+    bfloat16 labels equal its float32 ones and how far its logits moved (0
+    would mean bfloat16 changed nothing: the runs are seeded alike)."""
     results = {}
     load = load_average()
     for engine in ACCURACY_ENGINES:
@@ -208,16 +210,13 @@ def accuracy_row(run_child, steps, load_average):
                 "--steps",
                 str(steps),
             )
-    agreement = {
-        engine: float(
-            np.mean(
-                np.array(results[engine, "float32"]["predictions"])
-                == np.array(results[engine, "bfloat16"]["predictions"])
-            )
-        )
-        for engine in ACCURACY_ENGINES
-    }
-    articles = len(results[ACCURACY_ENGINES[0], "float32"]["predictions"])
+    logits = {k: np.array(r["logits"]) for k, r in results.items()}
+    agreement, moved = {}, {}
+    for engine in ACCURACY_ENGINES:
+        full, half = logits[engine, "float32"], logits[engine, "bfloat16"]
+        agreement[engine] = float(np.mean(full.argmax(-1) == half.argmax(-1)))
+        moved[engine] = float(np.abs(full - half).mean())
+    articles = len(logits[ACCURACY_ENGINES[0], "float32"])
     return {
         "row": f"MiniLM fine-tuned {steps} steps (batch {BATCH} x {LENGTH}) on BBC "
         f"training articles: accuracy on its {articles} validation articles",
@@ -229,6 +228,8 @@ def accuracy_row(run_child, steps, load_average):
         "load": [load, load_average()],
         "note": "bfloat16 labels equal to the same engine's float32 labels: "
         + ", ".join(f"{e} {a:.1%}" for e, a in agreement.items())
+        + "; mean |bfloat16 logit - float32 logit|: "
+        + ", ".join(f"{e} {m:.2g}" for e, m in moved.items())
         + "; training seconds: "
         + ", ".join(f"{e} {p} {r['train_seconds']:.0f}" for (e, p), r in results.items()),
     }

@@ -82,3 +82,30 @@ def test_bfloat16_row_gives_each_engine_over_its_own_float32(peers, tmp_path):
     assert "| project | 44.00 | 0.48 | 0.48 | 1.38 |" in report
     assert "| HF torch (best peer) | 21.00 |  |  | 1.24 |" in report
     assert "| project bfloat16 | 0.9484 |" in report
+
+
+def test_accuracy_row_compares_each_engine_with_its_own_float32(peers):
+    logits = {
+        ("project", "float32"): [[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]],
+        ("project", "bfloat16"): [[2.0, 0.5], [0.0, 1.0], [0.0, 1.0]],
+        ("HF torch", "float32"): [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]],
+        ("HF torch", "bfloat16"): [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]],
+    }
+    calls = []
+
+    def run_child(*argv):
+        args = dict(zip(argv[::2], argv[1::2]))
+        calls.append(args)
+        key = args["--engine"], args["--precision"]
+        return {"accuracy": len(calls) / 10, "logits": logits[key], "train_seconds": 1.0}
+
+    row = peers.accuracy_row(run_child, 7, lambda: 0.5)
+    assert {(c["--engine"], c["--precision"], c["--steps"]) for c in calls} == {
+        (e, p, "7") for e, p in logits
+    }
+    assert row["compare"] is False
+    assert "213" not in row["row"] and "its 3 validation articles" in row["row"]
+    assert row["values"]["project float32"] == 0.1
+    # project: one label of three moved, logits moved by (0.5 + 2) / 6.
+    assert "project 66.7%, HF torch 100.0%" in row["note"]
+    assert "project 0.42, HF torch 0" in row["note"]
