@@ -32,6 +32,8 @@ from zoo.cli.runs import (
     training_output,
 )
 from zoo.distill.pipeline import (
+    DISTILL_LEARNING_RATE,
+    DISTILL_PATIENCE,
     MODES,
     DistillConfig,
     check_distill_inputs,
@@ -156,13 +158,16 @@ def register(subparsers):
     )
     _add_student(p)
     add_run_output(p)
-    add_schedule(p)
+    # Distillation's own learning rate and patience: measured on a
+    # development set (zoo.distill.pipeline, DISTILL_LEARNING_RATE).
+    add_schedule(p, learning_rate=DISTILL_LEARNING_RATE)
     p.add_argument(
         "--patience",
         type=int,
-        default=2,
+        default=DISTILL_PATIENCE,
         help="--mode task: stop after this many epochs without a better validation "
-        "loss, counted across a resume",
+        "loss (the student's cross-entropy on the validation labels), counted across "
+        "a resume",
     )
     p.add_argument(
         "--max-predictions",
