@@ -71,6 +71,7 @@ from bench.peers_precision import (  # noqa: E402
     accuracy_row,
     accuracy_worker,
     bfloat16_plan,
+    check_accuracy_steps,
 )
 from bench.peers_report import write_report  # noqa: E402
 from bench.peers_training import distill_worker, finetune_worker  # noqa: E402
@@ -129,6 +130,8 @@ def main():
     rounds = 10 if args.quick else 30
     no_bfloat16 = bfloat16_plan(cpu_flags(), args.bfloat16)
     precisions = ["float32"] if no_bfloat16 else ["float32", "bfloat16"]
+    if not no_bfloat16:
+        check_accuracy_steps(args.accuracy_steps)  # before the long rows, not after
     rows = []
     if not args.training_only:
         _build(encoders, work, args.quick)

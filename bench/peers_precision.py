@@ -65,19 +65,27 @@ def bfloat16_plan(flags, choice="auto"):
     return "no bfloat16 rows: the CPU has neither AVX-512 BF16 nor AMX"
 
 
+def check_accuracy_steps(steps, split=None):
+    """`steps` itself, when BBC's training split has `steps * BATCH` articles
+    for the accuracy check (each article trained on once)."""
+    train = len((split or bbc_news_split())["train"])
+    if not 1 <= steps * BATCH <= train:
+        raise ValueError(
+            f"--accuracy-steps {steps}: {steps} x {BATCH} articles needed, BBC's training "
+            f"split has {train}; give 1 to {train // BATCH} steps."
+        )
+    return steps
+
+
 def _bbc_inputs(steps):
     """(train ids, train labels, validation ids, validation labels): the
     first `steps * BATCH` training articles in a fixed shuffle, and every
     validation article, tokenized by the project's MiniLM tokenizer."""
     split = bbc_news_split()
+    check_accuracy_steps(steps, split)
     _, tokenizer = load_checkpoint(minilm_checkpoint_dir())
     names = sorted({label for _, label in split["train"]})
     need = steps * BATCH
-    if not 1 <= need <= len(split["train"]):
-        raise ValueError(
-            f"accuracy steps {steps}: {steps} x {BATCH} articles needed, BBC's training "
-            f"split has {len(split['train'])}; give 1 to {len(split['train']) // BATCH} steps."
-        )
     order = np.random.default_rng(0).permutation(len(split["train"]))[:need]
     train = [split["train"][i] for i in order]
 
@@ -193,7 +201,8 @@ def accuracy_row(run_child, steps, load_average):
     """The report's accuracy row: each engine x precision's validation
     accuracy after `steps` steps, one child process each (`run_child(*argv)`
     returns the child's result); the note says how often each engine's
-    bfloat16 labels equal its float32 ones and how far its logits moved (0
+    bfloat16 labels equal its float32 ones and how far its logits moved, as
+    the mean absolute difference over the mean absolute float32 logit (0
     would mean bfloat16 changed nothing: the runs are seeded alike)."""
     results = {}
     load = load_average()
@@ -215,7 +224,7 @@ def accuracy_row(run_child, steps, load_average):
     for engine in ACCURACY_ENGINES:
         full, half = logits[engine, "float32"], logits[engine, "bfloat16"]
         agreement[engine] = float(np.mean(full.argmax(-1) == half.argmax(-1)))
-        moved[engine] = float(np.abs(full - half).mean())
+        moved[engine] = float(np.abs(full - half).mean() / np.abs(full).mean())
     articles = len(logits[ACCURACY_ENGINES[0], "float32"])
     return {
         "row": f"MiniLM fine-tuned {steps} steps (batch {BATCH} x {LENGTH}) on BBC "
@@ -228,8 +237,8 @@ def accuracy_row(run_child, steps, load_average):
         "load": [load, load_average()],
         "note": "bfloat16 labels equal to the same engine's float32 labels: "
         + ", ".join(f"{e} {a:.1%}" for e, a in agreement.items())
-        + "; mean |bfloat16 logit - float32 logit|: "
-        + ", ".join(f"{e} {m:.2g}" for e, m in moved.items())
+        + "; mean |bfloat16 logit - float32 logit| over mean |float32 logit|: "
+        + ", ".join(f"{e} {m:.2%}" for e, m in moved.items())
         + "; training seconds: "
         + ", ".join(f"{e} {p} {r['train_seconds']:.0f}" for (e, p), r in results.items()),
     }

@@ -106,6 +106,16 @@ def test_accuracy_row_compares_each_engine_with_its_own_float32(peers):
     assert row["compare"] is False
     assert "213" not in row["row"] and "its 3 validation articles" in row["row"]
     assert row["values"]["project float32"] == 0.1
-    # project: one label of three moved, logits moved by (0.5 + 2) / 6.
+    # project: one label of three moved; its logits by 2.5 / 6 against a
+    # mean float32 size of 4 / 6.
     assert "project 66.7%, HF torch 100.0%" in row["note"]
-    assert "project 0.42, HF torch 0" in row["note"]
+    assert "project 62.50%, HF torch 0.00%" in row["note"]
+
+
+def test_accuracy_steps_must_fit_the_training_split(peers):
+    split = {"train": [("text", "label")] * 100}
+    assert peers.check_accuracy_steps(6, split) == 6
+    with pytest.raises(
+        ValueError, match=r"--accuracy-steps 7: 7 x 16 .* has 100; give 1 to 6"
+    ):
+        peers.check_accuracy_steps(7, split)
