@@ -22,8 +22,10 @@
 #                build/site/ (a broken link fails); `make docs-check` also checks
 #                docs/cli.md against the parsers and runs tests/docs
 #   make bench   the project against keras-hub, HF torch, ONNX Runtime and LiteRT in one
-#                run (bench/peers.py; BENCH_ARGS=--quick for a few minutes); writes
-#                bench/results.md, results.json, results.png
+#                run (bench/peers.py; BENCH_ARGS=--quick for a few minutes;
+#                --training-only for the training rows, in float32 and, where the
+#                CPU has AVX-512 BF16 or AMX, bfloat16 with an accuracy check);
+#                writes bench/results.md, results.json, results.png
 #   make bench-backends  fine-tuning throughput per Keras backend (TensorFlow, JAX,
 #                PyTorch) against HF transformers on PyTorch (bench/backends.py;
 #                BENCH_BACKENDS_ARGS=--steps 20 ...); its section of bench/results.md
@@ -38,11 +40,14 @@ PY := $(VENV)/bin/python
 ASSETS ?= .assets
 STAMP := $(VENV)/.zoo-setup-stamp
 TEST_STAMP := $(VENV)/.zoo-test-stamp
-# Two pytest workers (pytest-xdist), a file per worker at a time so that a
+# Three pytest workers (pytest-xdist), a file per worker at a time so that a
 # file's module fixtures (the fast demo, the exports) are built once. Most
-# tests are Python-bound (tracing, tiny models), so two processes use both
-# cores better than one; `make test PYTEST_WORKERS=0` runs in one process.
-PYTEST_WORKERS ?= 2
+# tests are Python-bound (tracing, tiny models, child processes starting),
+# and a worker waiting on its child or on I/O leaves its core idle: on 2
+# cores two workers kept 1.65 cores busy (tests/export and tests/cli: 238
+# CPU-seconds in 288 s of their files' time), so a third fills the gaps;
+# `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= 3
 PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
 .PHONY: setup setup-test test test-quick test-durations test-full demo lint clean android-test mediapipe-venv bench bench-backends docs docs-check
