@@ -31,6 +31,15 @@ def start(jobs, logs):
 
 
 GRACE = 30  # seconds the rest of a cluster get after one worker dies
+# Seconds a test worker waits after its epoch's last collective (EpochSync's
+# barrier) before it SIGKILLs itself. A collective can return on one worker
+# while its peer is still reading the last bytes from it; a worker that dies
+# at that instant closes the socket under the peer, which then fails in the
+# barrier ("Socket closed", exit 1) instead of reaching its own kill: a
+# race CI lost once with three test workers on 2 cores. A real cluster's
+# peers fail so too, and resume from the same backups; these tests want
+# every worker killed at the same point.
+SETTLE = 3
 
 
 def wait(procs, logs, *, kill_all_when_one_dies=False, timeout=TIMEOUT, grace=GRACE):

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import zoo
-from tests.cluster import env, max_diff, start, tail, wait
+from tests.cluster import SETTLE, env, max_diff, start, tail, wait
 from zoo.checkpoints import load_model_dir, save_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.utils.local_cluster import free_ports, tf_configs
@@ -40,7 +40,7 @@ TIMEOUT = 300  # seconds, per group of processes (a hang guard; 2 workers take ~
 # the CLI's settings below; SIGKILLs itself at the end of epoch KILL_AFTER
 # (0: never); saves the final student weights to WEIGHTS-<task index>.npz.
 WORKER = f"""
-import json, os, signal, sys
+import json, os, signal, sys, time
 
 import keras
 import numpy as np
@@ -55,6 +55,7 @@ class KillAfterEpoch(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if epoch + 1 == int(kill_after):
             print(f"killing myself after epoch {{epoch + 1}}", flush=True)
+            time.sleep({SETTLE})  # tests/cluster.SETTLE: the peer's barrier completes
             os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import zoo
-from tests.cluster import TIMEOUT, env, max_diff, start, tail, wait
+from tests.cluster import SETTLE, TIMEOUT, env, max_diff, start, tail, wait
 from zoo.checkpoints import save_model_dir
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.utils.local_cluster import free_ports, tf_configs
@@ -36,7 +36,7 @@ EPOCHS = 2
 # step's loss to RECORD-<task index>.jsonl at each epoch's end, SIGKILLs
 # itself after epoch KILL_AFTER (0: never) and saves the final weights.
 WORKER = f"""
-import json, os, signal, sys
+import json, os, signal, sys, time
 
 import keras
 import numpy as np
@@ -57,6 +57,7 @@ class Record(keras.callbacks.Callback):
             f.write(json.dumps({{"epoch": epoch + 1, "losses": self.losses}}) + "\\n")
         if epoch + 1 == int(kill_after):
             print(f"killing myself after epoch {{epoch + 1}}", flush=True)
+            time.sleep({SETTLE})  # tests/cluster.SETTLE: the peer's barrier completes
             os.kill(os.getpid(), signal.SIGKILL)
 
     def on_train_end(self, logs=None):
