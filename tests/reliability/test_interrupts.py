@@ -79,6 +79,10 @@ def _workers_of(scratch):
     return alive
 
 
+def _sigint_default():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Interrupt:
     """Run `zoo ARGV`, send `signum` once `ready(out)` holds, then run the
     same command again."""
@@ -104,6 +108,10 @@ class Interrupt:
             [sys.executable, "-m", "zoo", *self.argv],
             cwd=ROOT,
             env=env,
+            # As from a terminal: a shell that starts a job in the background
+            # without job control (`make test &`, nohup) hands its children
+            # SIGINT ignored, and Python then never raises KeyboardInterrupt.
+            preexec_fn=_sigint_default,
             stdout=open(self.root / f"{log}.out", "w"),  # noqa: SIM115
             stderr=open(self.root / f"{log}.err", "w"),  # noqa: SIM115
         )
@@ -286,6 +294,9 @@ def test_publishing_defers_signals(tmp_path):
         (tmp / "a").write_text("old")
     real = os.replace
     seen = []
+    # Python's own SIGINT handler, even where the test process was started
+    # with SIGINT ignored (a background job without job control).
+    old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def replace(src, dst):
         if not seen:
@@ -294,10 +305,13 @@ def test_publishing_defers_signals(tmp_path):
             time.sleep(0.05)  # the handler would run here, between the renames
         return real(src, dst)
 
-    with pytest.raises(KeyboardInterrupt), pytest.MonkeyPatch.context() as m:
-        m.setattr(atomic.os, "replace", replace)
-        with atomic.atomic_directory(tmp_path / "out") as tmp:
-            (tmp / "a").write_text("new")
+    try:
+        with pytest.raises(KeyboardInterrupt), pytest.MonkeyPatch.context() as m:
+            m.setattr(atomic.os, "replace", replace)
+            with atomic.atomic_directory(tmp_path / "out") as tmp:
+                (tmp / "a").write_text("new")
+    finally:
+        signal.signal(signal.SIGINT, old_handler)
     assert (tmp_path / "out" / "a").read_text() == "new"
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
