@@ -40,14 +40,14 @@ PY := $(VENV)/bin/python
 ASSETS ?= .assets
 STAMP := $(VENV)/.zoo-setup-stamp
 TEST_STAMP := $(VENV)/.zoo-test-stamp
-# Three pytest workers (pytest-xdist), a file per worker at a time so that a
+# Two pytest workers (pytest-xdist), a file per worker at a time so that a
 # file's module fixtures (the fast demo, the exports) are built once. Most
-# tests are Python-bound (tracing, tiny models, child processes starting),
-# and a worker waiting on its child or on I/O leaves its core idle: on 2
-# cores two workers kept 1.65 cores busy (tests/export and tests/cli: 238
-# CPU-seconds in 288 s of their files' time), so a third fills the gaps;
-# `make test PYTEST_WORKERS=0` runs in one process.
-PYTEST_WORKERS ?= 3
+# tests are Python-bound (tracing, tiny models), so two processes use both
+# cores better than one (two kept 1.65 of 2 cores busy, yet three ran the
+# suite in 1,223 s against two's 1,122-1,175 s on 2 cores: the third adds
+# more contention than it fills); `make test PYTEST_WORKERS=0` runs in one
+# process.
+PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
 .PHONY: setup setup-test test test-quick test-durations test-full demo lint clean android-test mediapipe-venv bench bench-backends docs docs-check
