@@ -67,6 +67,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from bench.peers_artifacts import build_artifacts  # noqa: E402
 from bench.peers_forward import latency_worker, serving_worker  # noqa: E402
+from bench.peers_precision import CHOICES as BFLOAT16_CHOICES  # noqa: E402
 from bench.peers_precision import (  # noqa: E402
     accuracy_row,
     accuracy_worker,
@@ -182,7 +183,7 @@ def _parse_args():
     )
     parser.add_argument(
         "--bfloat16",
-        choices=("auto", "on", "off"),
+        choices=BFLOAT16_CHOICES,
         default="auto",
         help="bfloat16 training rows and accuracy check: auto (where the CPU has "
         "AVX-512 BF16 or AMX), on (always), off (never)",

@@ -32,6 +32,7 @@ from bench.peers_inputs import LENGTH
 from bench.peers_training import (
     KERAS_POLICY,
     PRECISIONS,
+    _hf_minilm_classifier,
     check_precision,
     torch_autocast,
 )
@@ -147,11 +148,8 @@ def _hf_trained(x, y, steps, precision):
     import torch
     import transformers
 
-    torch.manual_seed(0)
-    torch.set_num_threads(2)
-    model = transformers.BertForSequenceClassification.from_pretrained(
-        minilm_checkpoint_dir(), num_labels=5, attn_implementation="eager"
-    )
+    torch.manual_seed(0)  # the head's initial weights
+    model = _hf_minilm_classifier()
 
     def tensors(ids, b):
         return {
