@@ -79,10 +79,6 @@ def _workers_of(scratch):
     return alive
 
 
-def _sigint_default():
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 class Interrupt:
     """Run `zoo ARGV`, send `signum` once `ready(out)` holds, then run the
     same command again."""
@@ -108,10 +104,6 @@ class Interrupt:
             [sys.executable, "-m", "zoo", *self.argv],
             cwd=ROOT,
             env=env,
-            # As from a terminal: a shell that starts a job in the background
-            # without job control (`make test &`, nohup) hands its children
-            # SIGINT ignored, and Python then never raises KeyboardInterrupt.
-            preexec_fn=_sigint_default,
             stdout=open(self.root / f"{log}.out", "w"),  # noqa: SIM115
             stderr=open(self.root / f"{log}.err", "w"),  # noqa: SIM115
         )
