@@ -1,3 +1,3 @@
-from zoo.cli import main
+from zoo.cli import program
 
-raise SystemExit(main())
+raise SystemExit(program())

@@ -107,15 +107,30 @@ def build_parser():
 
 
 def main(argv=None):
+    """Run `zoo ARGV` (sys.argv's when None) and return its exit status;
+    the caller's signal handlers are as they were afterwards."""
+    return _main(argv, restore=True)
+
+
+def program():
+    """The `zoo` executable and `python -m zoo`: as `main`, except that a
+    signal that comes after the command has returned (its output published)
+    changes nothing while Python exits, instead of ending in a traceback."""
+    return _main(None, restore=False)
+
+
+def _main(argv, restore):
     # Installed first: an interrupt while the command parses or imports is
     # the same one line as one during its work.
     command = "command"
-    with interrupts.handled():
+    with interrupts.handled(restore=restore) as handling:
         try:
             parser = build_parser()
             args = parser.parse_args(argv)
             command = args.command or command
-            return _run(parser, args, argv)
+            status = _run(parser, args, argv)
+            handling.done = True
+            return status
         except KeyboardInterrupt as e:
             # Ctrl-C (KeyboardInterrupt) or SIGTERM (`Interrupted`): the
             # writers removed their temporaries on the way up.

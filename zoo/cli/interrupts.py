@@ -10,6 +10,11 @@ written is ever where a reader looks); the command then prints one line
 and exits 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as
 a shell reports a process a signal stopped. Signals after the first are
 ignored while that cleanup runs: a second Ctrl-C must not cut it short.
+An exception raised inside a finalizer (`__del__`, a weakref callback:
+TensorFlow's objects run many) is printed and dropped by Python, so an
+`Interrupted` that lands there is delivered again, from outside it. Once
+the command has returned, a signal changes nothing: its output is
+published and its status stands (`handled(...).done`).
 
 A full disk (ENOSPC or EDQUOT from a write, or TensorFlow's error whose
 message carries the same text: tf.io and the SavedModel writer report
@@ -27,7 +32,9 @@ import pathlib
 import re
 import shutil
 import signal
+import sys
 import threading
+import time
 
 # The commands that resume from their own checkpoints when run again with
 # the same arguments (zoo.cli.runs.training_output; demo re-runs skip the
@@ -65,23 +72,56 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+class Handling:
+    """What `handled` yields: set `done` once the command has returned, and
+    a signal after that is only recorded (it would otherwise raise while
+    the caller returns or Python exits, with the output already out)."""
+
+    def __init__(self):
+        self.done = False
+        self.seen = []
+
+
+def _send_again(state, signum):
+    while state.seen and not state.done:  # the hook has not returned yet
+        time.sleep(0.005)
+    if not state.done:
+        os.kill(os.getpid(), signum)
+
+
 @contextlib.contextmanager
-def handled():
+def handled(restore=True):
     """Within the block, SIGINT and SIGTERM raise `Interrupted` in the main
     thread, once; later ones are ignored (cleanup is under way). A signal
     the caller ignores (`nohup`, a shell's background job: SIG_IGN) stays
-    ignored, and a handler someone else installed is left alone. The
-    previous handlers come back afterwards, so `main` may be called from
-    Python (tests, notebooks) without changing the caller's signals."""
+    ignored, and a handler someone else installed is left alone. With
+    `restore` the previous handlers come back afterwards, so `main` may be
+    called from Python (tests, notebooks) without changing the caller's
+    signals; without it (the `zoo` program, about to exit) ours stay, and
+    record only."""
+    state = Handling()
     if not _in_main_thread():
-        yield
+        yield state
         return
-    seen = []
 
     def raise_once(signum, _frame):
-        seen.append(signum)
-        if len(seen) == 1:
+        state.seen.append(signum)
+        if len(state.seen) == 1 and not state.done:
             raise Interrupted(signum)
+
+    def unraisable(info, before=sys.unraisablehook):
+        # Python prints an exception raised in a finalizer and drops it:
+        # the command would run on as if no signal had come. Send it again
+        # from another thread once this hook is over, so that it lands in
+        # the main thread's own code (or in another finalizer, and again).
+        error = info.exc_value
+        if not (isinstance(error, Interrupted) and state.seen and not state.done):
+            before(info)
+            return
+        threading.Thread(
+            target=_send_again, args=(state, error.signum), daemon=True
+        ).start()
+        state.seen.clear()  # last: from here the signal raises again
 
     previous = {}
     for signum, ours_to_replace in (
@@ -92,11 +132,17 @@ def handled():
         if current in ours_to_replace:
             previous[signum] = current
             signal.signal(signum, raise_once)
+    hook = sys.unraisablehook
+    sys.unraisablehook = unraisable
     try:
-        yield
+        yield state
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        state.done = True
+        if sys.unraisablehook is unraisable:
+            sys.unraisablehook = hook
+        if restore:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
