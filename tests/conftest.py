@@ -6,6 +6,8 @@ import collections
 import json
 import os
 import pathlib
+import shutil
+import tempfile
 import time
 
 # isort: off
@@ -26,6 +28,35 @@ INSTALL_HINT = "run `make setup` (or `bash scripts/install_assets.sh .venv/bin/p
 DURATIONS = pathlib.Path(__file__).with_name("durations.json")
 RECORD = "ZOO_RECORD_DURATIONS"  # set to a path: write the seconds per file there
 _SPENT = collections.defaultdict(float)
+
+
+# The suite writes models, exports and runs under the temporary directory:
+# about 5 GB at its peak with two workers (every passing test's directory
+# goes as it ends: tmp_path_retention_policy in pyproject.toml). A run that
+# starts with less free space fails here, in one line, rather than as a
+# dozen "No space left on device" failures near the end.
+MIN_FREE = "ZOO_TEST_MIN_FREE_GB"
+MIN_FREE_DEFAULT_GB = 6.0
+
+
+def pytest_sessionstart(session):
+    if hasattr(session.config, "workerinput"):
+        return  # the controller checks, once
+    place = os.environ.get("PYTEST_DEBUG_TEMPROOT") or tempfile.gettempdir()
+    try:
+        need = float(os.environ.get(MIN_FREE, MIN_FREE_DEFAULT_GB))
+    except ValueError:
+        raise pytest.UsageError(
+            f"{MIN_FREE}={os.environ[MIN_FREE]!r} is not a number of gigabytes"
+        ) from None
+    free = shutil.disk_usage(place).free / 1e9
+    if free < need:
+        pytest.exit(
+            f"only {free:.1f} GB free in {place}, where the tests write; they need about "
+            f"{need:g} GB. Free some space, or point TMPDIR at a disk with room "
+            f"({MIN_FREE}=0 runs them anyway).",
+            returncode=3,
+        )
 
 
 def _recorded_seconds() -> dict:
