@@ -128,6 +128,15 @@ def test_demo_report_numbers_are_present_and_sane(demo_run):
         "vocab.txt",
         "metadata.json",
     }
+    # The app gets the phone file the report's rule picks, byte for byte.
+    mode, _ = demo.android_pick(report["headline"])
+    if "best" in report["headline"]:
+        assert mode == report["headline"]["best"]["mode"]
+    shipped = out / "exports" / f"{PHONE}_{mode}"
+    for name in demo.ANDROID_FILES:
+        assert (assets / name).read_bytes() == (shipped / name).read_bytes(), name
+    assert json.loads((assets / "metadata.json").read_text())["quantization"] == mode
+    assert f"Android assets: {shipped.name} (" in proc.stderr + proc.stdout
     # The baseline against the teacher, article by article: the texts only
     # one of them gets right differ by exactly their accuracies' difference.
     base = next(r for r in rows_list if r["format"] == "scikit-learn")
@@ -273,6 +282,24 @@ def test_phone_file_runs_in_mediapipe_tasks(demo_run, tmp_path):
     )
     assert agreement >= 0.995
     assert different <= 0.01 * len(texts)
+
+
+def test_the_app_ships_the_best_phone_file_else_the_most_accurate():
+    def entry(accuracy, size_ratio):
+        return {"student_accuracy": accuracy, "size_ratio": size_ratio}
+
+    headline = {
+        "dynamic_int8": entry(0.95, 4.0),
+        "int8": entry(0.95, 4.1),
+        "int4": entry(0.94, 8.0),
+    }
+    # No file keeps 99%: the most accurate, then the smallest of those.
+    mode, why = demo.android_pick(headline)
+    assert (mode, why.startswith("no phone file keeps 99%")) == ("int8", True)
+    headline["best"] = dict(headline["int4"], mode="int4")
+    assert demo.android_pick(headline) == ("int4", "the report's best phone model")
+    with pytest.raises(ValueError, match="no phone .tflite rows"):
+        demo.android_pick({})
 
 
 def test_android_assets_never_overwrite_a_file_the_demo_did_not_write(tmp_path):

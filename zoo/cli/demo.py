@@ -121,7 +121,8 @@ def register(subparsers):
         "--android-assets",
         type=pathlib.Path,
         default=None,
-        help="folder for the phone model, vocab.txt and metadata.json (default: "
+        help="folder for the phone model the report picks (its model.tflite), "
+        "vocab.txt and metadata.json, copied after the report (default: "
         "android_demo/app/src/main/assets when it exists, not with --fast; "
         "`none` to skip)",
     )

@@ -56,6 +56,7 @@ from zoo.demo.report import (
     _headline,
     _headline_summary,
     _table,
+    android_pick,
     baseline_sentence,
     report_markdown,
     stage_report,
@@ -90,6 +91,7 @@ __all__ = [
     "_headline_summary",
     "_phone",
     "_table",
+    "android_pick",
     "baseline_sentence",
     "input_paths",
     "prepare_output",
@@ -194,7 +196,7 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
         "teacher": lambda: stage_teacher(out, config),
         "distill": lambda: stage_distill(out, config),
         "prune": lambda: stage_prune(out, config),
-        "export": lambda: stage_export(out, config, android_assets),
+        "export": lambda: stage_export(out, config),
         "measure": lambda: stage_measure(out, config),
         "report": lambda: stage_report(out, config, args_info or {}),
     }
@@ -232,5 +234,11 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
     if not redo:
         # Nothing ran: the terminal still ends with the table.
         _log("\n" + _table(json.loads((out / "report.json").read_text())["rows"]))
+    report = json.loads((out / "report.json").read_text())
+    if android_assets is not None:
+        # After the report, whose rule picks the file (a finished run given
+        # --android-assets again only copies).
+        mode, why = android_pick(report["headline"])
+        _android_assets(out, config, pathlib.Path(android_assets), mode, why)
     _log(f"\nreport: {out / 'report.md'} ({total:.0f} s this run)")
-    return json.loads((out / "report.json").read_text())
+    return report

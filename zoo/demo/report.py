@@ -48,6 +48,23 @@ def _headline(rows, config):
     return out
 
 
+def android_pick(headline):
+    """(mode, why) of the phone file `--android-assets` ships: the report's
+    best phone model (BEST_RULE), else, when no phone file keeps 99% of the
+    teacher's accuracy, the most accurate one (then the smallest)."""
+    best = headline.get("best")
+    if best:
+        return best["mode"], "the report's best phone model"
+    modes = [(h["student_accuracy"], h["size_ratio"], m) for m, h in headline.items()]
+    if not modes:
+        raise ValueError(
+            "the report has no phone .tflite rows: re-run the demo with --force"
+        )
+    return max(modes)[
+        2
+    ], "no phone file keeps 99% of the teacher's accuracy: the most accurate"
+
+
 # How the report picks its phone model, said where it names it.
 BEST_RULE = (
     "Best phone model (the smallest file that keeps 99% of the teacher's accuracy, "

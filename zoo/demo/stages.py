@@ -6,7 +6,6 @@ Android app's assets)."""
 from __future__ import annotations
 
 import json
-import pathlib
 import shutil
 import time
 
@@ -153,7 +152,7 @@ def stage_prune(out, config):
     }
 
 
-def stage_export(out, config, android_assets=None):
+def stage_export(out, config):
     calibration, texts, labels, _ = calibration_and_validation("bbc")
     L = config.sequence_length
     loaded = {}
@@ -197,8 +196,6 @@ def stage_export(out, config, android_assets=None):
         report["artifact"] = str(path)
         _log(format_report(report))
         summary[label] = round(time.time() - t0, 1)
-    if android_assets is not None:
-        _android_assets(out, config, pathlib.Path(android_assets))
     return summary
 
 
@@ -208,13 +205,15 @@ ANDROID_RECORD = ".zoo-android-assets.json"
 ANDROID_FILES = ("model.tflite", "vocab.txt", "metadata.json")
 
 
-def _android_assets(out, config, folder):
-    """The phone model the app ships: the pruned phone student, dynamic int8
-    (the app's LiteRT Interpreter path is verified on the JVM with such a
-    file; its mediapipe.tflite is for MediaPipe Tasks apps). A file of the
-    same name that the demo did not put there (not in the folder's record,
-    or changed since) is never overwritten: the stage stops first."""
-    source = out / "exports" / f"{_phone(config)}_dynamic_int8"
+def _android_assets(out, config, folder, mode="dynamic_int8", why=""):
+    """The phone model the app ships: the pruned phone student's `.tflite`
+    in `mode` (the report's pick, `report.android_pick`; the app runs it
+    through LiteRT's Interpreter, the runtime `make android-test` checks the
+    same kind of file on; its mediapipe.tflite is for MediaPipe Tasks apps).
+    A file of the same name that the demo did not put there (not in the
+    folder's record, or changed since) is never overwritten: the demo stops
+    first."""
+    source = out / "exports" / f"{_phone(config)}_{mode}"
     path = source / mf.METADATA
     meta = read_json_object(path, "re-run the export stage")
     try:
@@ -255,7 +254,9 @@ def _android_assets(out, config, folder):
         record[name] = mf.sha256_file(folder / name)
     with atomic_file(record_path, "w") as f:
         json.dump(record, f, indent=2)
-    _log(f"      Android assets: {', '.join(ANDROID_FILES)} -> {folder}")
+    _log(
+        f"Android assets: {source.name} ({why or mode}): {', '.join(ANDROID_FILES)} -> {folder}"
+    )
 
 
 def _sha256_or_none(path):
