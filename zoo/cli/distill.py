@@ -34,7 +34,9 @@ from zoo.cli.runs import (
 from zoo.distill.pipeline import (
     DISTILL_LEARNING_RATE,
     DISTILL_PATIENCE,
+    DISTILL_SELECT_BY,
     MODES,
+    SELECT_BY,
     DistillConfig,
     check_distill_inputs,
     distill,
@@ -65,6 +67,7 @@ def run(args):
         mode=args.mode,
         epochs=args.epochs,
         patience=args.patience,
+        select_by=args.select_by,
         batch_size=args.batch_size,
         sequence_length=args.sequence_length,
         max_predictions=args.max_predictions,
@@ -168,6 +171,14 @@ def register(subparsers):
         help="--mode task: stop after this many epochs without a better validation "
         "loss (the student's cross-entropy on the validation labels), counted across "
         "a resume",
+    )
+    p.add_argument(
+        "--select-by",
+        choices=tuple(SELECT_BY),
+        default=DISTILL_SELECT_BY,
+        help="--mode task: what early stopping and the best student watch on the "
+        "validation texts: labels (the student's cross-entropy on their labels) or "
+        "teacher (its soft-target KL to the teacher on them)",
     )
     p.add_argument(
         "--max-predictions",

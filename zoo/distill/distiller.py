@@ -36,6 +36,8 @@ from zoo.models.encoder_task import as_float32, encoder_inputs
 
 # Cached teacher outputs travel in `x` under these keys (see cache_teacher).
 TEACHER_PREFIX = "teacher/"
+# The evaluation metric of how far the student is from the teacher.
+TEACHER_KL = "teacher_kl"
 # A cache beyond this many bytes is refused with the figure (attention maps
 # of every layer for every example are the usual culprit).
 MAX_CACHE_BYTES = 4 * 2**30
@@ -198,6 +200,8 @@ class Distiller(keras.Model):
         for term, weight in self.weights_by_term.items():
             if weight:
                 self.trackers[f"{term}_loss"] = keras.metrics.Mean(name=f"{term}_loss")
+        # Evaluation only (`test_step`): Keras logs it as val_teacher_kl.
+        self.trackers[TEACHER_KL] = keras.metrics.Mean(name=TEACHER_KL)
 
     @staticmethod
     def _token_level_outputs(model):
@@ -424,16 +428,37 @@ class Distiller(keras.Model):
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         # The trackers, updated in compute_loss (no compiled metrics).
-        return {m.name: m.result() for m in self.metrics}
+        return {m.name: m.result() for m in self.metrics if m.name != TEACHER_KL}
 
     def test_step(self, data):
-        """The student alone: its hard loss on labelled data."""
+        """The student on labelled data: its hard loss (`loss`), and how far
+        its outputs are from the teacher's there (`teacher_kl`: the
+        soft-target term at the distillation temperature, over every logits
+        output both models have), which reads the teacher's whole
+        distribution on each text rather than one label."""
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         y = self._labels(y)
-        x, _ = self._split_cached(x)
+        x, teacher_out = self._split_cached(x)
         student_out = self.student(x, training=False)
         if y:
             self.trackers["loss"].update_state(
                 ops.mean(self._hard(x, y, sample_weight, student_out))
             )
-        return {"loss": self.trackers["loss"].result()}
+        if teacher_out is None:
+            teacher_out = self._teacher_view(x, training=False)
+        names = [k for k in student_out if k.endswith("logits") and k in teacher_out]
+        if names:
+            kl = sum(
+                losses.soft_target_loss(
+                    teacher_out[k],
+                    student_out[k],
+                    self.temperature,
+                    self._mask(k, x, sample_weight),
+                )
+                for k in names
+            )
+            self.trackers[TEACHER_KL].update_state(ops.mean(kl))
+        return {
+            "loss": self.trackers["loss"].result(),
+            TEACHER_KL: self.trackers[TEACHER_KL].result(),
+        }

@@ -104,6 +104,8 @@ class BestModelDirectory(keras.callbacks.Callback):
                 or {}
             )
             value = best.get("value")
+            if best.get("monitor", monitor) != monitor:
+                value = None  # another quantity: not comparable with this run's
             self.best = np.inf if value is None else self.sign * float(value)
             self.best_epoch = int(best.get("epoch", 0))
 
