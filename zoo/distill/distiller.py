@@ -260,17 +260,9 @@ class Distiller(keras.Model):
         """Per-example loss terms `{name: [B]}` (only the weighted ones)."""
         w = self.weights_by_term
         terms = {}
-        logits_names = [k for k in student_out if k.endswith("logits") and k in teacher_out]
-        if w["soft"] and logits_names:
-            terms["soft"] = sum(
-                losses.soft_target_loss(
-                    teacher_out[k],
-                    student_out[k],
-                    self.temperature,
-                    self._mask(k, x, sample_weight),
-                )
-                for k in logits_names
-            )
+        soft = self._soft(x, sample_weight, teacher_out, student_out) if w["soft"] else None
+        if soft is not None:
+            terms["soft"] = soft
         if w["hard"] and y:
             terms["hard"] = self._hard(x, y, sample_weight, student_out)
         if w["cosine"]:
@@ -292,6 +284,22 @@ class Distiller(keras.Model):
             if w["attention"]:
                 terms["attention"] = attention
         return terms
+
+    def _soft(self, x, sample_weight, teacher_out, student_out):
+        """The soft-target KL `[B]` at the temperature, summed over every
+        logits output both models have (None when they share none)."""
+        names = [k for k in student_out if k.endswith("logits") and k in teacher_out]
+        if not names:
+            return None
+        return sum(
+            losses.soft_target_loss(
+                teacher_out[k],
+                student_out[k],
+                self.temperature,
+                self._mask(k, x, sample_weight),
+            )
+            for k in names
+        )
 
     def _labels(self, y):
         # Bare labels belong to the student's only logits output.
@@ -446,17 +454,8 @@ class Distiller(keras.Model):
             )
         if teacher_out is None:
             teacher_out = self._teacher_view(x, training=False)
-        names = [k for k in student_out if k.endswith("logits") and k in teacher_out]
-        if names:
-            kl = sum(
-                losses.soft_target_loss(
-                    teacher_out[k],
-                    student_out[k],
-                    self.temperature,
-                    self._mask(k, x, sample_weight),
-                )
-                for k in names
-            )
+        kl = self._soft(x, sample_weight, teacher_out, student_out)
+        if kl is not None:
             self.trackers[TEACHER_KL].update_state(ops.mean(kl))
         return {
             "loss": self.trackers["loss"].result(),
