@@ -231,10 +231,10 @@ def run_demo(out, config=None, *, force=False, android_assets=None, args_info=No
         stages.record(name, time.time() - t0, **{"result": info} if info else {})
         _log(f"      {name} finished in {time.time() - t0:.0f} s")
     total = time.time() - started
+    report = json.loads((out / "report.json").read_text())
     if not redo:
         # Nothing ran: the terminal still ends with the table.
-        _log("\n" + _table(json.loads((out / "report.json").read_text())["rows"]))
-    report = json.loads((out / "report.json").read_text())
+        _log("\n" + _table(report["rows"]))
     if android_assets is not None:
         # After the report, whose rule picks the file (a finished run given
         # --android-assets again only copies).

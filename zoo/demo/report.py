@@ -60,9 +60,8 @@ def android_pick(headline):
         raise ValueError(
             "the report has no phone .tflite rows: re-run the demo with --force"
         )
-    return max(modes)[
-        2
-    ], "no phone file keeps 99% of the teacher's accuracy: the most accurate"
+    *_, mode = max(modes)
+    return mode, "no phone file keeps 99% of the teacher's accuracy: the most accurate"
 
 
 # How the report picks its phone model, said where it names it.
