@@ -3,6 +3,7 @@ a test that needs one FAILS in CI when it is missing and skips elsewhere,
 with the command that installs it."""
 
 import collections
+import gc
 import json
 import os
 import pathlib
@@ -105,6 +106,12 @@ def pytest_sessionfinish(session, exitstatus):
         "files": {k: round(v, 1) for k, v in sorted(_SPENT.items(), key=lambda kv: -kv[1])},
     }
     pathlib.Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def pytest_unconfigure(config):
+    # The run is over: each worker and the controller exit next, without
+    # their last collections over TensorFlow's objects, as `zoo` does.
+    gc.freeze()
 
 
 def asset_or_fail(loader, what):
