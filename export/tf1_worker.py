@@ -22,9 +22,14 @@ import os
 import sys
 import time
 
-import numpy as np
-import tensorflow as tf
-import tensorflow_text  # noqa: F401  registers the tokenizer's ops, as TF Serving does
+# Nothing TensorFlow's import makes is garbage: collecting while it builds
+# its half a million objects only costs time (as in `zoo/__init__.py`).
+gc.disable()
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tensorflow_text  # noqa: E402,F401  registers the tokenizer's ops, as TF Serving does
+
+gc.enable()
 
 MANIFEST_MISMATCH = 3  # exit status: a file does not match manifest.json
 

@@ -21,6 +21,8 @@ TensorFlow; the names that need it (checkpoints, tasks, the tokenizers) are
 then imported on first use, through the module's `__getattr__`.
 """
 
+import contextlib
+import gc
 import importlib
 import os
 
@@ -41,53 +43,71 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 # import; set TF_ENABLE_ONEDNN_OPTS=0 to compare.
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
-import keras  # noqa: E402
 
-# The names whose modules need TensorFlow (tensorflow-text, tf.data, the TF1
-# readers): imported here on the TensorFlow backend, on first use elsewhere.
-_TENSORFLOW_NAMES = {
-    "load_checkpoint": "zoo.checkpoints",
-    "from_keras_hub": "zoo.tasks.keras_hub_text",
-    "TextClassifier": "zoo.tasks",
-    "TextQuestionAnswerer": "zoo.tasks",
-    "TextTagger": "zoo.tasks",
-    "TextPreprocessor": "zoo.text.preprocessor",
-    "WordPieceTokenizer": "zoo.text.tokenizer",
-    "BytePairTokenizer": "zoo.text.byte_pair_tokenizer",
-}
+@contextlib.contextmanager
+def _no_collections():
+    """Importing TensorFlow and Keras makes about half a million objects,
+    and Python's collector walks the growing heap again and again meanwhile:
+    0.7 s of the 3.6 s `import zoo` took on 2 cores. None of it is garbage,
+    so the collector waits until the imports are done (and stays off if the
+    caller had turned it off)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
-if keras.backend.backend() == "tensorflow":
-    from zoo.checkpoints import load_checkpoint  # noqa: E402
-    from zoo.tasks.keras_hub_text import from_keras_hub  # noqa: E402
-from zoo.configs import PRESETS, EncoderConfig, get_preset  # noqa: E402
-from zoo.models import (  # noqa: E402
-    DEFAULT_SEQUENCE_LENGTH,
-    INPUT_NAMES,
-    TASKS,
-    AlbertEncoder,
-    BertEncoder,
-    Classifier,
-    DistilBertEncoder,
-    MaskedLM,
-    MaskedLMHead,
-    NextSentencePredictor,
-    Pretrainer,
-    QuestionAnswerer,
-    Regressor,
-    RobertaEncoder,
-    TokenClassifier,
-    build_encoder,
-    embed_texts,
-    pair_cosines,
-    task_of,
-    with_dtype_policy,
-)
 
-if keras.backend.backend() == "tensorflow":
-    from zoo.tasks import TextClassifier, TextQuestionAnswerer, TextTagger  # noqa: E402
-    from zoo.text.byte_pair_tokenizer import BytePairTokenizer  # noqa: E402
-    from zoo.text.preprocessor import TextPreprocessor  # noqa: E402
-    from zoo.text.tokenizer import WordPieceTokenizer  # noqa: E402
+with _no_collections():
+    import keras
+
+    # The names whose modules need TensorFlow (tensorflow-text, tf.data, the TF1
+    # readers): imported here on the TensorFlow backend, on first use elsewhere.
+    _TENSORFLOW_NAMES = {
+        "load_checkpoint": "zoo.checkpoints",
+        "from_keras_hub": "zoo.tasks.keras_hub_text",
+        "TextClassifier": "zoo.tasks",
+        "TextQuestionAnswerer": "zoo.tasks",
+        "TextTagger": "zoo.tasks",
+        "TextPreprocessor": "zoo.text.preprocessor",
+        "WordPieceTokenizer": "zoo.text.tokenizer",
+        "BytePairTokenizer": "zoo.text.byte_pair_tokenizer",
+    }
+
+    if keras.backend.backend() == "tensorflow":
+        from zoo.checkpoints import load_checkpoint
+        from zoo.tasks.keras_hub_text import from_keras_hub
+    from zoo.configs import PRESETS, EncoderConfig, get_preset
+    from zoo.models import (
+        DEFAULT_SEQUENCE_LENGTH,
+        INPUT_NAMES,
+        TASKS,
+        AlbertEncoder,
+        BertEncoder,
+        Classifier,
+        DistilBertEncoder,
+        MaskedLM,
+        MaskedLMHead,
+        NextSentencePredictor,
+        Pretrainer,
+        QuestionAnswerer,
+        Regressor,
+        RobertaEncoder,
+        TokenClassifier,
+        build_encoder,
+        embed_texts,
+        pair_cosines,
+        task_of,
+        with_dtype_policy,
+    )
+
+    if keras.backend.backend() == "tensorflow":
+        from zoo.tasks import TextClassifier, TextQuestionAnswerer, TextTagger
+        from zoo.text.byte_pair_tokenizer import BytePairTokenizer
+        from zoo.text.preprocessor import TextPreprocessor
+        from zoo.text.tokenizer import WordPieceTokenizer
 
 
 def __getattr__(name):
