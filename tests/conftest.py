@@ -108,9 +108,17 @@ def pytest_sessionfinish(session, exitstatus):
     pathlib.Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
+def pytest_collection_finish(session):
+    # What is alive now (TensorFlow, Keras, the test modules) lives for the
+    # whole run: the collector's full passes between tests skip it, as in
+    # the `zoo` program (zoo/cli/__init__.py). Tests of models and
+    # converters, in process: 63.1 -> 58.9 s.
+    gc.freeze()
+
+
 def pytest_unconfigure(config):
     # The run is over: each worker and the controller exit next, without
-    # their last collections over TensorFlow's objects, as `zoo` does.
+    # their last collections over what the tests left, as `zoo` does.
     gc.freeze()
 
 
