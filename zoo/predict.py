@@ -192,8 +192,10 @@ def check_record(record, index, task):
 
 
 def detect_format(path) -> tuple[str, pathlib.Path]:
-    """`(format, directory)` of `path`; a TF Serving model directory
-    (numbered versions inside) resolves to its newest version."""
+    """`("model" or "artifact", directory)` of `path`; a TF Serving model
+    directory (numbered versions inside) resolves to its newest version.
+    Nothing is read: an artifact's metadata.json is read and checked once,
+    by `open_artifact`."""
     path = pathlib.Path(path)
     if not path.exists():
         raise PredictError(f"--model {path}: no such file or directory.")
@@ -218,13 +220,7 @@ def detect_format(path) -> tuple[str, pathlib.Path]:
     if not (path / mf.METADATA).is_file() and versions:
         path = versions[-1][1]
     if (path / mf.METADATA).is_file():
-        kind = mf.read_metadata(path)["kind"]
-        if kind in ("tflite", "saved_model"):
-            return kind, path
-        raise PredictError(
-            f"--model {path}: a {kind} artifact (ids in, for TPU serving); "
-            "predict from the text-in SavedModel or the model directory."
-        )
+        return "artifact", path
     raise PredictError(
         f"--model {path}: neither a zoo model directory ({MODEL_DIR_MANIFEST}) "
         f"nor an export artifact ({mf.METADATA})."
@@ -262,6 +258,12 @@ def open_predictor(
     # checked once before anything runs (export/consistency/); the runner
     # and the host-side steps share the opened artifact and its tokenizer.
     artifact = open_artifact(path)
+    kind = artifact.meta["kind"]
+    if kind not in ("tflite", "saved_model"):
+        raise PredictError(
+            f"--model {path}: a {kind} artifact (ids in, for TPU serving); "
+            "predict from the text-in SavedModel or the model directory."
+        )
     tokenizer = artifact.tokenizer  # built here, before any model file loads
     if kind == "tflite":
         length, run_ids = _tflite_runner(artifact, sequence_length, num_threads)

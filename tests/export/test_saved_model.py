@@ -14,6 +14,7 @@ import pytest
 from export import ServingVersion, TpuBuckets, Validation, runtime, saved_model, validate
 from export import manifest as mf
 from tests.export.conftest import make_tiny, sentences
+from zoo.predict import PredictError, open_predictor
 
 
 @pytest.fixture(scope="module")
@@ -269,6 +270,9 @@ def test_tpu_endpoints_lower_to_xla_with_aliases(
     rows = {r["signature"]: r for r in report["results"]}
     assert rows["serve_ids_L32"]["metrics"]["max_abs_diff"] <= 1e-4
     assert rows["serve_ids_L32"]["latency"]["batch"] == 4
+    # Ids in: `zoo predict` sends the user to the text-in formats.
+    with pytest.raises(PredictError, match="ids in, for TPU serving"):
+        open_predictor(path)
 
 
 def test_tpu_bfloat16_clone_and_string_ops_refused(tiny_classifier, tiny_tokenizer):
