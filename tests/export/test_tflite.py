@@ -1,6 +1,8 @@
 """`.tflite` export mechanics on a tiny randomly initialised classifier."""
 
+import collections
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -511,3 +513,23 @@ def test_text_in_refuses_a_tokenization_fast_bert_does_not_implement(tiny_tokeni
     with pytest.raises(ValueError, match="keras_hub_bert"):
         tflite.fast_bert_tokenizer(keras_hub)
     tflite.fast_bert_tokenizer(tiny_tokenizer)  # BERT's rule: built
+
+
+def test_the_predict_path_reads_the_metadata_once(artifact):
+    """scripts/predict_path.py traces `open_predictor(...).predict(...)`:
+    metadata.json is read and checked once (detect_format used to read it
+    too), the manifest verified once, and the path starts in zoo.predict."""
+    import importlib.util
+
+    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "predict_path.py"
+    spec = importlib.util.spec_from_file_location("predict_path", script)
+    predict_path = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(predict_path)
+    found = predict_path.trace(artifact)
+    functions = collections.Counter(f"{m}.{f}" for m, f in found["calls"])
+    assert functions["export.manifest.metadata.read_metadata"] == 1
+    assert functions["export.manifest.files.verify_manifest"] == 1
+    assert functions["export.consistency.artifact.check_artifact"] == 1
+    assert found["stops"][0][0] == "zoo.predict"
+    assert 0 < found["climbs"] < len(found["stops"])
+    assert set(found["rooms"]) >= {"zoo.predict", "export.runtime", "export.manifest"}
