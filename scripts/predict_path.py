@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import json
 import os
 import pathlib
@@ -32,12 +33,20 @@ def _module_of(filename):
     return None
 
 
+def _import_graph():
+    """scripts/import_graph.py, loaded by path (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "import_graph", ROOT / "scripts" / "import_graph.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def trace(artifact, texts=TEXTS):
     """{"calls": [(module, function)], "stops": [(room, module, function)],
     "rooms": Counter, "climbs": int} of one open-and-predict."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import import_graph
-
+    import_graph = _import_graph()
     from zoo.predict import open_predictor
 
     calls = []

@@ -258,7 +258,7 @@ def open_predictor(
     # checked once before anything runs (export/consistency/); the runner
     # and the host-side steps share the opened artifact and its tokenizer.
     artifact = open_artifact(path)
-    kind = artifact.meta["kind"]
+    kind = artifact.format
     if kind not in ("tflite", "saved_model"):
         raise PredictError(
             f"--model {path}: a {kind} artifact (ids in, for TPU serving); "
