@@ -88,8 +88,6 @@ def run(args):
         seed=args.seed,
         run_eagerly=args.run_eagerly,
         cache_teacher=args.cache_teacher,
-        augment_copies=args.augment_copies,
-        augment_rate=args.augment_rate,
         evaluate=not args.no_evaluate,
     )
     check_out_apart(out, [("--teacher", args.teacher), ("--data", data_path(args.data))])
@@ -201,21 +199,6 @@ def register(subparsers):
         help="run the teacher once over the training data and keep the outputs "
         "the losses read (memory: N x L x H floats for the cosine term), instead "
         "of once per epoch",
-    )
-    p.add_argument(
-        "--augment-copies",
-        type=int,
-        default=0,
-        metavar="K",
-        help="--mode task: follow each training batch with K views of it in which "
-        "--augment-rate of every text's word pieces are [MASK], new each epoch; the "
-        "teacher reads the same views (a larger transfer set for small data)",
-    )
-    p.add_argument(
-        "--augment-rate",
-        type=float,
-        default=0.15,
-        help="share of the word pieces masked in each --augment-copies view",
     )
     p.add_argument(
         "--run-eagerly",

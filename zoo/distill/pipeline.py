@@ -27,7 +27,6 @@ import tensorflow as tf
 from zoo.checkpoints import hub, load_model_dir, save_model_dir
 from zoo.checkpoints.model_dir import read_model_dir_meta
 from zoo.configs import EncoderConfig
-from zoo.distill.augment import check_augmentation, masked_views
 from zoo.distill.distiller import Distiller
 from zoo.distill.student_init import make_student
 from zoo.models import DEFAULT_SEQUENCE_LENGTH, ID_LEVEL_CLASS, MaskedLM
@@ -102,8 +101,6 @@ class DistillConfig:
     steps_per_epoch: int | None = None
     seed: int = 0
     cache_teacher: bool = False  # run the teacher once per dataset, not per epoch
-    augment_copies: int = 0  # task mode: masked views per training batch (augment.py)
-    augment_rate: float = 0.15  # of each view's word pieces replaced by [MASK]
     run_eagerly: bool = False
     evaluate: bool = True  # test metrics of teacher and student (task mode)
 
@@ -145,7 +142,6 @@ def check_distill_inputs(teacher_dir, data, config):
             "gradient_accumulation",
         ),
     )
-    check_augmentation(config.augment_copies, config.augment_rate)
     multiworker.check_strategy(config.strategy, config.tpu)
     if hub.is_hub_name(teacher_dir):
         raise ValueError(
@@ -334,15 +330,6 @@ def _task_inputs(teacher, data, tokenizer, config, epoch_variable):
         seed=config.seed,
     )
     train, val = build_datasets(loaded, tokenizer, ft, epoch_variable)
-    train = masked_views(
-        train,
-        tokenizer,
-        copies=config.augment_copies,
-        rate=config.augment_rate,
-        seed=config.seed,
-        epoch_variable=epoch_variable,
-        sequence_length=config.sequence_length,
-    )
     return _Inputs(
         train,
         val,
