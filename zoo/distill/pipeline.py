@@ -60,7 +60,10 @@ DISTILL_LEARNING_RATE = 2e-4
 # 4 ran 1 and 2 more epochs and kept the same best epoch (the 4th). The
 # temperature stays DistilBERT's 2: at 4 the student kept 98.7% (9
 # development texts right at 4 only against 6 at 2 only, p = 0.6) at a
-# higher validation loss (0.314 against 0.297).
+# higher validation loss (0.314 against 0.297). TinyBERT's hidden-state
+# loss (0.913), fixed 4-8 epochs (0.887-0.906), masked views of the batches
+# (0.892-0.894) and layer maps with the top layer (0.883-0.889) did not beat
+# the defaults' 0.911 either (docs/benchmarks.md, the development table).
 DISTILL_PATIENCE = 2
 # What early stopping and the best student watch on the validation texts
 # (--select-by): "labels", the student's cross-entropy on their labels, or
