@@ -84,6 +84,7 @@ def score(run, data, baseline):
     """Validation figures from the run's history; accuracy on the cut test
     articles (`data`) and the paired comparison against the baseline."""
     history = json.loads((run / "history.json").read_text())["history"]
+    best = json.loads((run / "model" / "zoo_model.json").read_text())["best"]["epoch"]
     model, tokenizer, _ = load_model_dir(run / "model")
     index = {name: i for i, name in enumerate(model.labels)}
     examples = data.splits["test"]
@@ -92,8 +93,9 @@ def score(run, data, baseline):
     predicted = keras_outputs(model, inputs)["logits"].argmax(-1)
     theirs = np.array([index[y] for y in baseline["predictions"]])
     return {
-        "validation_accuracy": history["val_accuracy"][-1],
-        "validation_loss": history["val_loss"][-1],
+        "epoch_kept": best,
+        "validation_accuracy": history["val_accuracy"][best - 1],
+        "validation_loss": history["val_loss"][best - 1],
         "test_accuracy": float((predicted == gold).mean()),
         "against_baseline": paired_comparison(gold, predicted, theirs),
     }
