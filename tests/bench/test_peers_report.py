@@ -2,21 +2,16 @@
 best peer, like for like, and the fine-tuning row's rounds, on made-up rows
 (the measurements themselves are a benchmark, not a test)."""
 
-import importlib.util
 import json
-import pathlib
 
 import pytest
 
-PEERS = pathlib.Path(__file__).resolve().parents[2] / "bench" / "peers.py"
+from tests.script_modules import load_script
 
 
 @pytest.fixture(scope="module")
 def peers():
-    spec = importlib.util.spec_from_file_location("bench_peers", PEERS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/peers.py")
 
 
 def test_ratios_and_report(peers, tmp_path):

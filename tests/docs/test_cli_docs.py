@@ -3,21 +3,17 @@ when a help text changes, this fails until the page is regenerated."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 
 import pytest
+
+from tests.script_modules import load_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _cli_docs():
-    spec = importlib.util.spec_from_file_location(
-        "cli_docs", ROOT / "scripts" / "cli_docs.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/cli_docs.py")
 
 
 def test_cli_page_is_the_parsers_help(monkeypatch):

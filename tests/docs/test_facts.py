@@ -3,10 +3,10 @@ restates, so a change there fails here until the page follows."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 from tests.docs.blocks import ROOT
+from tests.script_modules import load_script
 
 
 def _tables(page, first_header):
@@ -64,11 +64,7 @@ def test_validation_gates_are_the_thresholds():
 
 
 def test_floors_table_is_the_import_graph():
-    spec = importlib.util.spec_from_file_location(
-        "import_graph", ROOT / "scripts" / "import_graph.py"
-    )
-    graph = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(graph)
+    graph = load_script("scripts/import_graph.py")
     documented = {}
     for floor, rooms in _rows("architecture.md", "floor"):
         for room in re.findall(r"`([\w.]+)`", rooms):

@@ -2,7 +2,6 @@
 
 import collections
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from export import Quantization, Signatures, Validation, runtime, tflite, validate
 from export import manifest as mf
 from tests.export.conftest import make_tiny
+from tests.script_modules import load_script
 
 
 @pytest.fixture(scope="module")
@@ -519,13 +519,7 @@ def test_the_predict_path_reads_the_metadata_once(artifact):
     """scripts/predict_path.py traces `open_predictor(...).predict(...)`:
     metadata.json is read and checked once (detect_format used to read it
     too), the manifest verified once, and the path starts in zoo.predict."""
-    import importlib.util
-
-    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "predict_path.py"
-    spec = importlib.util.spec_from_file_location("predict_path", script)
-    predict_path = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(predict_path)
-    found = predict_path.trace(artifact)
+    found = load_script("scripts/predict_path.py").trace(artifact)
     functions = collections.Counter(f"{m}.{f}" for m, f in found["calls"])
     assert functions["export.manifest.metadata.read_metadata"] == 1
     assert functions["export.manifest.files.verify_manifest"] == 1
