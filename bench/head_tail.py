@@ -101,17 +101,34 @@ def score(run, data, baseline):
     }
 
 
+def _cut(text):
+    """--cut HEAD:TAIL, two whole numbers that fit 128 tokens with [CLS] and [SEP]."""
+    try:
+        head, tail = (int(v) for v in text.split(":"))
+    except ValueError:
+        head = tail = None
+    if head is None or head < 1 or tail < 0 or head + tail > 126:
+        raise argparse.ArgumentTypeError(
+            f"expected HEAD:TAIL word pieces with HEAD >= 1, TAIL >= 0 and "
+            f"HEAD + TAIL <= 126 (128 tokens), e.g. 96:30; received {text!r}"
+        )
+    return head, tail
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help="the converted MiniLM (runs/demo/minilm)")
     p.add_argument("--out", required=True, type=pathlib.Path)
-    p.add_argument("--cut", action="append", help="HEAD:TAIL word pieces (default 96:30)")
+    p.add_argument(
+        "--cut", action="append", type=_cut, help="HEAD:TAIL word pieces (default 96:30)"
+    )
     p.add_argument("--seed", action="append", type=int, help="default 0")
     args = p.parse_args(argv)
-    cuts = [tuple(map(int, c.split(":"))) for c in args.cut or ["96:30"]]
-    if any(h < 1 or t < 0 or h + t > 126 for h, t in cuts):
-        p.error("--cut HEAD:TAIL: HEAD >= 1, TAIL >= 0, HEAD + TAIL <= 126 (128 tokens).")
-    _, tokenizer, _ = load_model_dir(args.model)
+    cuts = args.cut or [(96, 30)]
+    try:
+        _, tokenizer, _ = load_model_dir(args.model)
+    except (ValueError, FileNotFoundError) as e:
+        p.error(f"--model {args.model}: {e}")
     data = load_task_data("bbc", "classify")
     baseline = baseline_for_examples(
         data.splits["train"], data.splits["test"], predictions=True
@@ -120,6 +137,10 @@ def main(argv=None):
     for head, tail in cuts:
         directory = args.out / f"data_{head}_{tail}"
         if not (directory / "test.jsonl").is_file():
+            if directory.exists() and any(directory.iterdir()):
+                p.error(
+                    f"{directory} holds files this script did not write; choose another --out."
+                )
             write_cut(data, tokenizer, head, tail, directory)
         for seed in args.seed or [0]:
             name = f"{head}_{tail}_seed{seed}"
