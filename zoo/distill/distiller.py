@@ -271,18 +271,23 @@ class Distiller(keras.Model):
                 student_out["sequence_output"],
                 x["padding_mask"],
             )
-        if w["hidden"] or w["attention"]:
-            hidden, attention = losses.layer_transfer_losses(
-                teacher_out,
-                student_out,
+        # Each term reads only its own teacher outputs: a cached teacher
+        # (`cache_teacher`) keeps only those the weighted terms need.
+        if w["hidden"]:
+            terms["hidden"] = losses.hidden_transfer_loss(
+                teacher_out["hidden_states"],
+                student_out["hidden_states"],
                 self.layer_map,
-                self.projections or [lambda h: h] * (len(self.layer_map) + 1),
+                self.projections,
                 x["padding_mask"],
             )
-            if w["hidden"]:
-                terms["hidden"] = hidden
-            if w["attention"]:
-                terms["attention"] = attention
+        if w["attention"]:
+            terms["attention"] = losses.attention_transfer_loss(
+                teacher_out["attention_probs"],
+                student_out["attention_probs"],
+                self.layer_map,
+                x["padding_mask"],
+            )
         return terms
 
     def _soft(self, x, sample_weight, teacher_out, student_out):

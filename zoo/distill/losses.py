@@ -109,24 +109,26 @@ def transfer_layer_pairs(layer_map):
     return [(0, 0)] + [(int(t) + 1, i + 1) for i, t in enumerate(layer_map)]
 
 
-def layer_transfer_losses(
-    teacher_internals, student_internals, layer_map, projections, padding_mask
+def hidden_transfer_loss(
+    teacher_hidden, student_hidden, layer_map, projections, padding_mask
 ):
-    """TinyBERT/MobileBERT-style transfer: `(hidden, attention)`, each `[B]`,
-    summed over mapped layers. `projections[j]` maps student width to teacher
-    width for pair j of `transfer_layer_pairs(layer_map)`."""
-    t_hidden, s_hidden = (
-        teacher_internals["hidden_states"],
-        student_internals["hidden_states"],
-    )
+    """TinyBERT/MobileBERT-style hidden-state transfer `[B]`, summed over the
+    pairs of `transfer_layer_pairs(layer_map)` (`hidden_states` lists);
+    `projections[j]` maps student width to teacher width for pair j."""
     hidden = 0.0
     for project, (t, s) in zip(projections, transfer_layer_pairs(layer_map)):
-        hidden = hidden + hidden_mse_loss(t_hidden[t], project(s_hidden[s]), padding_mask)
+        hidden = hidden + hidden_mse_loss(
+            teacher_hidden[t], project(student_hidden[s]), padding_mask
+        )
+    return hidden
+
+
+def attention_transfer_loss(teacher_probs, student_probs, layer_map, padding_mask):
+    """Attention-distribution transfer `[B]`, summed over mapped layers
+    (`attention_probs` lists; student layer i learns from `layer_map[i]`)."""
     attention = 0.0
     for i, t in enumerate(layer_map):
         attention = attention + attention_kl_loss(
-            teacher_internals["attention_probs"][int(t)],
-            student_internals["attention_probs"][i],
-            padding_mask,
+            teacher_probs[int(t)], student_probs[i], padding_mask
         )
-    return hidden, attention
+    return attention
