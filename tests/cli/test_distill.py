@@ -148,6 +148,10 @@ def test_parser_and_errors(tmp_path, capsys):
         == 2
     )
     assert "--student-intermediate-dim 17" in capsys.readouterr().err
+    narrow = ["distill", "--teacher", str(teacher), "--data", "d", "--student-layers", "2"]
+    assert main(narrow + ["--student-hidden-dim", "6", "--out", str(tmp_path / "n")]) == 2
+    assert "--student-hidden-dim 6: " in capsys.readouterr().err
+    assert not (tmp_path / "n").exists()
     # A Hub name is a checkpoint, not a teacher with its head: refused before
     # anything is fetched or written, with the way to make one.
     hub_teacher = ["distill", "--teacher", "hf://acme/bert", "--data", "d"]
@@ -200,3 +204,18 @@ def test_parser_and_errors(tmp_path, capsys):
         )
         == 2
     )
+
+
+def test_demo_student_widths_are_checked_before_anything_is_written(tmp_path, capsys):
+    for flag, value, says in (
+        ("--student-hidden-dim", "100", "multiple of 32 up to 384"),
+        ("--student-hidden-dim", "416", "multiple of 32 up to 384"),
+        ("--student-intermediate-dim", "0", "give 1..1536"),
+    ):
+        out = tmp_path / f"demo{value}"
+        assert (
+            main(["demo", flag, value, "--out", str(out), "--android-assets", "none"]) == 2
+        )
+        err = capsys.readouterr().err
+        assert f"{flag} {value}: " in err and says in err, err
+        assert not out.exists()

@@ -86,3 +86,50 @@ def test_gradient_accumulation_of_2_batches_of_4_is_one_batch_of_8(tmp_path):
     diff = max(float(np.abs(a - b).max()) for a, b in zip(students[8], students[4]))
     print(f"\nbatch 8 vs 2 x 4 accumulated: max weight difference {diff:.1e}")
     assert diff <= 1e-5
+
+
+@pytest.mark.slow  # a distillation run
+def test_narrower_hidden_student_trains_with_the_projected_hidden_loss(tmp_path, capsys):
+    """`--student-hidden-dim`: a 4-wide student of the 8-wide teacher (one of
+    its two heads) trains with the hidden-state MSE through learned
+    projections in the cosine term's place, from a cached teacher, and saves
+    and loads at width 4."""
+    teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
+    config = DistillConfig(
+        student_layers=2,
+        student_hidden_dim=4,
+        epochs=2,
+        batch_size=8,
+        sequence_length=12,
+        learning_rate=1e-3,
+        run_eagerly=True,
+        evaluate=False,
+        # The cache keeps only the outputs the weighted terms read: hidden
+        # states, no attention maps.
+        cache_teacher=True,
+    )
+    summary = distill(teacher, data, tmp_path / "narrow", config, verbose=1)
+    assert (
+        "hidden-state loss through learned projections (weight 1)"
+        in capsys.readouterr().out
+    )
+    history = json.loads((tmp_path / "narrow" / "history.json").read_text())["history"]
+    assert "cosine_loss" not in history and all(np.isfinite(history["hidden_loss"]))
+    assert history["loss"][1] < history["loss"][0]
+    saved = json.loads((tmp_path / "narrow" / "model" / "zoo_model.json").read_text())
+    assert saved["distill_config"]["hidden_weight"] == 1.0
+    student = load_model_dir(tmp_path / "narrow" / "model")[0]
+    assert (student.encoder.hidden_dim, student.encoder.num_heads) == (4, 1)
+    assert summary["student_parameters"] < summary["teacher_parameters"]
+
+
+def test_narrower_hidden_width_is_checked_before_anything_is_written(tmp_path):
+    from zoo.distill.pipeline import check_distill_inputs
+
+    teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
+    for width in (6, 12, 0):
+        config = DistillConfig(student_layers=2, student_hidden_dim=width)
+        with pytest.raises(
+            ValueError, match=f"--student-hidden-dim {width}: .*multiple of 4 up to 8"
+        ):
+            check_distill_inputs(teacher, data, config)

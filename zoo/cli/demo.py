@@ -45,6 +45,14 @@ def run(args):
                 "the teacher's 1536 feed-forward units per layer; give 1..1536."
             )
         config = dataclasses.replace(config, student_intermediate_dim=width)
+    if args.student_hidden_dim is not None:
+        width = args.student_hidden_dim
+        if not (32 <= width <= 384 and width % 32 == 0):
+            raise CliError(
+                f"--student-hidden-dim {width}: the students keep whole heads of the "
+                "teacher's 32 features each; give a multiple of 32 up to 384."
+            )
+        config = dataclasses.replace(config, student_hidden_dim=width)
     assets = args.android_assets
     if assets is None:
         default = (
@@ -116,6 +124,14 @@ def register(subparsers):
         "phone file kept 99%% of the teacher's validation accuracy on BBC; "
         "--fast: 768; 1536 keeps them all); as "
         "zoo distill --student-intermediate-dim",
+    )
+    p.add_argument(
+        "--student-hidden-dim",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the students' hidden width, a multiple of the teacher's 32-wide "
+        "heads (default 384, the teacher's); as zoo distill --student-hidden-dim",
     )
     p.add_argument(
         "--android-assets",

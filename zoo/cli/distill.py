@@ -64,6 +64,7 @@ def run(args):
         layer_map=args.layer_map,
         style=args.style,
         student_intermediate_dim=args.student_intermediate_dim,
+        student_hidden_dim=args.student_hidden_dim,
         mode=args.mode,
         epochs=args.epochs,
         patience=args.patience,
@@ -232,6 +233,17 @@ def _add_student(p):
         help="the student's feed-forward width (default: the teacher's); "
         "narrower keeps each copied layer's N strongest units "
         "(|W_in[:, j]| * |W_out[j, :]|), e.g. 768 of MiniLM's 1536",
+    )
+    p.add_argument(
+        "--student-hidden-dim",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the student's hidden width, a multiple of the teacher's head width "
+        "(default: the teacher's); narrower keeps the N residual features with the "
+        "largest LayerNorm gamma^2 + beta^2 and each copied layer's N / head-width "
+        "strongest heads, e.g. 256 of MiniLM's 384 (8 of 12 heads); the hidden-state "
+        "loss through learned projections then replaces the cosine term",
     )
     p.add_argument(
         "--style",

@@ -59,6 +59,8 @@ class DemoConfig:
     # epochs, the teacher's outputs cached, at 2e-4 (1e-4 gave 0.9765 on
     # validation at width 768).
     student_intermediate_dim: int | None = 384
+    # The students' hidden width (None: the teacher's 384).
+    student_hidden_dim: int | None = None
     # Run the teacher once over the training articles instead of once per
     # epoch (`zoo distill --cache-teacher`).
     cache_teacher: bool = True

@@ -103,6 +103,7 @@ def stage_distill(out, config):
             sequence_length=config.sequence_length,
             learning_rate=config.distill_learning_rate,
             student_intermediate_dim=config.student_intermediate_dim,
+            student_hidden_dim=config.student_hidden_dim,
             cache_teacher=config.cache_teacher,
             steps_per_epoch=config.steps_per_epoch,
             seed=config.seed,
@@ -114,6 +115,8 @@ def stage_distill(out, config):
             if config.student_intermediate_dim
             else ""
         )
+        if config.student_hidden_dim:
+            width += f", hidden width {config.student_hidden_dim}"
         _log(
             f"      {layers}-layer student from teacher layers {','.join(map(str, spread))}"
             f"{width}"

@@ -81,6 +81,7 @@ class DistillConfig:
     layer_map: tuple | None = None
     style: str = "distilbert"
     student_intermediate_dim: int | None = None  # default: the teacher's FFN width
+    student_hidden_dim: int | None = None  # default: the teacher's hidden width
     mode: str = "task"
     epochs: int | None = None  # None: chosen from the data (optimization.training_epochs)
     patience: int = DISTILL_PATIENCE  # task mode: epochs without a better validation loss
@@ -195,6 +196,20 @@ def check_distill_inputs(teacher_dir, data, config):
             f"{teacher.intermediate_dim} feed-forward units per layer; give "
             f"1..{teacher.intermediate_dim}."
         )
+    width = config.student_hidden_dim
+    if width is not None and not (
+        1 <= width <= teacher.hidden_dim and width % teacher.head_dim == 0
+    ):
+        raise ValueError(
+            f"--student-hidden-dim {width}: the student keeps whole heads of the "
+            f"teacher's {teacher.head_dim} features each; give a multiple of "
+            f"{teacher.head_dim} up to {teacher.hidden_dim}."
+        )
+    if width is not None and width < teacher.hidden_dim and teacher.family == "albert":
+        raise ValueError(
+            f"--student-hidden-dim {width}: an ALBERT teacher's student is folded to "
+            "the teacher's width; distil at that width first, then narrow that student."
+        )
     if config.sequence_length > teacher.max_sequence_length:
         raise ValueError(
             f"--sequence-length {config.sequence_length}: the teacher takes at most "
@@ -257,7 +272,9 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
             layer_map=config.layer_map,
             style=config.style,
             intermediate_dim=config.student_intermediate_dim,
+            hidden_dim=config.student_hidden_dim,
         )
+        config = _narrow_student_losses(config, teacher, student, run.chief and verbose)
         steps = _steps_per_epoch(inputs.train, config)
         config, schedule = chosen_schedule(
             config,
@@ -366,6 +383,25 @@ def _steps_per_epoch(train, config):
     if config.steps_per_epoch:
         steps = min(steps, config.steps_per_epoch)
     return steps
+
+
+def _narrow_student_losses(config, teacher, student, verbose):
+    """A student narrower than the teacher cannot take the cosine term
+    (vectors of different widths); the hidden-state MSE through learned
+    projections (TinyBERT's) takes its place at its weight, unless a hidden
+    weight was given."""
+    t_width = getattr(teacher, "encoder", teacher).hidden_dim
+    s_width = getattr(student, "encoder", student).hidden_dim
+    if s_width == t_width or not config.cosine_weight or config.hidden_weight:
+        return config
+    if verbose:
+        print(
+            f"student hidden width {s_width} < the teacher's {t_width}: the hidden-state "
+            f"loss through learned projections (weight {config.cosine_weight:g}) replaces "
+            "the cosine term",
+            flush=True,
+        )
+    return dataclasses.replace(config, hidden_weight=config.cosine_weight)
 
 
 def _compiled_distiller(run, teacher, student, config, steps):

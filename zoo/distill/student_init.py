@@ -28,6 +28,18 @@ output row: how much the unit can contribute, data-free), in their original
 order; everything else is copied whole. The student then starts from a
 pruned teacher, not an exact one, and distillation recovers what the
 dropped units carried (BUILD_NOTES.md, "Phone and MediaPipe").
+
+A student narrower in hidden width (`hidden_dim` below the teacher's, a
+multiple of its head width) keeps the same `hidden_dim` features of the
+residual stream everywhere, as CoFi's hidden-dimension pruning does: those
+with the largest sum, over the LayerNorms that write the stream (the
+embeddings' and each copied layer's two), of gamma^2 + beta^2 (the scale a
+feature leaves those norms with, data-free). Every copied weight keeps the
+rows and columns of those features; each layer keeps its
+`hidden_dim // head_dim` heads with the largest |W_v[:, h]| * |W_o[h, :]|.
+The LayerNorms then normalise over fewer features than the teacher's did,
+so the start is approximate, and the distiller's hidden-state loss learns a
+projection back to the teacher's width (`Distiller`, hidden_weight).
 """
 
 from __future__ import annotations
@@ -102,18 +114,86 @@ def ffn_units_to_keep(layer, intermediate_dim):
     return np.sort(np.argsort(-score, kind="stable")[:intermediate_dim])
 
 
-def _copy_pruned(source_layer, target_layer):
-    """Copy a transformer layer into a narrower-FFN one (`ffn_units_to_keep`)."""
-    keep = ffn_units_to_keep(source_layer, target_layer.intermediate_dim)
-    _copy(
-        source_layer,
-        target_layer,
-        {
-            id(source_layer.intermediate_dense.kernel): lambda w: w[:, keep],
-            id(source_layer.intermediate_dense.bias): lambda w: w[keep],
-            id(source_layer.output_dense.kernel): lambda w: w[keep, :],
-        },
-    )
+def hidden_features_to_keep(encoder, hidden_dim, layer_map=None):
+    """Indices (ascending) of the `hidden_dim` residual-stream features with
+    the largest sum of gamma^2 + beta^2 over the LayerNorms that write the
+    stream: the embeddings' and the two of each layer in `layer_map`
+    (default every layer)."""
+    layers = encoder.transformer_layers
+    chosen = range(len(layers)) if layer_map is None else layer_map
+    norms = [encoder.embeddings.layer_norm] + [
+        norm
+        for i in chosen
+        for norm in (layers[i].attention_layer_norm, layers[i].output_layer_norm)
+    ]
+    score = sum(np.asarray(n.gamma) ** 2 + np.asarray(n.beta) ** 2 for n in norms)
+    return np.sort(np.argsort(-score, kind="stable")[:hidden_dim])
+
+
+def heads_to_keep(layer, num_heads):
+    """Indices (ascending) of the `num_heads` attention heads of a
+    transformer layer with the largest |W_v[:, h]| * |W_o[h, :]|."""
+    attention = layer.attention
+    heads, width = attention.num_heads, attention.head_dim
+    w_v = np.asarray(attention.value_dense.kernel).reshape(-1, heads, width)
+    w_o = np.asarray(attention.output_dense.kernel).reshape(heads, width, -1)
+    score = np.linalg.norm(w_v, axis=(0, 2)) * np.linalg.norm(w_o, axis=(1, 2))
+    return np.sort(np.argsort(-score, kind="stable")[:num_heads])
+
+
+def _copy_layer(source_layer, target_layer, features):
+    """Copy a transformer layer into one that may be narrower: in its
+    feed-forward units (`ffn_units_to_keep`), its heads (`heads_to_keep`)
+    and, where `features` is given, its hidden width (those features)."""
+    if target_layer.intermediate_dim < source_layer.intermediate_dim:
+        units = ffn_units_to_keep(source_layer, target_layer.intermediate_dim)
+    else:
+        units = slice(None)
+    if target_layer.num_heads < source_layer.num_heads:
+        width = source_layer.attention.head_dim
+        heads = heads_to_keep(source_layer, target_layer.num_heads)
+        columns = (heads[:, None] * width + np.arange(width)).reshape(-1)
+    else:
+        columns = slice(None)
+    rows = slice(None) if features is None else features
+    attention = source_layer.attention
+    select = {id(w): lambda w: w[rows] for w in _norm_weights(source_layer)}
+    for dense in (attention.query_dense, attention.key_dense, attention.value_dense):
+        select[id(dense.kernel)] = lambda w: w[rows][:, columns]
+        select[id(dense.bias)] = lambda w: w[columns]
+    select[id(attention.output_dense.kernel)] = lambda w: w[columns][:, rows]
+    select[id(attention.output_dense.bias)] = lambda w: w[rows]
+    select[id(source_layer.intermediate_dense.kernel)] = lambda w: w[rows][:, units]
+    select[id(source_layer.intermediate_dense.bias)] = lambda w: w[units]
+    select[id(source_layer.output_dense.kernel)] = lambda w: w[units][:, rows]
+    select[id(source_layer.output_dense.bias)] = lambda w: w[rows]
+    _copy(source_layer, target_layer, select)
+
+
+def _norm_weights(layer):
+    return [
+        w
+        for norm in (layer.attention_layer_norm, layer.output_layer_norm)
+        for w in (norm.gamma, norm.beta)
+    ]
+
+
+def _rows(layer, features, columns_too=False):
+    """`_copy`'s selection for a layer whose kernel reads (and, with
+    `columns_too`, writes) the hidden width: those `features` only."""
+    if features is None:
+        return {}
+    select = {}
+    for w in layer.weights:
+        if len(w.shape) == 2:
+            select[id(w)] = (
+                (lambda v: v[features][:, features])
+                if columns_too
+                else (lambda v: v[features])
+            )
+        elif columns_too:
+            select[id(w)] = lambda v: v[features]
+    return select
 
 
 def _split(teacher):
@@ -129,8 +209,9 @@ def _split(teacher):
     return encoder, teacher
 
 
-def _student_head(head, encoder):
-    """The teacher's head class on the student encoder, head weights copied."""
+def _student_head(head, encoder, features=None):
+    """The teacher's head class on the student encoder, head weights copied
+    (only the kept hidden `features` of what reads the encoder's output)."""
 
     if isinstance(head, Classifier):
         pooling = head.pooling
@@ -147,17 +228,22 @@ def _student_head(head, encoder):
             hidden_dim=head.hidden_dim,
         )
         if head.hidden_dense is not None:
-            # The student has the teacher's width: the hidden layer copies whole.
-            _copy(head.hidden_dense, student.hidden_dense)
-        _copy(head.output_dense, student.output_dense)
+            _copy(
+                head.hidden_dense, student.hidden_dense, _rows(head.hidden_dense, features)
+            )
+            _copy(head.output_dense, student.output_dense)
+        else:
+            _copy(
+                head.output_dense, student.output_dense, _rows(head.output_dense, features)
+            )
     elif isinstance(head, TokenClassifier):
         student = TokenClassifier(
             encoder, head.num_classes, dropout=head.dropout, labels=head.labels
         )
-        _copy(head.output_dense, student.output_dense)
+        _copy(head.output_dense, student.output_dense, _rows(head.output_dense, features))
     elif isinstance(head, QuestionAnswerer):
         student = QuestionAnswerer(encoder)
-        _copy(head.span_dense, student.span_dense)
+        _copy(head.span_dense, student.span_dense, _rows(head.span_dense, features))
     elif isinstance(head, MaskedLM):
         if head.encoder.config.family == "albert":
             raise ValueError(
@@ -167,7 +253,16 @@ def _student_head(head, encoder):
                 "put a fresh zoo.MaskedLM on the student."
             )
         student = MaskedLM(encoder)
-        _copy(head.mlm_head, student.mlm_head)
+        mlm = head.mlm_head
+        select = {}
+        if features is not None:
+            select = _rows(mlm.transform_dense, features, columns_too=True)
+            select.update(_rows(mlm.transform_layer_norm, features, columns_too=True))
+            # The decoder is tied to the token table (already narrowed).
+            select.update(
+                {id(w): lambda v: v[:, features] for w in mlm.token_embedding.weights}
+            )
+        _copy(mlm, student.mlm_head, select)
     else:
         raise TypeError(
             f"make_student: no student head for {type(head).__name__}; supported are "
@@ -226,7 +321,12 @@ def fold_albert_embeddings(teacher, student, max_rows=8192):
 
 
 def make_student(
-    teacher, num_layers, layer_map=None, style="distilbert", intermediate_dim=None
+    teacher,
+    num_layers,
+    layer_map=None,
+    style="distilbert",
+    intermediate_dim=None,
+    hidden_dim=None,
 ):
     """A `num_layers`-deep student initialised from `teacher`.
 
@@ -245,6 +345,10 @@ def make_student(
         intermediate_dim: the student's feed-forward width; default the
             teacher's. Narrower keeps each copied layer's strongest units
             (`ffn_units_to_keep`).
+        hidden_dim: the student's hidden width, a multiple of the teacher's
+            head width; default the teacher's. Narrower keeps the same
+            features everywhere (`hidden_features_to_keep`) and each copied
+            layer's strongest `hidden_dim // head_dim` heads (`heads_to_keep`).
 
     Returns the same kind of model as `teacher` (encoder or head model), built
     under the current dtype policy.
@@ -268,6 +372,13 @@ def make_student(
                 f"1..{encoder.config.intermediate_dim} (or none to keep them all)."
             )
         config = config.replace(intermediate_dim=int(intermediate_dim))
+    features = None
+    if hidden_dim is not None and int(hidden_dim) != encoder.config.hidden_dim:
+        features = _narrow_features(encoder, int(hidden_dim), layer_map)
+        config = config.replace(
+            hidden_dim=int(hidden_dim),
+            num_heads=int(hidden_dim) // encoder.config.head_dim,
+        )
     if config.family == "albert":
         # A BERT-style student: H-wide embeddings, one block per layer.
         config = config.replace(family="bert", embedding_dim=None, num_groups=1)
@@ -284,15 +395,41 @@ def make_student(
     if encoder.config.family == "albert":
         fold_albert_embeddings(encoder, student)
     else:
-        for name in ("token_embedding", "position_embedding", "layer_norm"):
-            _copy(getattr(t_emb, name), getattr(s_emb, name))
+        names = ["token_embedding", "position_embedding", "layer_norm"]
         if s_emb.segment_embedding is not None:
-            _copy(t_emb.segment_embedding, s_emb.segment_embedding)
-    narrower = config.intermediate_dim < encoder.config.intermediate_dim
+            names.append("segment_embedding")
+        for name in names:
+            source = getattr(t_emb, name)
+            select = {}
+            if features is not None:
+                # Tables are (rows, hidden): keep the features' columns.
+                select = {
+                    id(w): (lambda v: v[:, features])
+                    if len(w.shape) == 2
+                    else (lambda v: v[features])
+                    for w in source.weights
+                }
+            _copy(source, getattr(s_emb, name), select)
     for i, t in enumerate(layer_map):
-        (_copy_pruned if narrower else _copy)(
-            encoder.transformer_layers[t], student.transformer_layers[i]
-        )
+        _copy_layer(encoder.transformer_layers[t], student.transformer_layers[i], features)
     if student.pooler_dense is not None:
-        _copy(encoder.pooler_dense, student.pooler_dense)
-    return student if head is None else _student_head(head, student)
+        pooler = encoder.pooler_dense
+        _copy(pooler, student.pooler_dense, _rows(pooler, features, columns_too=True))
+    return student if head is None else _student_head(head, student, features)
+
+
+def _narrow_features(encoder, hidden_dim, layer_map):
+    """Check a narrower `hidden_dim` against `encoder`; the features to keep."""
+    config = encoder.config
+    if config.family == "albert":
+        raise ValueError(
+            f"hidden_dim={hidden_dim}: an ALBERT teacher's student is folded to the "
+            "teacher's width; distil it at that width first, then narrow that student."
+        )
+    if not (1 <= hidden_dim <= config.hidden_dim and hidden_dim % config.head_dim == 0):
+        raise ValueError(
+            f"hidden_dim={hidden_dim}: a student keeps whole heads of the teacher's "
+            f"{config.head_dim} features each; give a multiple of {config.head_dim} "
+            f"up to {config.hidden_dim} (or none to keep the teacher's width)."
+        )
+    return hidden_features_to_keep(encoder, hidden_dim, layer_map)
