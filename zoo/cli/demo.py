@@ -76,8 +76,8 @@ def register(subparsers):
         help="the main job: fine-tune, distil, export and measure the real default",
         formatter_class=HelpFormatter,
         description="On the real all-MiniLM-L6-v2 checkpoint and BBC News (installed by "
-        "`make setup`): convert it, fine-tune it as the teacher, distil a 2-layer, quarter-width student "
-        "(teacher layers 0,3), prune its vocabulary to the word pieces BBC's training "
+        "`make setup`): convert it, fine-tune it as the teacher, distil a 2-layer student "
+        "(teacher layers 0,3; hidden width 256 of 384, feed-forward 384 of 1536), prune its vocabulary to the word pieces BBC's training "
         "articles need, export teacher and student as text-in SavedModels (TF Serving "
         "layout) and the pruned student as .tflite in float32, float16, dynamic_int8, int8 "
         "and int4 (each with a MediaPipe Tasks file), validate every artifact in its runtime "
@@ -131,7 +131,9 @@ def register(subparsers):
         default=None,
         metavar="N",
         help="the students' hidden width, a multiple of the teacher's 32-wide "
-        "heads (default 384, the teacher's); as zoo distill --student-hidden-dim",
+        "heads (default 256: 8 of 12 heads, the narrowest whose int4 phone file kept "
+        "99%% of the teacher's validation accuracy on BBC; --fast and 384: the "
+        "teacher's); as zoo distill --student-hidden-dim",
     )
     p.add_argument(
         "--android-assets",

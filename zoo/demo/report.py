@@ -110,7 +110,9 @@ def _table(rows):
                 if r.get("vocabulary", 30522) == 30522
                 else (f", {r['vocabulary']:,} pieces")
             )
-            what = f"{r['layers']} layers{vocabulary}"
+            # The teacher's width (MiniLM's 384) goes unsaid.
+            hidden = "" if r.get("hidden", 384) == 384 else f", hidden {r['hidden']}"
+            what = f"{r['layers']} layers{hidden}{vocabulary}"
         lines.append(
             f"| {r['model']} ({what}) | {fmt} | {r['size_mb']:.1f} | "
             f"{latency} | "
