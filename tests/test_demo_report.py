@@ -165,3 +165,14 @@ def test_baseline_sentence_says_whether_the_difference_is_more_than_noise():
         "p_value": 1e-5,
     }
     assert "more than chance would give" in demo.report_markdown(report)
+
+
+def test_rows_name_a_student_narrower_than_the_teacher():
+    report = _report(None)
+    report["rows"][0]["hidden"] = 384
+    report["rows"][1]["hidden"] = 256
+    report["rows"][2].update(hidden=256, vocabulary=20437)
+    md = demo.report_markdown(report)
+    assert "| teacher (6 layers) | keras |" in md
+    assert "| student2 (2 layers, hidden 256) | keras |" in md
+    assert "| student2 (2 layers, hidden 256, 20,437 pieces) | tflite int4 |" in md

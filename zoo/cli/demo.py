@@ -83,7 +83,7 @@ def register(subparsers):
         "and int4 (each with a MediaPipe Tasks file), validate every artifact in its runtime "
         "on the BBC test split, measure size, batch-1 latency and accuracy, and write "
         "OUT/report.md, report.json and PNG plots. "
-        "About 6-10 minutes on a 2-core CPU (--fast: a few minutes, capped training). A "
+        "About 7-14 minutes on a 2-core CPU (--fast: a few minutes, capped training). A "
         "re-run skips stages whose outputs exist and verify; --force redoes them; a killed "
         "training stage resumes at its last epoch.",
         epilog=help_examples(
