@@ -14,6 +14,7 @@ from export.saved_model import export_saved_model
 from export.specs import ServingVersion, Signatures, Validation
 from export.tflite import CALIBRATED_MODES, LOSSY_MODES, Quantization, export_tflite
 from export.validate import format_report
+from export.validate.limits import ExportValidationError
 from zoo.checkpoints import load_checkpoint, save_model_dir
 from zoo.checkpoints.model_dir import load_model_dir
 from zoo.datasets.corpora import minilm_checkpoint_dir
@@ -171,35 +172,66 @@ def stage_export(out, config):
         model, tokenizer = loaded[model_dir]
         t0 = time.time()
         _log(f"      [{i}/{len(items)}] {label} ...")
-        if kind == "saved_model":
-            shutil.rmtree(path, ignore_errors=True)
-            export_saved_model(
-                model,
-                tokenizer,
-                path.parents[1],
-                serving=ServingVersion(path.parent.name, int(path.name), overwrite=True),
-                sequence_length=L,
-                validation=Validation(texts, labels),
-                source_dir=model_dir,
+        try:
+            _export_one(
+                model, tokenizer, kind, mode, path, model_dir, L, texts, labels, calibration
             )
-        else:
-            # int8 and int4 are the modes that can lose accuracy: a miss is
-            # recorded (and flagged in the report) rather than refused.
-            calibrated = mode in CALIBRATED_MODES
-            export_tflite(
-                model,
-                tokenizer,
-                path,
-                quantization=Quantization(mode, calibration if calibrated else None),
-                signatures=Signatures((L,)),
-                validation=Validation(texts, labels, allow_degraded=mode in LOSSY_MODES),
-                source_dir=model_dir,
-            )
+        except ExportValidationError as e:
+            raise DemoError(_validation_failed(label, e)) from None
         report = json.loads((path / "validation.json").read_text())
         report["artifact"] = str(path)
         _log(format_report(report))
         summary[label] = round(time.time() - t0, 1)
     return summary
+
+
+def _validation_failed(label, error):
+    """The demo's one-paragraph error for an artifact that missed its
+    thresholds (the export published nothing)."""
+    misses = [
+        line.strip()
+        for line in str(error).split("\n\n")[0].splitlines()[1:]
+        if line.strip()
+    ]
+    return (
+        f"{label} missed its validation thresholds and was not published ("
+        + "; ".join(misses)
+        + "). Quantization flips the labels of a student unsure of them, as one "
+        "trained briefly (--fast caps training) and made narrow (--student-hidden-dim, "
+        "--student-intermediate-dim) is: train it fully (no --fast) or keep the "
+        "default widths, in a new --out or with --force. The finished stages here "
+        "are kept."
+    )
+
+
+def _export_one(
+    model, tokenizer, kind, mode, path, model_dir, L, texts, labels, calibration
+):
+    """Export and validate one artifact of `stage_export` at `path`."""
+    if kind == "saved_model":
+        shutil.rmtree(path, ignore_errors=True)
+        export_saved_model(
+            model,
+            tokenizer,
+            path.parents[1],
+            serving=ServingVersion(path.parent.name, int(path.name), overwrite=True),
+            sequence_length=L,
+            validation=Validation(texts, labels),
+            source_dir=model_dir,
+        )
+    else:
+        # int8 and int4 are the modes that can lose accuracy: a miss is
+        # recorded (and flagged in the report) rather than refused.
+        calibrated = mode in CALIBRATED_MODES
+        export_tflite(
+            model,
+            tokenizer,
+            path,
+            quantization=Quantization(mode, calibration if calibrated else None),
+            signatures=Signatures((L,)),
+            validation=Validation(texts, labels, allow_degraded=mode in LOSSY_MODES),
+            source_dir=model_dir,
+        )
 
 
 # What the demo last copied into an --android-assets folder ({file: sha256}):
