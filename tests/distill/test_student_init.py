@@ -254,6 +254,12 @@ def test_narrower_hidden_refusals():
     for bad in (6, 0, 20):
         with pytest.raises(ValueError, match=f"hidden_dim={bad}: .*multiple of 4 up to 16"):
             make_student(enc, 1, hidden_dim=bad)
+    for bad in (8.0, "8", True):
+        with pytest.raises(TypeError, match=f"hidden_dim={bad!r}: expected a whole number"):
+            make_student(enc, 1, hidden_dim=bad)
+    with pytest.raises(TypeError, match="intermediate_dim=12.5"):
+        make_student(enc, 1, intermediate_dim=12.5)
+    assert make_student(enc, 1, hidden_dim=np.int64(8)).config.hidden_dim == 8
     albert = zoo.AlbertEncoder(**dict(WIDE, num_layers=2, embedding_dim=8))
     with pytest.raises(ValueError, match="ALBERT"):
         make_student(albert, 1, hidden_dim=8)

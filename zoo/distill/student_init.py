@@ -364,20 +364,22 @@ def make_student(
     )
 
     config = encoder.config.replace(num_layers=int(num_layers))
+    intermediate_dim = _whole("intermediate_dim", intermediate_dim)
+    hidden_dim = _whole("hidden_dim", hidden_dim)
     if intermediate_dim is not None:
-        if not 1 <= int(intermediate_dim) <= encoder.config.intermediate_dim:
+        if not 1 <= intermediate_dim <= encoder.config.intermediate_dim:
             raise ValueError(
                 f"intermediate_dim={intermediate_dim}: a student keeps some of the "
                 f"teacher's {encoder.config.intermediate_dim} feed-forward units; give "
                 f"1..{encoder.config.intermediate_dim} (or none to keep them all)."
             )
-        config = config.replace(intermediate_dim=int(intermediate_dim))
+        config = config.replace(intermediate_dim=intermediate_dim)
     features = None
-    if hidden_dim is not None and int(hidden_dim) != encoder.config.hidden_dim:
-        features = _narrow_features(encoder, int(hidden_dim), layer_map)
+    if hidden_dim is not None and hidden_dim != encoder.config.hidden_dim:
+        features = _narrow_features(encoder, hidden_dim, layer_map)
         config = config.replace(
-            hidden_dim=int(hidden_dim),
-            num_heads=int(hidden_dim) // encoder.config.head_dim,
+            hidden_dim=hidden_dim,
+            num_heads=hidden_dim // encoder.config.head_dim,
         )
     if config.family == "albert":
         # A BERT-style student: H-wide embeddings, one block per layer.
@@ -416,6 +418,19 @@ def make_student(
         pooler = encoder.pooler_dense
         _copy(pooler, student.pooler_dense, _rows(pooler, features, columns_too=True))
     return student if head is None else _student_head(head, student, features)
+
+
+def _whole(name, value):
+    """`value` as an int, or None; a bool, float or string is refused, not
+    rounded (256.9 features is a mistake, not 256)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"{name}={value!r}: expected a whole number of features (an int), "
+            f"received {type(value).__name__}."
+        )
+    return int(value)
 
 
 def _narrow_features(encoder, hidden_dim, layer_map):
