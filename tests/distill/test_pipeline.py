@@ -1,5 +1,6 @@
 """The distillation pipeline (`zoo.distill.pipeline.distill`) in process."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -9,24 +10,27 @@ from tests.distill.tiny import teacher_dir, topic_data
 from zoo.checkpoints import load_model_dir
 from zoo.distill.pipeline import DistillConfig, distill
 
+# Two epochs of the tiny teacher's data into a 2-layer student, teacher cached.
+TINY_RUN = DistillConfig(
+    student_layers=2,
+    layer_map=(1, 3),
+    epochs=2,
+    batch_size=8,
+    sequence_length=12,
+    learning_rate=1e-3,
+    seed=3,
+    run_eagerly=True,
+    evaluate=False,
+    cache_teacher=True,
+)
+
 
 @pytest.mark.slow  # distillation runs
 def test_cached_teacher_run_in_process(tmp_path):
     """`--cache-teacher`: the teacher runs once, before fit; the run trains
     and writes its student like the live-teacher path."""
     teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
-    config = DistillConfig(
-        student_layers=2,
-        layer_map=(1, 3),
-        epochs=2,
-        batch_size=8,
-        sequence_length=12,
-        learning_rate=1e-3,
-        seed=3,
-        run_eagerly=True,
-        evaluate=False,
-        cache_teacher=True,
-    )
+    config = TINY_RUN
     summary = distill(teacher, data, tmp_path / "cached", config, verbose=0)
     history = json.loads((tmp_path / "cached" / "history.json").read_text())["history"]
     assert len(history["loss"]) == 2 and all(np.isfinite(history["loss"]))
@@ -95,19 +99,9 @@ def test_narrower_hidden_student_trains_with_the_projected_hidden_loss(tmp_path,
     projections in the cosine term's place, from a cached teacher, and saves
     and loads at width 4."""
     teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
-    config = DistillConfig(
-        student_layers=2,
-        student_hidden_dim=4,
-        epochs=2,
-        batch_size=8,
-        sequence_length=12,
-        learning_rate=1e-3,
-        run_eagerly=True,
-        evaluate=False,
-        # The cache keeps only the outputs the weighted terms read: hidden
-        # states, no attention maps.
-        cache_teacher=True,
-    )
+    # The cache keeps only the outputs the weighted terms read: hidden
+    # states, no attention maps.
+    config = dataclasses.replace(TINY_RUN, student_hidden_dim=4, layer_map=None)
     summary = distill(teacher, data, tmp_path / "narrow", config, verbose=1)
     assert (
         "hidden-state loss through learned projections (weight 1)"
