@@ -44,6 +44,7 @@ projection back to the teacher's width (`Distiller`, hidden_weight).
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 
 from zoo.models import Classifier, MaskedLM, QuestionAnswerer, TokenClassifier
@@ -98,17 +99,23 @@ def _copy(source_layer, target_layer, select=None):
             f"{len(source)} vs {len(target)} weights."
         )
     for s, t in zip(source, target):
-        value = select[id(s)](np.asarray(s.value)) if id(s) in select else s.value
+        value = select[id(s)](_numpy(s.value)) if id(s) in select else s.value
         if tuple(value.shape) != tuple(t.shape):
             raise ValueError(f"cannot copy {s.path} {value.shape} into {t.path} {t.shape}.")
         t.assign(value)
 
 
+def _numpy(value):
+    """A weight's value as numpy on any backend (a PyTorch parameter that
+    requires grad refuses `np.asarray`)."""
+    return keras.ops.convert_to_numpy(value)
+
+
 def ffn_units_to_keep(layer, intermediate_dim):
     """Indices (ascending) of the `intermediate_dim` feed-forward units of a
     transformer layer with the largest |W_in[:, j]| * |W_out[j, :]|."""
-    w_in = np.asarray(layer.intermediate_dense.kernel)  # (H, I)
-    w_out = np.asarray(layer.output_dense.kernel)  # (I, H)
+    w_in = _numpy(layer.intermediate_dense.kernel)  # (H, I)
+    w_out = _numpy(layer.output_dense.kernel)  # (I, H)
     score = np.linalg.norm(w_in, axis=0) * np.linalg.norm(w_out, axis=1)
     # Stable: ties keep the lower index, so the choice is deterministic.
     return np.sort(np.argsort(-score, kind="stable")[:intermediate_dim])
@@ -126,7 +133,7 @@ def hidden_features_to_keep(encoder, hidden_dim, layer_map=None):
         for i in chosen
         for norm in (layers[i].attention_layer_norm, layers[i].output_layer_norm)
     ]
-    score = sum(np.asarray(n.gamma) ** 2 + np.asarray(n.beta) ** 2 for n in norms)
+    score = sum(_numpy(n.gamma) ** 2 + _numpy(n.beta) ** 2 for n in norms)
     return np.sort(np.argsort(-score, kind="stable")[:hidden_dim])
 
 
@@ -135,8 +142,8 @@ def heads_to_keep(layer, num_heads):
     transformer layer with the largest |W_v[:, h]| * |W_o[h, :]|."""
     attention = layer.attention
     heads, width = attention.num_heads, attention.head_dim
-    w_v = np.asarray(attention.value_dense.kernel).reshape(-1, heads, width)
-    w_o = np.asarray(attention.output_dense.kernel).reshape(heads, width, -1)
+    w_v = _numpy(attention.value_dense.kernel).reshape(-1, heads, width)
+    w_o = _numpy(attention.output_dense.kernel).reshape(heads, width, -1)
     score = np.linalg.norm(w_v, axis=(0, 2)) * np.linalg.norm(w_o, axis=(1, 2))
     return np.sort(np.argsort(-score, kind="stable")[:num_heads])
 
@@ -145,11 +152,16 @@ def _copy_layer(source_layer, target_layer, features):
     """Copy a transformer layer into one that may be narrower: in its
     feed-forward units (`ffn_units_to_keep`), its heads (`heads_to_keep`)
     and, where `features` is given, its hidden width (those features)."""
-    if target_layer.intermediate_dim < source_layer.intermediate_dim:
+    fewer_units = target_layer.intermediate_dim < source_layer.intermediate_dim
+    fewer_heads = target_layer.num_heads < source_layer.num_heads
+    if features is None and not fewer_units and not fewer_heads:
+        _copy(source_layer, target_layer)  # the same shape: a plain copy
+        return
+    if fewer_units:
         units = ffn_units_to_keep(source_layer, target_layer.intermediate_dim)
     else:
         units = slice(None)
-    if target_layer.num_heads < source_layer.num_heads:
+    if fewer_heads:
         width = source_layer.attention.head_dim
         heads = heads_to_keep(source_layer, target_layer.num_heads)
         columns = (heads[:, None] * width + np.arange(width)).reshape(-1)
