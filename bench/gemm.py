@@ -8,7 +8,15 @@ answers whether the gap between the project's Keras forward pass and ONNX
 Runtime's at batch 1 is in the graph around the products or in the products'
 kernels (the answer: BUILD_NOTES.md, "Known limits"). Needs the `bench` extra.
 
+`--training` times instead the products of one training step of MiniLM at
+batch 16 x 128, two threads: each dense layer's forward product and its two
+gradient products (x @ w, dy @ w.T, x.T @ dy), 108 in all, in TensorFlow
+(oneDNN) against PyTorch (the HF peer's kernels), in float32 and bfloat16.
+It answers how much of the training ratio against HF torch on a machine is
+set by the two libraries' matrix kernels there (docs/benchmarks.md).
+
     python bench/gemm.py [--rounds 20]
+    python bench/gemm.py --training [--rounds 20]
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from onnx import TensorProto, helper, numpy_helper
 from zoo.utils.latency import interleaved_latency_ms
 
 LAYERS, TOKENS, HIDDEN, INTERMEDIATE = 6, 128, 384, 1536
+TRAINING_ROWS = 16 * TOKENS  # one fine-tuning batch of 16 texts
 
 
 def weights(seed=0):
@@ -81,14 +90,88 @@ def onnx_session(w):
     )
 
 
+def training_operands(seed=0):
+    """(x, w, dy) of each dense product of the six layers at batch 16 x 128,
+    every one distinct (the same operands twice would be computed once by
+    TensorFlow's graph optimizer)."""
+    rng = np.random.default_rng(seed)
+    return [
+        tuple(
+            (rng.normal(size=shape) * scale).astype("float32")
+            for shape, scale in (
+                ((TRAINING_ROWS, k), 1.0),
+                ((k, n), 0.05),
+                ((TRAINING_ROWS, n), 1.0),
+            )
+        )
+        for k, n in (
+            [(HIDDEN, HIDDEN)] * 4 + [(HIDDEN, INTERMEDIATE), (INTERMEDIATE, HIDDEN)]
+        )
+        * LAYERS
+    ]
+
+
+def training_products():
+    """Median ms of a training step's 108 dense products, TensorFlow against
+    PyTorch, float32 and bfloat16, 2 threads, interleaved rounds."""
+    import torch  # the test extra's PyTorch: the training peer's kernels
+
+    torch.set_num_threads(2)
+    tf.config.threading.set_intra_op_parallelism_threads(2)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    operands = training_operands()
+    calls = {}
+    for precision in ("float32", "bfloat16"):
+        tf_ops = [tuple(tf.cast(a, precision) for a in ops) for ops in operands]
+        torch_ops = [
+            tuple(torch.from_numpy(a).to(getattr(torch, precision)) for a in ops)
+            for ops in operands
+        ]
+
+        @tf.function
+        def tf_step(tf_ops=tf_ops):
+            return [
+                (
+                    tf.matmul(x, w),
+                    tf.matmul(dy, w, transpose_b=True),
+                    tf.matmul(x, dy, transpose_a=True),
+                )
+                for x, w, dy in tf_ops
+            ]
+
+        def torch_step(torch_ops=torch_ops):
+            with torch.no_grad():
+                for x, w, dy in torch_ops:
+                    x @ w, dy @ w.T, x.T @ dy
+
+        calls[f"TensorFlow (oneDNN), {precision}"] = tf_step
+        calls[f"PyTorch, {precision}"] = torch_step
+    return calls
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument(
+        "--training",
+        action="store_true",
+        help="a training step's products at batch 16 x 128, 2 threads, "
+        "TensorFlow against PyTorch in float32 and bfloat16",
+    )
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error(
             f"--rounds {args.rounds}: give at least 1 (each round times every engine once)"
         )
+    if args.training:
+        ms = interleaved_latency_ms(training_products(), rounds=args.rounds)
+        flops = LAYERS * 3 * 2 * TRAINING_ROWS * HIDDEN * (4 * HIDDEN + 2 * INTERMEDIATE)
+        for name, value in ms.items():
+            print(f"{name:32s} {value:8.1f} ms  {flops / value / 1e6:6.1f} GFLOP/s")
+        for precision in ("float32", "bfloat16"):
+            ratio = ms[f"TensorFlow (oneDNN), {precision}"] / ms[f"PyTorch, {precision}"]
+            print(f"{precision}: TensorFlow's time over PyTorch's {ratio:.2f}")
+        return
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     w = weights()
