@@ -112,8 +112,9 @@ def training_operands(seed=0):
 
 
 def training_products():
-    """Median ms of a training step's 108 dense products, TensorFlow against
-    PyTorch, float32 and bfloat16, 2 threads, interleaved rounds."""
+    """{engine, precision: a zero-argument call running a training step's
+    108 dense products}, TensorFlow and PyTorch in float32 and bfloat16, each
+    on 2 threads."""
     import torch  # the test extra's PyTorch: the training peer's kernels
 
     torch.set_num_threads(2)

@@ -17,11 +17,11 @@ def test_an_artifact_missing_its_thresholds_ends_the_demo_in_one_paragraph(
     monkeypatch.setattr(stages, "load_model_dir", lambda path: (None, None, None))
 
     def miss(*args, **kwargs):
+        line = "saved_model.pb:serving_default: label_agreement = 0.985915, needs >= 0.99"
         raise ExportValidationError(
             f"{tmp_path}/exports/.tmp-1 failed validation (saved_model thresholds):\n"
-            "  saved_model.pb:serving_default: label_agreement = 0.985915, needs >= 0.99\n"
-            "\nthe full report\n",
-            {},
+            f"  {line}\n\nthe full report\n",
+            {"failures": [line]},
         )
 
     monkeypatch.setattr(stages, "export_saved_model", miss)

@@ -188,14 +188,9 @@ def stage_export(out, config):
 def _validation_failed(label, error):
     """The demo's one-paragraph error for an artifact that missed its
     thresholds (the export published nothing)."""
-    misses = [
-        line.strip()
-        for line in str(error).split("\n\n")[0].splitlines()[1:]
-        if line.strip()
-    ]
     return (
         f"{label} missed its validation thresholds and was not published ("
-        + "; ".join(misses)
+        + "; ".join(error.report["failures"])
         + "). Quantization flips the labels of a student unsure of them, as one "
         "trained briefly (--fast caps training) and made narrow (--student-hidden-dim, "
         "--student-intermediate-dim) is: train it fully (no --fast) or keep the "
