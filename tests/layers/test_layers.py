@@ -2,6 +2,8 @@
 save and reload, and the behaviour the encoders rely on (padding keys get no
 attention, segments and positions change the embedding, post-LN blocks)."""
 
+import functools
+
 import keras
 import numpy as np
 import pytest
@@ -168,6 +170,61 @@ def test_projection_under_mixed_precision_and_bad_arguments():
         Projection(4, activation="relu")
     with pytest.raises(ValueError, match="activation='swish'"):
         TransformerEncoderBlock(2, H, 16, activation="swish")
+
+
+def _products_feeding_a_bias(fn, *specs):
+    """The MatMul/BatchMatMul ops of `fn`'s traced graph whose output goes
+    straight into a BiasAdd or Add: the pattern TensorFlow's oneDNN rewrite
+    fuses, in float16 into a reference kernel (`Projection._unfused_tail`)."""
+    import tensorflow as tf
+
+    graph = tf.function(fn).get_concrete_function(*specs).graph
+    fused = []
+    for op in graph.get_operations():
+        if op.type in ("MatMul", "BatchMatMulV2"):
+            readers = {c.type for out in op.outputs for c in out.consumers()}
+            if readers & {"BiasAdd", "Add", "AddV2"}:
+                fused.append(op.name)
+    return fused
+
+
+@pytest.mark.parametrize("gelu_form", [None, "gelu"])
+def test_float16_products_stay_out_of_the_fused_bias_kernel(gelu_form):
+    """In float16, `Projection` (2-D and 3-D inputs, training or not) and
+    `dense_on_rows` (the pooler, the classifier's hidden layer) leave no
+    product feeding a bias directly, and give the float32 layer's values to
+    float16 rounding; in float32 the fused pattern stays (oneDNN runs it
+    fast there)."""
+    import tensorflow as tf
+
+    from zoo.layers.projection import Projection, dense_on_rows
+
+    x3 = _x()
+    for shape in (x3.shape, x3[0].shape):
+        spec = tf.TensorSpec(shape, "float16")
+        layer = Projection(6, gelu=gelu_form, dtype="mixed_float16")
+        for training in (False, True):
+            step = functools.partial(layer, training=training)
+            assert _products_feeding_a_bias(step, spec) == []
+        reference = Projection(6, gelu=gelu_form)
+        reference.build(shape)
+        layer.set_weights(reference.get_weights())
+        inp = x3 if len(shape) == 3 else x3[0]
+        got = np.asarray(tf.cast(layer(tf.cast(inp, "float16")), "float32"))
+        np.testing.assert_allclose(got, np.asarray(reference(inp)), atol=2e-2, rtol=1e-2)
+        assert got.shape == tuple(shape[:-1]) + (6,)
+        assert _products_feeding_a_bias(reference, tf.TensorSpec(shape, "float32"))
+    rows = tf.TensorSpec((3, H), "float16")
+    dense = keras.layers.Dense(5, activation="tanh", dtype="mixed_float16")
+    assert _products_feeding_a_bias(lambda t: dense_on_rows(dense, t), rows) == []
+    plain = keras.layers.Dense(5, activation="tanh")
+    plain.build((3, H))
+    dense.set_weights(plain.get_weights())
+    np.testing.assert_allclose(
+        np.asarray(tf.cast(dense_on_rows(dense, tf.cast(x3[0][:3], "float16")), "float32")),
+        np.asarray(dense_on_rows(plain, x3[0][:3])),
+        atol=2e-2,
+    )
 
 
 def test_training_gelu_matches_tensorflows_values_and_gradients():

@@ -192,7 +192,8 @@ def register(subparsers):
         "--mixed-precision",
         choices=("mixed_float16", "mixed_bfloat16"),
         help="compute policy of the student for this run (the teacher's encoder "
-        "stays float32); OUT/model is saved computing in float32",
+        "stays float32); OUT/model is saved computing in float32. On a CPU, "
+        "mixed_bfloat16; mixed_float16 is for GPUs",
     )
     p.add_argument(
         "--cache-teacher",

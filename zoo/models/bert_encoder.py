@@ -5,6 +5,7 @@ from keras import ops
 
 from zoo.configs import FAMILY_DEFAULTS, INPUT_NAMES, SIZES, EncoderConfig, get_preset
 from zoo.layers.embeddings import BertEmbeddings
+from zoo.layers.projection import dense_on_rows
 from zoo.layers.transformer_encoder import TransformerEncoderBlock
 from zoo.models.backend_compat import setattr_before_init
 from zoo.utils.budget import check_memory
@@ -177,7 +178,7 @@ class BertEncoder(keras.Model):
             attention_probs.append(probs)
         outputs = {"sequence_output": x}
         if self.pooler_dense is not None:
-            outputs["pooled_output"] = self.pooler_dense(x[:, 0, :])
+            outputs["pooled_output"] = dense_on_rows(self.pooler_dense, x[:, 0, :])
         return outputs, (hidden_states, attention_probs)
 
     @property

@@ -3,6 +3,7 @@
 import keras
 
 from zoo.layers.dropout import Dropout
+from zoo.layers.projection import dense_on_rows
 from zoo.models.bert_encoder import padding_mean
 from zoo.models.encoder_task import EncoderTask, as_float32, check_encoder, encoder_inputs
 
@@ -118,7 +119,11 @@ class Classifier(EncoderTask):
     def classify(self, pooled):
         """Logits from the pooled vector, through this head's layers (the
         distiller re-applies the head to an encoder's outputs with it)."""
-        x = pooled if self.hidden_dense is None else self.hidden_dense(pooled)
+        x = (
+            pooled
+            if self.hidden_dense is None
+            else dense_on_rows(self.hidden_dense, pooled)
+        )
         return self.output_dense(self.output_dropout(x))
 
     def _task_config(self):
