@@ -175,7 +175,7 @@ def test_projection_under_mixed_precision_and_bad_arguments():
 def _products_feeding_a_bias(fn, *specs):
     """The MatMul/BatchMatMul ops of `fn`'s traced graph whose output goes
     straight into a BiasAdd or Add: the pattern TensorFlow's oneDNN rewrite
-    fuses, in float16 into a reference kernel (`Projection._unfused_tail`)."""
+    fuses, in float16 into a reference kernel (`Projection.call`)."""
     import tensorflow as tf
 
     graph = tf.function(fn).get_concrete_function(*specs).graph

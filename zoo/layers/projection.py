@@ -58,7 +58,7 @@ def gelu_for_training(x):
 def dense_on_rows(layer, x):
     """`layer(x)` for a `keras.layers.Dense` on a 2-D `x` (`[batch, in]`):
     in float16 on TensorFlow, through a leading axis of 1, which keeps the
-    product out of the fused float16 kernel `Projection` avoids (a
+    product out of the fused float16 kernel `Projection.call` avoids (a
     `[16, 384] x [384, 384]` tanh pooler: 89 ms fused, well under 1 ms not)."""
     if keras.backend.backend() != "tensorflow" or layer.compute_dtype != "float16":
         return layer(x)
@@ -116,45 +116,26 @@ class Projection(keras.layers.Dense):
         rank = x.shape.rank
         flat = x if rank == 2 else tf.reshape(x, [-1, x.shape[-1]])
         y = tf.matmul(flat, kernel)
-        if x.dtype == tf.float16:
-            return self._unfused_tail(x, y, training)
+        # On a CPU with AVX-512 FP16, TensorFlow's oneDNN rewrite fuses a
+        # float16 `MatMul -> BiasAdd` (or `Add`) into an inner product that
+        # oneDNN runs with its reference kernel, about 1,000x slower than the
+        # product alone (`[128, 384] x [384, 1536]`: 1.5-2.1 s against 1.8 ms;
+        # BUILD_NOTES.md, "Training and distribution"). In float16 a reshape to
+        # `[1, tokens, units]` keeps them apart (a reshape to the same shape
+        # would be an identity that Grappler removes).
+        unfused = x.dtype == tf.float16
+        if unfused:
+            y = tf.reshape(y, [1, -1, self.units])
         if self.use_bias:
             y = tf.nn.bias_add(y, tf.cast(tf.convert_to_tensor(self.bias), y.dtype))
         if self.gelu == "gelu" and training:
             y = gelu_for_training(y)
         elif self.gelu is not None:
-            y = gelu(y, self.gelu)  # on the 2-D product, where oneDNN fuses it
-        if rank == 2:
+            # float32/bfloat16: on the 2-D product, where oneDNN fuses it
+            y = gelu(y, self.gelu)
+        if rank == 2 and not unfused:
             return y
         y = tf.reshape(y, tf.concat([tf.shape(x)[:-1], [self.units]], 0))
-        y.set_shape(x.shape[:-1].concatenate([self.units]))
-        return y
-
-    def _unfused_tail(self, x, y, training):
-        """Bias and GELU in float16, kept out of oneDNN's fused product.
-
-        On a CPU with AVX-512 FP16, TensorFlow's oneDNN rewrite fuses a
-        float16 `MatMul -> BiasAdd` (or `Add`) into an inner-product primitive
-        that oneDNN runs with its reference kernel: about 1,000x slower than the
-        product alone (a `[128, 384] x [384, 1536]` product: 1.5-2.1 s against
-        1.8 ms; BUILD_NOTES.md, "Training and distribution"). A reshape between
-        the product and the bias is enough to keep them apart.
-        """
-        # TensorFlow-only, called from `call`'s TensorFlow branch (loaded there).
-        import tensorflow as tf
-
-        shape = tf.concat([tf.shape(x)[:-1], [self.units]], 0)
-        # A 2-D input gets a leading axis of 1: a reshape to the same shape
-        # is an identity Grappler removes, and the fusion would come back.
-        y = tf.reshape(y, shape if x.shape.rank != 2 else [1, -1, self.units])
-        if self.use_bias:
-            y = y + tf.cast(tf.convert_to_tensor(self.bias), y.dtype)
-        if self.gelu == "gelu" and training:
-            y = gelu_for_training(y)
-        elif self.gelu is not None:
-            y = gelu(y, self.gelu)
-        if x.shape.rank == 2:
-            y = tf.reshape(y, shape)
         y.set_shape(x.shape[:-1].concatenate([self.units]))
         return y
 
