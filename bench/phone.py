@@ -86,7 +86,10 @@ def measure(artifacts, rounds, texts, labels):
                 "quantization": meta.get("quantization"),
                 "size_mb": file.stat().st_size / 1e6,
                 "vocabulary": meta["vocabulary_size"],
-                "layers": meta["source_model"]["encoder_config"]["num_layers"],
+                # Absent in artifacts written before source_model was recorded.
+                "layers": (meta.get("source_model") or {})
+                .get("encoder_config", {})
+                .get("num_layers"),
                 "accuracy": float(np.mean([p == g for p, g in zip(predicted, labels)])),
                 "delegation": delegation(file),
                 "one": {k: v[:1] for k, v in ids.items()},

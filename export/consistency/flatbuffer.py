@@ -156,7 +156,31 @@ def _facts(model, data):
         "signatures": signatures,
         "op_counts": _op_counts(model, codes),
         "record": _embedded_record(model, data),
+        **_number_types(model),
     }
+
+
+_TYPE_NAMES = {v: k for k, v in vars(tfl.TensorType).items() if not k.startswith("_")}
+
+
+def _number_types(model):
+    """`weight_types`: the type names of the tensors stored in the file
+    (weights, constants); `int8_activations`: how many computed tensors are
+    int8 (a fully integer file's activations; a dynamically quantized one
+    computes in float)."""
+    weights, int8_activations = set(), 0
+    for g in range(model.SubgraphsLength()):
+        graph = model.Subgraphs(g)
+        for t in range(graph.TensorsLength()):
+            tensor = graph.Tensors(t)
+            name = _TYPE_NAMES.get(tensor.Type(), f"TYPE_{tensor.Type()}")
+            index = tensor.Buffer()
+            buffer = model.Buffers(index) if 0 < index < model.BuffersLength() else None
+            if buffer is not None and (buffer.DataLength() > 0 or buffer.Size() > 0):
+                weights.add(name)
+            elif name == "INT8":
+                int8_activations += 1
+    return {"weight_types": sorted(weights), "int8_activations": int8_activations}
 
 
 def _operator_names(model):

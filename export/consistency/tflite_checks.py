@@ -64,6 +64,41 @@ def check_tflite_file(directory, meta, file):
     for check in file_checks("tflite", file):
         check(directory, meta, file)
     _check_size_and_operators(directory, file, info, facts)
+    _check_quantization(directory, file, meta, facts)
+
+
+# The stored number types each quantization leaves in a file (`present`
+# must all be there, `absent` none), and whether its activations are int8.
+_QUANTIZED_AS = {
+    "float32": ((), ("FLOAT16", "INT8", "INT4"), False),
+    "float16": (("FLOAT16",), ("INT8", "INT4"), False),
+    "dynamic_int8": (("INT8",), ("FLOAT16", "INT4"), False),
+    "int8": (("INT8",), ("FLOAT16", "INT4"), True),
+    "int4": (("INT4",), ("INT8",), False),
+}
+
+
+def _check_quantization(directory, file, meta, facts):
+    """metadata.json's `quantization` against the number types the file
+    stores: the mode picks the thresholds `zoo validate` holds it to and the
+    row a report shows, so a float file called int4 (or the reverse) is
+    refused."""
+    present, absent, int8_activations = _QUANTIZED_AS[meta["quantization"]]
+    types = set(facts["weight_types"])
+    # A fully integer file computes in int8 (42 int8 activations in a
+    # 2-layer student); a dynamically quantized one has at most a stray one.
+    integer = facts["int8_activations"] >= 8
+    if (
+        not set(present) <= types
+        or types & set(absent)
+        or ("INT8" in present and integer != int8_activations)
+    ):
+        _refuse(
+            directory,
+            "quantization",
+            f"it says {meta['quantization']!r} but {file} stores {sorted(types)} numbers"
+            + (" with int8 activations" if integer else ""),
+        )
 
 
 def _read_tflite(directory, file):

@@ -26,6 +26,12 @@ from zoo.utils.jsonfile import read_json_object
 MANIFEST = "manifest.json"
 METADATA = "metadata.json"
 VOCABULARY = "vocab.txt"
+
+
+class MetadataError(ValueError):
+    """metadata.json disagrees with itself or with the files beside it."""
+
+
 # A byte-level BPE (RoBERTa) artifact's tokenizer files (BYTE_PAIR_FILES) are
 # in place of vocab.txt; metadata.json then says "tokenizer": "byte_pair" and
 # records merges_sha256 (zoo.text.tokenizer_record, shared with model

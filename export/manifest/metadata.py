@@ -11,9 +11,10 @@ from __future__ import annotations
 import pathlib
 import re
 
-from export.manifest.files import METADATA, VOCABULARY
+from export.manifest.files import METADATA, VOCABULARY, MetadataError
 from export.manifest.tokenizer import artifact_tokenizer
-from zoo.models import INPUT_NAMES, TASKS
+from zoo.configs import EncoderConfig
+from zoo.models import TASKS, contract_for
 from zoo.text import description as td
 from zoo.text.tokenizer import (
     read_vocabulary,
@@ -42,10 +43,6 @@ _VERSION_1_TASKS = {
 ARTIFACT_KINDS = ("tflite", "saved_model", "tpu_saved_model")
 
 
-class MetadataError(ValueError):
-    """metadata.json disagrees with itself or with the files beside it."""
-
-
 def read_metadata(directory) -> dict:
     """metadata.json of an artifact, checked: format, the type of every field
     a loader relies on, and agreement with vocab.txt (size, sha256, casing).
@@ -64,18 +61,19 @@ def read_metadata(directory) -> dict:
         meta = read_json_object(path, "re-export the artifact with `zoo export`")
     except JsonFileError as e:
         raise MetadataError(str(e)) from None
-    version = meta.get("format_version", 0)
+    # Absent in the first artifacts: read as version 1.
+    version = meta.get("format_version", 1)
     if (
         meta.get("format") != METADATA_FORMAT
-        or not isinstance(version, int)
+        or not _is_int(version, 1)
         or version > METADATA_VERSION
     ):
         raise MetadataError(
             f"{path}: format {meta.get('format')!r} version {meta.get('format_version')!r} is not "
             f"one this package reads ({METADATA_FORMAT!r} <= {METADATA_VERSION}); upgrade bert-zoo."
         )
-    if version < 2:
-        meta["task"] = _VERSION_1_TASKS.get(meta.get("task"), meta.get("task"))
+    if version < 2 and isinstance(meta.get("task"), str):
+        meta["task"] = _VERSION_1_TASKS.get(meta["task"], meta["task"])
     if meta.get("kind") == "tpu_saved_model" and isinstance(meta.get("tokenization"), str):
         # A TPU SavedModel written before the tokenization description named
         # its host-side tokenizer in `tokenization`, now `host_tokenization`.
@@ -93,22 +91,13 @@ def read_metadata(directory) -> dict:
     check_vocabulary_file(meta, directory)
     if "input_contract" not in meta:
         # Written since issue 16; older artifacts get the same rules from
-        # the encoder config they recorded.
+        # the encoder config they recorded (typed by check_metadata_fields).
         config = (meta.get("source_model") or {}).get("encoder_config") or {}
-        segments = config.get("num_segments", 2)
-        meta["input_contract"] = {
-            "inputs": list(INPUT_NAMES),
-            "dtype": "int32",
-            "shape": "[batch, L], the same for all three inputs",
-            "sequence_length": {"min": 1, "max": config.get("max_sequence_length", 512)},
-            "token_ids": {"min": 0, "max": meta["vocabulary_size"] - 1},
-            "segment_ids": {"min": 0, "max": segments - 1 if segments else 1},
-            "padding_mask": {
-                "values": [0, 1],
-                "first_token_real": True,
-                "real_tokens_first": True,
-            },
-        }
+        meta["input_contract"] = contract_for(
+            meta["vocabulary_size"],
+            config.get("max_sequence_length", 512),
+            config.get("num_segments", 2),
+        )
     return meta
 
 
@@ -174,8 +163,10 @@ def check_metadata_fields(meta, path):
     need = _needer(meta, path)
     _check_task_fields(meta, path, need)
     _check_vocabulary_fields(meta, need)
+    _check_source_model(meta, need)
     _check_length_fields(meta, need)
     _check_runtime_fields(meta, need)
+    _check_validation_fields(meta, need)
 
 
 def _refuse_unknown_fields(meta, path):
@@ -318,6 +309,7 @@ def _check_length_fields(meta, need):
             f"and their sequence lengths, distinct integers in {span} among "
             "`sequence_lengths`",
         )
+        served = {n for i in files.values() for n in i["sequence_lengths"]}
     else:
         signatures = meta.get("signatures")
         need(
@@ -331,6 +323,12 @@ def _check_length_fields(meta, need):
             "signatures",
             f"the SavedModel's signatures, each sequence_length null or in {span}",
         )
+        served = {i["sequence_length"] for i in signatures.values()} - {None}
+    need(
+        lengths is None or set(lengths) == served,
+        "sequence_lengths",
+        f"the lengths the model files serve, {sorted(served)}",
+    )
 
 
 def _check_runtime_fields(meta, need):
@@ -348,15 +346,151 @@ def _check_runtime_fields(meta, need):
             "{runtime: 'exact' or 'refused: why'} for zoo and android_app",
         )
     contract = meta.get("input_contract")
-    if contract is not None:
+    if "input_contract" in meta:
         need(
-            isinstance(contract, dict)
-            and isinstance(contract.get("token_ids"), dict)
-            and contract["token_ids"].get("max") == meta["vocabulary_size"] - 1,
+            isinstance(contract, dict) and contract == _expected_contract(meta, contract),
             "input_contract",
-            f"token ids 0..{meta['vocabulary_size'] - 1} (vocabulary_size "
-            "- 1) with the segment, mask and length rules",
+            "the input contract of the recorded encoder (token ids 0..vocabulary_size - 1, "
+            "int32, the segment, mask and length rules `zoo export` writes)",
         )
+
+
+def _expected_contract(meta, contract):
+    """The contract `zoo export` writes for this artifact's encoder: from
+    `source_model.encoder_config` when recorded, else from the contract's own
+    length and segment bounds (which must then be integers)."""
+    config = (meta.get("source_model") or {}).get("encoder_config")
+    if isinstance(config, dict):
+        encoder = EncoderConfig.from_dict(config)
+        longest, segments = encoder.max_sequence_length, encoder.num_segments
+    else:
+        longest = (contract.get("sequence_length") or {}).get("max")
+        top = (contract.get("segment_ids") or {}).get("max")
+        if not (_is_int(longest, 1) and _is_int(top, 0)):
+            return None
+        segments = top + 1
+    return contract_for(meta["vocabulary_size"], longest, segments)
+
+
+# validation_profile: the profile the exporters derive from the kind (a
+# .tflite file's quantization, a TPU SavedModel's compute dtype);
+# export.validate.limits holds each one's thresholds.
+QUANTIZATION_MODES = ("float32", "float16", "dynamic_int8", "int8", "int4")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def _expected_profile(meta):
+    if meta["kind"] == "tflite":
+        return meta.get("quantization")
+    if meta["kind"] == "saved_model":
+        return "saved_model"
+    return f"tpu_{meta.get('compute_dtype')}"
+
+
+def _check_validation_fields(meta, need):
+    """quantization, validation_profile (derived from them, never chosen:
+    a profile picks the thresholds `zoo validate` holds the file to), the
+    answers recorded at export (`validated`), and the SavedModel's name,
+    version and latency signature."""
+    if meta["kind"] == "tflite":
+        need(
+            meta.get("quantization") in QUANTIZATION_MODES,
+            "quantization",
+            f"one of {list(QUANTIZATION_MODES)}",
+        )
+    if meta["kind"] == "tpu_saved_model":
+        need(
+            meta.get("compute_dtype") in ("float32", "bfloat16"),
+            "compute_dtype",
+            "'float32' or 'bfloat16'",
+        )
+    expected = _expected_profile(meta)
+    need(
+        meta.get("validation_profile") == expected,
+        "validation_profile",
+        f"{expected!r}, the profile a {meta['kind']} artifact"
+        + (f" quantized as {expected!r}" if meta["kind"] == "tflite" else "")
+        + " is validated under",
+    )
+    validated = meta.get("validated")
+    need(
+        validated is None
+        or (
+            isinstance(validated, dict)
+            and _is_int(validated.get("texts"), 0)
+            and all(
+                isinstance(validated.get(k), str) and _HEX64.fullmatch(validated[k])
+                for k in ("texts_sha256", "predicted_labels_sha256")
+            )
+            and (
+                validated.get("labels") is None
+                or (
+                    isinstance(validated["labels"], list)
+                    and all(isinstance(x, str) for x in validated["labels"])
+                )
+            )
+            and isinstance(validated.get("signature"), str)
+            and (
+                validated.get("accuracy") is None
+                or (
+                    isinstance(validated["accuracy"], float)
+                    and 0.0 <= validated["accuracy"] <= 1.0
+                )
+            )
+        ),
+        "validated",
+        "null or the answers recorded at export: texts (a count), texts_sha256, labels "
+        "(names), signature, predicted_labels_sha256 and accuracy (0..1 or null)",
+    )
+    if meta["kind"] != "tflite":
+        need(isinstance(meta.get("name"), str), "name", "the model's name (a string)")
+        need(
+            _is_int(meta.get("version"), 1),
+            "version",
+            "the model's version (an integer >= 1)",
+        )
+        need(
+            meta.get("latency_signature") in meta["signatures"],
+            "latency_signature",
+            f"one of the signatures {sorted(meta['signatures'])[:8]}",
+        )
+
+
+def _check_source_model(meta, need):
+    """The model the artifact was exported from: its classes, its encoder's
+    configuration (a config this zoo builds, of the artifact's vocabulary)
+    and where it was (path and model.keras digest), each typed."""
+    if "source_model" not in meta:  # artifacts written before it was recorded
+        return
+    source = meta["source_model"]
+    expected = (
+        "an object with class, encoder_class, encoder_config (the encoder's configuration, "
+        "of the artifact's vocabulary_size) and optionally num_parameters, path and "
+        "model_keras_sha256"
+    )
+    need(isinstance(source, dict), "source_model", expected)
+    config = source.get("encoder_config")
+    try:
+        EncoderConfig.from_dict(config) if isinstance(config, dict) else None
+        built = isinstance(config, dict)
+    except (TypeError, ValueError):
+        built = False
+    need(
+        all(isinstance(source.get(k), str) for k in ("class", "encoder_class"))
+        and built
+        and config["vocabulary_size"] == meta["vocabulary_size"]
+        and (source.get("num_parameters") is None or _is_int(source["num_parameters"], 1))
+        and (source.get("path") is None or isinstance(source["path"], str))
+        and (
+            source.get("model_keras_sha256") is None
+            or (
+                isinstance(source["model_keras_sha256"], str)
+                and _HEX64.fullmatch(source["model_keras_sha256"])
+            )
+        ),
+        "source_model",
+        expected,
+    )
 
 
 def _check_file_fields(meta, need):

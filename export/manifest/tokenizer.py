@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import pathlib
 
-from export.manifest.files import METADATA
+from export.manifest.files import METADATA, MetadataError
 from zoo.text import description as td
 from zoo.text.tokenizer import vocabulary_sha256
 from zoo.text.tokenizer_record import (
@@ -43,7 +43,7 @@ def artifact_tokenizer(directory, meta, given=None):
                 f"artifact as {td.summary(desc)} (metadata.json tokenization); pass the "
                 "model's own tokenizer, or none."
             )
-        return given
+        return _check_special_ids(directory, meta, given)
     # The files' identity too: a file replaced after the first open is read
     # again (and checked again by read_metadata's callers).
     files = []
@@ -66,4 +66,18 @@ def artifact_tokenizer(directory, meta, given=None):
         while len(_TOKENIZERS) >= _TOKENIZERS_KEPT:
             _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
         _TOKENIZERS[key] = tokenizer
+    return _check_special_ids(directory, meta, tokenizer)
+
+
+def _check_special_ids(directory, meta, tokenizer):
+    """`tokenizer`, once metadata.json's `special_tokens` are its own ids:
+    the runners pack pairs with the recorded [SEP] id, so a swapped or moved
+    id would build every input wrongly."""
+    own = {k: int(getattr(tokenizer, f"{k}_id")) for k in ("cls", "sep", "pad", "unk")}
+    if meta.get("special_tokens") != own:
+        raise MetadataError(
+            f"{directory / METADATA}: `special_tokens` is {meta.get('special_tokens')!r:.120} "
+            f"but the artifact's tokenizer files give {own}; the file was edited. Re-export "
+            "the artifact with `zoo export`."
+        )
     return tokenizer

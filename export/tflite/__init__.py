@@ -77,6 +77,7 @@ export.saved_model.
 
 from __future__ import annotations
 
+from export.manifest.metadata import QUANTIZATION_MODES
 from export.tflite.artifact import Quantization, export_tflite
 from export.tflite.converter import TFLiteConversionError, convert
 from export.tflite.files import TEXT_MODEL_FILE, TEXT_OP_RESOLVER, mediapipe_skipped
@@ -92,7 +93,6 @@ from export.tflite.quantization import (
     INT8_FLOAT_OPS,
     LOSSY_MODES,
     MIN_REPRESENTATIVE_TEXTS,
-    QUANTIZATION_MODES,
     calibration_feeds,
     quantize_int4,
     representative_dataset,

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from export import manifest as mf
+from export.manifest.metadata import QUANTIZATION_MODES
 from export.specs import Signatures, Validation, check_texts, checked_spec
 from export.tflite.files import _tflite_files
 from export.tflite.quantization import (
     CALIBRATED_MODES,
     MIN_REPRESENTATIVE_TEXTS,
-    QUANTIZATION_MODES,
     representative_dataset,
 )
 from export.validate import validate_new_artifact

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from export.manifest.metadata import QUANTIZATION_MODES
 from export.tflite.flatbuffer import op_list
-from export.tflite.quantization import INT8_FLOAT_OPS, QUANTIZATION_MODES
+from export.tflite.quantization import INT8_FLOAT_OPS
 from zoo.utils.native_log import filtered_stderr
 
 

@@ -15,7 +15,6 @@ from export.tflite.flatbuffer import schema_py_generated as schema
 from export.tflite.graphs import signature_name
 from zoo.text.tokenizer import tokenize_texts
 
-QUANTIZATION_MODES = ("float32", "float16", "dynamic_int8", "int8", "int4")
 # Modes that take representative texts (Quantization asks for >= 100): int8
 # calibrates its activation ranges on them. int4 stores no activation range
 # (quantize_int4's activations are quantized on the fly), so it needs none.

@@ -84,7 +84,13 @@ class ExportValidationError(Exception):
 def thresholds(profile, task=None):
     """The limits a `task`'s artifact validated under `profile` must meet."""
     table = REGRESSION_THRESHOLDS if task == "regress" else THRESHOLDS
-    return table.get(profile, {})
+    if not isinstance(profile, str) or profile not in table:
+        # Never an empty set of limits: that would pass anything.
+        raise ValueError(
+            f"validation profile {profile!r:.60} has no thresholds; expected one of "
+            f"{sorted(table)}."
+        )
+    return table[profile]
 
 
 def check_thresholds(profile, results, task=None):

@@ -465,6 +465,72 @@ FORGED = {
         ("variables",),
     ),
     "SavedModel variables.index flipped": (_index_flip, "saved_model", ("variables",)),
+    # Fields the validator, the reports and the benches read, typed and
+    # compared with the files: a wrong type is not a crash, and a profile,
+    # quantization, contract or special id that the files contradict is
+    # refused rather than honoured.
+    "validation_profile unknown": (
+        _set_field("validation_profile", "bogus"),
+        "tflite",
+        ("validation_profile",),
+    ),
+    "quantization and profile int4 on a file without int4 weights": (
+        _meta(lambda m: m.update(quantization="int4", validation_profile="int4")),
+        "tflite",
+        ("quantization",),
+    ),
+    "source_model a string": (_set_field("source_model", "x"), "tflite", ("source_model",)),
+    "source_model.path a number": (
+        _meta(lambda m: m["source_model"].update(path=123)),
+        "tflite",
+        ("source_model",),
+    ),
+    "encoder_config num_layers a string": (
+        _meta(lambda m: m["source_model"]["encoder_config"].update(num_layers="x")),
+        "tflite",
+        ("source_model",),
+    ),
+    "format_version 1 with a list for task": (
+        _meta(lambda m: m.update(format_version=1, task=["classify"])),
+        "tflite",
+        ("task",),
+    ),
+    "format_version true": (_set_field("format_version", True), "tflite", ("version",)),
+    "input_contract null": (
+        _set_field("input_contract", None),
+        "tflite",
+        ("input_contract",),
+    ),
+    "input_contract dtype int64": (
+        _meta(lambda m: m["input_contract"].update(dtype="int64")),
+        "tflite",
+        ("input_contract",),
+    ),
+    "validated a list": (_set_field("validated", [1]), "tflite", ("validated",)),
+    "special tokens cls and sep swapped": (
+        _meta(
+            lambda m: m["special_tokens"].update(
+                cls=m["special_tokens"]["sep"], sep=m["special_tokens"]["cls"]
+            )
+        ),
+        "tflite",
+        ("special_tokens",),
+    ),
+    "sequence_lengths with a length no file serves": (
+        _set_field("sequence_lengths", [L, L // 2]),
+        "tflite",
+        ("sequence_lengths",),
+    ),
+    "SavedModel latency_signature a number": (
+        _set_field("latency_signature", 5),
+        "saved_model",
+        ("latency_signature",),
+    ),
+    "SavedModel version a string": (
+        _set_field("version", "x"),
+        "saved_model",
+        ("version",),
+    ),
 }
 for name, (change, kind, words) in FORGED.items():
     for w in WAYS:
@@ -543,6 +609,12 @@ MODEL_DIR_EDITS = {
         "sequence_length",
     ),
     "max_windows 0": (_model_meta(lambda m: m.update(max_windows=0)), "max_windows"),
+    # Each window is a forward pass: a recorded 10**12 would make every long
+    # text cost thousands of them (a 20 KB text with doc_stride 1: 3,875).
+    "max_windows 10**12, doc_stride 1": (
+        _model_meta(lambda m: m.update(max_windows=10**12, doc_stride=1)),
+        "max_windows",
+    ),
     "model_class edited": (
         _model_meta(lambda m: m.update(model_class="TokenClassifier")),
         "model_class",

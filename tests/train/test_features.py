@@ -6,6 +6,7 @@ import pytest
 
 from zoo.text import features
 from zoo.text.readers import QAExample, TaggedSentence
+from zoo.train.finetune import FinetuneConfig
 
 pytestmark = pytest.mark.assets
 
@@ -106,7 +107,7 @@ def test_text_windows_cover_a_long_text_in_order(tokenizer):
     text = " ".join(f"word{i}" for i in range(40))
     ids = tokenizer.tokenize([text]).to_list()[0]
     length, stride = 16, 10  # room for 14 pieces per window
-    windows = features.text_windows([text, "A short one."], tokenizer, length, stride, 99)
+    windows = features.text_windows([text, "A short one."], tokenizer, length, stride, 64)
     owner = windows.example_index.tolist()
     first = tokenizer([text, "A short one."], sequence_length=length)
     # The first window of each text is exactly what the truncating packer gives.
@@ -137,8 +138,8 @@ def test_text_windows_cap_and_bad_arguments(tokenizer):
         tokenizer.sep_id,
         tokenizer.pad_id,
     ]
-    for bad in (0, -1, 1.5, True):
-        with pytest.raises(ValueError, match="max_windows must be a positive integer"):
+    for bad in (0, -1, 1.5, True, features.MAX_WINDOWS + 1, 10**12):
+        with pytest.raises(ValueError, match="max_windows must be an integer in 1..64"):
             features.text_windows([text], tokenizer, 16, 10, bad)
     with pytest.raises(
         ValueError, match="doc_stride must be a positive integer; received 0"
@@ -174,3 +175,9 @@ def test_windowed_classification_dataset_labels_every_window(tokenizer):
     pairs = [TextExample(long, "b", text_b="second text")]
     with pytest.raises(ValueError, match="text pairs .text_b.*max_windows=1"):
         classification_dataset(pairs, ["a", "b"], tokenizer, 16, 8, max_windows=3)
+
+
+def test_finetune_config_bounds_max_windows():
+    assert FinetuneConfig(max_windows=features.MAX_WINDOWS).max_windows == 64
+    with pytest.raises(ValueError, match="--max-windows must be at most 64"):
+        FinetuneConfig(max_windows=features.MAX_WINDOWS + 1)

@@ -41,6 +41,7 @@ from zoo.models.bert_encoder import ENCODER_CLASSES
 from zoo.models.encoder_task import with_dtype_policy
 from zoo.text import description as td
 from zoo.text.description import DescriptionError
+from zoo.text.features import MAX_WINDOWS
 from zoo.text.tokenizer import (
     read_vocabulary,
     vocabulary_casing_problem,
@@ -216,7 +217,7 @@ def _check_fields(meta, path):
             _refuse(path, where.rstrip("."), f"is {settings!r:.60}; expected an object")
         for field, low, high in (
             ("sequence_length", 3, longest if _is_int(longest) else None),
-            ("max_windows", 1, None),
+            ("max_windows", 1, MAX_WINDOWS),
             ("doc_stride", 1, None),
             ("max_answer_length", 1, None),
         ):

@@ -72,7 +72,7 @@ def register(subparsers):
         "--max-windows",
         type=int,
         default=None,
-        help="classify: windows per long text (default: as fine-tuned)",
+        help="classify: windows per long text, at most 64 (default: as fine-tuned)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)

@@ -224,7 +224,7 @@ def _add_task_options(p):
         help="classify: cut a text longer than the sequence into up to N windows "
         "(stepping --doc-stride pieces), train on each window with the "
         "text's label and predict by averaging the windows' logits; 1 "
-        "truncates. Exported artifacts classify one window.",
+        "truncates, 64 at most. Exported artifacts classify one window.",
     )
     p.add_argument(
         "--max-answer-length",

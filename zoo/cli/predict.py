@@ -239,8 +239,8 @@ def register(subparsers):
         "--max-windows",
         type=int,
         default=None,
-        help="classifiers: windows per long text, logits averaged (default: as "
-        "fine-tuned for a model directory, 1 for an artifact)",
+        help="classifiers: windows per long text (at most 64), logits averaged "
+        "(default: as fine-tuned for a model directory, 1 for an artifact)",
     )
     p.add_argument("--batch-size", type=int, default=32, help="inputs per step")
     p.add_argument(

@@ -14,6 +14,7 @@ from zoo.models.encoder_task import dtype_policy_scope, with_dtype_policy
 from zoo.models.input_contract import (
     InvalidInputError,
     check_ids,
+    contract_for,
     ids_assertions,
     input_contract,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "build_encoder",
     "check_ids",
     "check_task",
+    "contract_for",
     "cosine",
     "dtype_policy_scope",
     "embed_texts",

@@ -27,16 +27,23 @@ class InvalidInputError(ValueError):
 def input_contract(model) -> dict:
     """The input contract of a zoo encoder or task model, as plain JSON data."""
     encoder = getattr(model, "encoder", model)
-    segments = encoder.num_segments
+    return contract_for(
+        encoder.vocabulary_size, encoder.max_sequence_length, encoder.num_segments
+    )
+
+
+def contract_for(vocabulary_size, max_sequence_length, num_segments) -> dict:
+    """The input contract of an encoder of these sizes (what `input_contract`
+    writes, and what a recorded contract is compared with)."""
     return {
         "inputs": list(INPUT_NAMES),
         "dtype": "int32",
         "shape": "[batch, L], the same for all three inputs",
-        "sequence_length": {"min": 1, "max": int(encoder.max_sequence_length)},
-        "token_ids": {"min": 0, "max": int(encoder.vocabulary_size) - 1},
+        "sequence_length": {"min": 1, "max": int(max_sequence_length)},
+        "token_ids": {"min": 0, "max": int(vocabulary_size) - 1},
         # A DistilBERT-style encoder ignores segments; the tokenizer still
         # writes 0 and 1 for a pair, so both are accepted.
-        "segment_ids": {"min": 0, "max": int(segments) - 1 if segments else 1},
+        "segment_ids": {"min": 0, "max": int(num_segments) - 1 if num_segments else 1},
         "padding_mask": {
             "values": [0, 1],
             "first_token_real": True,

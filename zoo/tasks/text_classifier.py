@@ -22,6 +22,7 @@ from zoo.tasks.text_task import (
     require_examples,
     targets_name,
 )
+from zoo.text.features import MAX_WINDOWS
 from zoo.text.preprocessor import TextPreprocessor, split_text_input
 from zoo.text.readers import TextExample
 from zoo.train import data as task_data
@@ -67,15 +68,19 @@ class TextClassifier(TextTaskMixin, Classifier):
         **kwargs,
     ):
         num_classes, labels = labels_and_classes(num_classes, labels, "TextClassifier")
-        for name, value in (("max_windows", max_windows), ("doc_stride", doc_stride)):
+        for name, value, high in (
+            ("max_windows", max_windows, MAX_WINDOWS),
+            ("doc_stride", doc_stride, None),
+        ):
             if (
                 not isinstance(value, (int, np.integer))
                 or isinstance(value, bool)
                 or value < 1
+                or (high is not None and value > high)
             ):
                 raise ValueError(
-                    f"TextClassifier: {name} must be a positive integer; "
-                    f"received {value!r}."
+                    f"TextClassifier: {name} must be an integer in 1.."
+                    f"{high or 'any'}; received {value!r:.40}."
                 )
         super().__init__(
             encoder, num_classes, pooling=pooling, dropout=dropout, labels=labels, **kwargs

@@ -266,6 +266,12 @@ class TextWindows:
     example_index: np.ndarray  # [W] -> index into the texts
 
 
+# The most windows one text is cut into: each is a full forward pass, so
+# the bound caps the work a long text (or a recorded max_windows) can ask
+# for; 64 windows of a 128-token sequence cover about 8,000 word pieces.
+MAX_WINDOWS = 64
+
+
 def text_windows(texts, tokenizer, sequence_length, doc_stride, max_windows):
     """`[CLS] window [SEP]` features covering up to `max_windows` windows of each text.
 
@@ -281,9 +287,9 @@ def text_windows(texts, tokenizer, sequence_length, doc_stride, max_windows):
     def whole(value):
         return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
-    if not whole(max_windows) or max_windows < 1:
+    if not whole(max_windows) or not 1 <= max_windows <= MAX_WINDOWS:
         raise ValueError(
-            f"max_windows must be a positive integer; received {max_windows!r}."
+            f"max_windows must be an integer in 1..{MAX_WINDOWS}; received {max_windows!r:.40}."
         )
     if not whole(doc_stride) or doc_stride < 1:
         raise ValueError(f"doc_stride must be a positive integer; received {doc_stride!r}.")

@@ -97,6 +97,11 @@ class FinetuneConfig:
                 "gradient_accumulation",
             ),
         )
+        if self.max_windows > feats.MAX_WINDOWS:
+            raise ValueError(
+                f"--max-windows must be at most {feats.MAX_WINDOWS} (each window is a forward "
+                f"pass of the text); received {self.max_windows}."
+            )
         if self.mixed_precision not in (None, "mixed_float16", "mixed_bfloat16"):
             raise ValueError(
                 f"--mixed-precision {self.mixed_precision!r}: expected mixed_float16 or "
