@@ -119,9 +119,15 @@ def test_fused_adam_step_is_keras_adams_step():
         ("patience", 0, "--patience must be a positive integer; received 0"),
         ("epochs", -1, "--epochs must be a positive integer; received -1"),
         ("batch_size", 2.5, "--batch-size must be a positive integer; received 2.5"),
-        ("learning_rate", 0, "--learning-rate must be > 0; received 0"),
+        ("learning_rate", 0, "--learning-rate must be a finite number > 0; received 0"),
+        ("learning_rate", float("inf"), "--learning-rate must be a finite number > 0"),
         ("warmup_fraction", 1.5, r"--warmup-fraction must be in \[0, 1\]; received 1.5"),
-        ("weight_decay", -0.1, "--weight-decay must be >= 0; received -0.1"),
+        (
+            "weight_decay",
+            -0.1,
+            "--weight-decay must be a finite number >= 0; received -0.1",
+        ),
+        ("weight_decay", float("inf"), "--weight-decay must be a finite number >= 0"),
         ("steps_per_epoch", 0, "--steps-per-epoch must be a positive integer; received 0"),
         (
             "gradient_accumulation",
@@ -144,6 +150,26 @@ def test_training_configs_name_the_bad_field(field, value, message):
             PretrainConfig(**{field: value})
         with pytest.raises(ValueError, match=message):
             check_distill_inputs("no-teacher", "bbc", DistillConfig(2, **{field: value}))
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("temperature", float("nan"), "--temperature must be a finite number > 0"),
+        ("temperature", 0, "--temperature must be a finite number > 0; received 0"),
+        ("soft_weight", -5, "--soft-weight must be a finite number >= 0; received -5"),
+        ("hard_weight", float("inf"), "--hard-weight must be a finite number >= 0"),
+        ("cosine_weight", float("nan"), "--cosine-weight must be a finite number >= 0"),
+    ],
+)
+def test_distillation_refuses_loss_numbers_that_train_to_nan_or_away(field, value, message):
+    """A NaN temperature trained to NaN, and negative weights trained the
+    student away from its teacher, both with exit 0: refused by name
+    before anything is written."""
+    from zoo.distill.pipeline import DistillConfig, check_distill_inputs
+
+    with pytest.raises(ValueError, match=message):
+        check_distill_inputs("no-teacher", "bbc", DistillConfig(2, **{field: value}))
 
 
 def test_epochs_grow_with_small_data_and_stay_pinned_by_the_flag():

@@ -23,6 +23,8 @@ tf.data pipeline, which feeds `fit` on every backend.
 
 from __future__ import annotations
 
+import math
+
 import keras
 import numpy as np
 from keras import ops
@@ -104,6 +106,25 @@ def _global_batch_mean(per_example):
     return ops.mean(per_example)
 
 
+def check_loss_numbers(**numbers):
+    """The temperature a finite number > 0, each loss weight a finite
+    number >= 0 (NaN would train to NaN; a negative weight trains the
+    student away from its teacher): a ValueError naming the flag."""
+    for name, value in numbers.items():
+        low = "> 0" if name == "temperature" else ">= 0"
+        ok = (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and (value > 0 if name == "temperature" else value >= 0)
+        )
+        if not ok:
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be a finite number {low}; "
+                f"received {value!r:.40}."
+            )
+
+
 class Distiller(keras.Model):
     """Trains `student` to match a frozen `teacher`.
 
@@ -149,8 +170,14 @@ class Distiller(keras.Model):
         **kwargs,
     ):
         super().__init__(name=name, **kwargs)
-        if temperature <= 0:
-            raise ValueError(f"temperature={temperature}: must be > 0.")
+        check_loss_numbers(
+            temperature=temperature,
+            soft_weight=soft_weight,
+            hard_weight=hard_weight,
+            cosine_weight=cosine_weight,
+            hidden_weight=hidden_weight,
+            attention_weight=attention_weight,
+        )
         teacher.trainable = False
         self.teacher = teacher
         self.student = student

@@ -43,9 +43,9 @@ def check_training_numbers(
                 f"received {value!r}."
             )
     checks = (
-        ("learning_rate", lambda v: v > 0, "> 0"),
+        ("learning_rate", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
         ("warmup_fraction", lambda v: 0 <= v <= 1, "in [0, 1]"),
-        ("weight_decay", lambda v: v >= 0, ">= 0"),
+        ("weight_decay", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
     )
     for name, ok, expected in checks:
         value = getattr(config, name, None)

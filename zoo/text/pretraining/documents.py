@@ -10,6 +10,7 @@ import pathlib
 import re
 
 from zoo.datasets import corpora
+from zoo.utils.safe_files import open_regular
 
 TEXT_SUFFIXES = (".txt", ".text", ".md")
 
@@ -67,7 +68,10 @@ def text_files(path):
 
 def _read_text(file):
     try:
-        return file.read_text(encoding="utf-8")
+        with open_regular(
+            file, "r", "give --data regular text files", encoding="utf-8"
+        ) as f:
+            return f.read()
     except UnicodeDecodeError as e:
         raise ValueError(
             f"{file}: not UTF-8 text ({e}); convert it, e.g. `iconv -t utf-8`."

@@ -12,6 +12,7 @@ import pathlib
 import sys
 
 from zoo.datasets.corpora import decode_text
+from zoo.utils.safe_files import check_regular, open_regular
 
 SPLIT_FOLDER_HINT = (
     "or a folder with train/ and test/ (and/or validation/ or dev/) entries, each a folder "
@@ -19,10 +20,16 @@ SPLIT_FOLDER_HINT = (
 )
 
 
+# What a reader says when a data file is a FIFO, a device or a socket
+# (reading one can block forever): it is refused before it is opened.
+REGULAR_DATA = "give --data regular files (a pipe or device is not read)"
+
+
 def _read_text(path):
     # A leading byte-order mark (Windows editors write one) is not text: left
     # in, it would be the first character of the first word or of the JSON.
-    return decode_text(pathlib.Path(path).read_bytes()).removeprefix("\ufeff")
+    with open_regular(path, "rb", REGULAR_DATA) as f:
+        return decode_text(f.read()).removeprefix("\ufeff")
 
 
 # --- CSV/TSV rows and JSON values of user files -----------------------------------
@@ -183,7 +190,9 @@ def utf8_error(handle, where, at, lines_read):
 
 
 def open_text(path, newline=None):
-    """`path` open for reading as UTF-8, a leading byte-order mark dropped."""
+    """`path` open for reading as UTF-8, a leading byte-order mark dropped;
+    refused unless it is a regular file (checked before it is opened)."""
+    check_regular(path, REGULAR_DATA)
     return open(path, encoding="utf-8-sig", newline=newline)
 
 
