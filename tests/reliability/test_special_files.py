@@ -42,6 +42,8 @@ from export import serving_config as sc
 from tests.hub_server import HubServer, Repo
 from tests.reliability.corpus import Case, answer, check_case, error
 from zoo.checkpoints import checkpoint_config, hub, load_model_dir, save_model_dir
+from zoo.text.pretraining.documents import read_documents
+from zoo.text.readers import read_classification, read_conll, read_regression, read_squad
 from zoo.utils.file_record import record_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -174,6 +176,20 @@ SPECIAL_CASES = [
     "checkpoint: vocab.txt a FIFO",
     "serving base: models.config a FIFO",
     "serving base: a version's metadata.json a FIFO",
+    # --data: every reader (and a FIFO inside a folder of class folders or of
+    # pretraining text) refuses it unopened instead of blocking on it.
+    *[
+        f"data: {form} a FIFO"
+        for form in (
+            "train.csv",
+            "train.jsonl",
+            "scores.tsv",
+            "squad.json",
+            "ner.conll",
+            "class folder pos/b.txt",
+            "pretraining folder b.txt",
+        )
+    ],
 ]
 
 
@@ -241,6 +257,8 @@ def _special_case(name, tmp_path, model_dir):
             path.symlink_to("/dev/zero")
         return Case(name, lambda: checkpoint_config(directory), "error", (str(directory),),
                     timeout=10, release=_release(path))  # fmt: skip
+    if name.startswith("data:"):
+        return _data_case(name, tmp_path)
     base = tmp_path / "base"
     base.mkdir()
     if name == "serving base: models.config a FIFO":
@@ -255,6 +273,36 @@ def _special_case(name, tmp_path, model_dir):
     _fifo(path)
     return Case(name, lambda: sc.check_serving_base(base, "m"), "error",
                 (str(base / "m"),), timeout=10, release=_release(path))  # fmt: skip
+
+
+def _data_case(name, tmp_path):
+    form = name.removeprefix("data: ").removesuffix(" a FIFO")
+    readers = {
+        "train.csv": read_classification,
+        "train.jsonl": read_classification,
+        "scores.tsv": read_regression,
+        "squad.json": read_squad,
+        "ner.conll": read_conll,
+    }
+    if form in readers:
+        path = tmp_path / form
+        _fifo(path)
+        read, target = (lambda: readers[form](path)), path
+    elif form.startswith("class folder"):
+        for label in ("pos", "neg"):
+            (tmp_path / "data" / label).mkdir(parents=True)
+            (tmp_path / "data" / label / "a.txt").write_text(f"a {label} text\n")
+        target = tmp_path / "data" / "pos" / "b.txt"
+        _fifo(target)
+        read = lambda: read_classification(tmp_path / "data")  # noqa: E731 - the folder's reader
+    else:
+        (tmp_path / "text").mkdir()
+        (tmp_path / "text" / "a.txt").write_text("One sentence here. And a second one.\n")
+        target = tmp_path / "text" / "b.txt"
+        _fifo(target)
+        read = lambda: read_documents(tmp_path / "text")  # noqa: E731 - pretraining's reader
+    return Case(name, read, "error", (target.name, "FIFO"), timeout=10,
+                release=_release(target))  # fmt: skip
 
 
 @pytest.mark.parametrize("name", SPECIAL_CASES)

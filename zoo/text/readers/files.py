@@ -207,7 +207,9 @@ def _need_file(path, what):
             f"{path}: is a folder; {what}, or a folder with `train` and `test` (and/or "
             "`validation` or `dev`) entries in that form."
         )
-    if not path.is_file():
+    if path.exists():
+        check_regular(path, REGULAR_DATA)  # a FIFO, a socket or a device: named
+    else:
         raise FileNotFoundError(f"{path}: no such file.")
 
 
