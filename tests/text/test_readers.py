@@ -127,6 +127,54 @@ def test_squad_v1_and_v2(tmp_path):
         )
 
 
+@pytest.mark.parametrize(
+    "qas, message",
+    [
+        # Two questions under one id: predictions are keyed by id, so the
+        # second's answer was scored for both (EM 0.5 with perfect logits).
+        (
+            [
+                {
+                    "id": "1",
+                    "question": "a?",
+                    "answers": [{"text": "Paris", "answer_start": 0}],
+                },
+                {
+                    "id": "1",
+                    "question": "b?",
+                    "answers": [{"text": "France", "answer_start": 24}],
+                },
+            ],
+            r"id '1' is also the id of data\[0\].paragraphs\[0\].qas\[0\]",
+        ),
+        # The string "false" was read as true.
+        (
+            [
+                {
+                    "id": "q",
+                    "question": "?",
+                    "answers": [{"text": "Paris", "answer_start": 0}],
+                    "is_impossible": "false",
+                }
+            ],
+            '`is_impossible` is "false"; expected true or false',
+        ),
+        # Empty text passed the offset check at any offset.
+        (
+            [{"id": "q", "question": "?", "answers": [{"text": "", "answer_start": 9999}]}],
+            "an answer's text is ''",
+        ),
+        (
+            [{"id": "q", "question": "?", "answers": [{"text": "", "answer_start": 0}]}],
+            "an answer's text is ''",
+        ),
+    ],
+)
+def test_squad_refuses_what_would_score_or_train_wrongly(tmp_path, qas, message):
+    with pytest.raises(ValueError, match=message):
+        read_squad(_squad(tmp_path / "s.json", qas))
+
+
 def test_explicit_split_files(tmp_path):
     for name in ("train.jsonl", "dev.jsonl", "test.jsonl"):
         (tmp_path / name).write_text('{"text": "a", "label": "x"}\n')

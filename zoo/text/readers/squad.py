@@ -51,7 +51,7 @@ def read_squad(path):
         )
         return value
 
-    examples = []
+    examples, seen = [], {}
     for a, article in enumerate(data["data"]):
         article = need_dict(article, f"data[{a}]")
         for p, paragraph in enumerate(
@@ -68,7 +68,17 @@ def read_squad(path):
             )
             for q, qa in enumerate(need_list(paragraph.get("qas", []), f"{where}.qas")):
                 qa = need_dict(qa, f"{where}.qas[{q}]")
-                examples.append(_squad_question(qa, context, path, f"{where}.qas[{q}]"))
+                example = _squad_question(qa, context, path, f"{where}.qas[{q}]")
+                # Predictions and scores are keyed by id: a repeated one would
+                # score one question's answer against another's.
+                _need(
+                    example.qid not in seen,
+                    path,
+                    f"{where}.qas[{q}]: id {example.qid!r:.60} is also the id of "
+                    f"{seen.get(example.qid)}; every question needs a unique id.",
+                )
+                seen[example.qid] = f"{where}.qas[{q}]"
+                examples.append(example)
     _need(examples, path, "no questions found.")
     return examples
 
@@ -88,7 +98,13 @@ def _squad_question(qa, context, path, where):
         path,
         f"{name}: `question` is {json.dumps(qa.get('question'))[:40]}, not a string.",
     )
-    impossible = bool(qa.get("is_impossible", False))
+    impossible = qa.get("is_impossible", False)
+    _need(
+        isinstance(impossible, bool),
+        path,
+        f"{name}: `is_impossible` is {json.dumps(impossible)[:40]}; expected true or false "
+        '(a JSON boolean: the string "false" would read as true).',
+    )
     raw_answers = qa.get("answers", [])
     _need(
         isinstance(raw_answers, list),
@@ -116,9 +132,16 @@ def _squad_question(qa, context, path, where):
                 "give the character offset of the answer in its context (an integer)."
             ) from None
         _need(
-            start >= 0 and context[start : start + len(text)] == text,
+            text.strip() != "",
             path,
-            f"{name}: answer {text!r} is not at answer_start={start} of its context.",
+            f"{name}: an answer's text is {text!r}; give the answer as it appears in the "
+            "context (an unanswerable question has no answers and is_impossible true).",
+        )
+        _need(
+            0 <= start < len(context) and context[start : start + len(text)] == text,
+            path,
+            f"{name}: answer {text!r:.60} is not at answer_start={start} of its context "
+            f"({len(context):,} characters).",
         )
         answers.append((text, start))
     _need(
