@@ -6,6 +6,7 @@ in `zoo demo` and `zoo distill`). The metrics are those of the examples
 given, no more."""
 
 import numpy as np
+import pytest
 
 from tests.export.conftest import TINY_LABELS, VOCABULARY, make_tiny, sentences
 from zoo.text.readers import TaggedSentence, TextExample
@@ -16,6 +17,7 @@ from zoo.train.finetune import (
     _fill_last_batch,
     _predict_whole_batches,
     evaluate_model,
+    evaluation_config,
 )
 
 
@@ -83,3 +85,16 @@ def test_tagging_evaluation_scores_every_sentence_once():
     assert model.predict_function.experimental_get_tracing_count() == 1
     assert result["num_examples"] == 67
     assert 0.0 <= result["entity_f1"] <= 1.0
+
+
+@pytest.mark.parametrize("length", [0, 2, 513, 100_000, True])
+def test_evaluation_config_refuses_a_length_the_model_cannot_take(length):
+    """`zoo evaluate --sequence-length 100000` crashed in the position
+    embedding's slice, and 0 silently used the recorded length."""
+    meta = {"encoder_config": {"max_sequence_length": 512}, "sequence_length": 128}
+    with pytest.raises(
+        ValueError, match=r"--sequence-length must be an integer in 3\.\.512"
+    ):
+        evaluation_config(meta, length)
+    assert evaluation_config(meta, 512).sequence_length == 512
+    assert evaluation_config(meta).sequence_length == 128

@@ -408,10 +408,25 @@ def evaluation_config(meta, sequence_length=None, max_windows=None):
     saved = meta.get("finetune_config") or {}
     longest = (meta.get("encoder_config") or {}).get("max_sequence_length")
     default = meta.get("sequence_length", DEFAULT_SEQUENCE_LENGTH)
+    if (
+        sequence_length is not None
+        and longest
+        and (
+            isinstance(sequence_length, bool)
+            or not isinstance(sequence_length, int)
+            or not 3 <= sequence_length <= longest
+        )
+    ):
+        raise ValueError(
+            f"--sequence-length must be an integer in 3..{longest} (this model's "
+            f"max_sequence_length); received {sequence_length!r:.40}."
+        )
     return FinetuneConfig(
         # A model directory that records no length gets the default, up to
         # the model's own maximum.
-        sequence_length=sequence_length or (min(default, longest) if longest else default),
+        sequence_length=sequence_length
+        if sequence_length is not None
+        else (min(default, longest) if longest else default),
         doc_stride=saved.get("doc_stride", 128),
         max_answer_length=saved.get("max_answer_length", 30),
         max_windows=saved.get("max_windows", 1) if max_windows is None else max_windows,
