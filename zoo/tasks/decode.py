@@ -17,7 +17,7 @@ import numpy as np
 
 from zoo.text import features as feats
 from zoo.text.readers import QAExample, TaggedSentence
-from zoo.train.metrics import bio_entities
+from zoo.text.tag_schemes import tag_entities, tag_scheme
 from zoo.utils.numeric import softmax
 
 
@@ -84,7 +84,8 @@ def tag_words(texts, tokenizer, labels, sequence_length, run_ids):
 
 def entities(text, span, words, labels):
     """`{"entities": [{"label", "text", "start", "end", "score"}], "tags"}`
-    from one text's word probabilities (BIO tags; a word without a row is O)."""
+    from one text's word probabilities (tags in the scheme of `labels`:
+    BIO, BIOES or bare types; a word without a row is O)."""
     tags, score = [], []
     for row in words:
         if np.isnan(row).any():
@@ -95,7 +96,8 @@ def entities(text, span, words, labels):
             tags.append(labels[best])
             score.append(float(row[best]))
     found = []
-    for kind, first, end in sorted(bio_entities(tags), key=lambda e: e[1]):
+    spans = tag_entities(tags, tag_scheme(labels))
+    for kind, first, end in sorted(spans, key=lambda e: e[1]):
         start, stop = span[first][0], span[end - 1][1]
         found.append(
             {

@@ -11,6 +11,8 @@ import string
 
 import numpy as np
 
+from zoo.text.tag_schemes import tag_entities, tag_scheme
+
 
 def accuracy(labels, predictions):
     labels, predictions = np.asarray(labels), np.asarray(predictions)
@@ -38,24 +40,15 @@ def macro_f1(labels, predictions, num_classes=None):
 # --- entities -----------------------------------------------------------------
 
 
-def bio_entities(tags):
-    """Set of `(type, start, end)` spans from BIO / IOB2 tags (end exclusive).
-    An `I-X` that does not continue an `X` entity starts one (conlleval's rule)."""
-    entities, start, kind = set(), None, None
-    for i, tag in enumerate(list(tags) + ["O"]):
-        prefix, _, label = tag.partition("-")
-        if tag == "O" or prefix == "B" or (prefix == "I" and label != kind):
-            if kind is not None:
-                entities.add((kind, start, i))
-            start, kind = (i, label) if prefix in ("B", "I") else (None, None)
-    return entities
-
-
 def entity_f1(gold_sequences, predicted_sequences):
-    """Micro precision / recall / F1 over exact entity spans and types."""
+    """Micro precision / recall / F1 over exact entity spans and types,
+    read in the gold tags' scheme (BIO, BIOES or bare types:
+    `zoo.text.tag_schemes`)."""
+    gold_sequences, predicted_sequences = list(gold_sequences), list(predicted_sequences)
+    scheme = tag_scheme(t for tags in gold_sequences for t in tags)
     tp = n_gold = n_pred = 0
     for gold, pred in zip(gold_sequences, predicted_sequences):
-        g, p = bio_entities(gold), bio_entities(pred)
+        g, p = tag_entities(gold, scheme), tag_entities(pred, scheme)
         tp += len(g & p)
         n_gold += len(g)
         n_pred += len(p)

@@ -8,6 +8,7 @@ import dataclasses
 import pathlib
 
 from zoo.text.readers.files import _need, _need_file, _read_text
+from zoo.text.tag_schemes import tag_scheme
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,7 +19,8 @@ class TaggedSentence:
 
 def read_conll(path):
     """List of `TaggedSentence` from a CoNLL file: the first column is the
-    word, the last the tag (BIO / IOB2); blank lines separate sentences."""
+    word, the last the tag (BIO, BIOES or bare types, one scheme per file:
+    `zoo.text.tag_schemes`); blank lines separate sentences."""
     path = pathlib.Path(path)
     _need_file(path, "tagging data is a CoNLL file")
     sentences, words, tags = [], [], []
@@ -41,4 +43,8 @@ def read_conll(path):
     if words:
         sentences.append(TaggedSentence(tuple(words), tuple(tags)))
     _need(sentences, path, "no sentences found.")
+    try:
+        tag_scheme(t for sentence in sentences for t in sentence.tags)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
     return sentences
