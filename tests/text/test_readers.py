@@ -64,6 +64,33 @@ def test_classification_errors_name_the_problem(tmp_path):
         read_classification(tmp_path / "missing")
 
 
+def test_one_class_one_spelling_and_every_class_folder_read(tmp_path):
+    """`1` and `1.0` (or `pos` and `pos `) trained as two classes, and a
+    class folder of .TXT files vanished from the labels without a word."""
+    (tmp_path / "mixed.jsonl").write_text(
+        '{"text": "a", "label": 1}\n{"text": "b", "label": 1.0}\n{"text": "c", "label": 0}\n'
+    )
+    with pytest.raises(ValueError, match="labels '1' and '1.0' name the same class"):
+        read_classification(tmp_path / "mixed.jsonl")
+    (tmp_path / "spaced.csv").write_text('text,label\na,pos\nb,"pos "\nc,neg\n')
+    with pytest.raises(ValueError, match="labels 'pos' and 'pos ' name the same class"):
+        read_classification(tmp_path / "spaced.csv")
+    (tmp_path / "versions.csv").write_text("text,label\na,1.1\nb,1.10\nc,2\n")
+    assert {e.label for e in read_classification(tmp_path / "versions.csv")} == {
+        "1.1",
+        "1.10",
+        "2",
+    }
+    for label, name in (("pos", "a.txt"), ("neg", "b.TXT"), ("neu", "c.txt")):
+        (tmp_path / "folders" / label).mkdir(parents=True)
+        (tmp_path / "folders" / label / name).write_text(f"a {label} text")
+    read = read_classification(tmp_path / "folders")
+    assert sorted({e.label for e in read}) == ["neg", "neu", "pos"]
+    (tmp_path / "folders" / "neu" / "c.txt").write_text("  \n")
+    with pytest.raises(ValueError, match=r"class folder\(s\) \['neu'\] hold no non-empty"):
+        read_classification(tmp_path / "folders")
+
+
 def test_conll(tmp_path):
     (tmp_path / "a.conll").write_text(
         "-DOCSTART- -X- O O\n\nEU NNP B-NP B-ORG\nrejects VBZ B-VP O\n"

@@ -6,6 +6,7 @@ as `TextExample`s.
 from __future__ import annotations
 
 import dataclasses
+import math
 import pathlib
 
 from zoo.text.readers.files import (
@@ -41,9 +42,11 @@ def read_classification(path, *, labelled=True):
         return _read_class_folders(path)
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        return _read_delimited(path, "\t" if suffix == ".tsv" else ",", labelled)
+        return _one_spelling(
+            _read_delimited(path, "\t" if suffix == ".tsv" else ",", labelled), path
+        )
     if suffix in (".jsonl", ".ndjson", ".json"):
-        return _read_jsonl(path, labelled)
+        return _one_spelling(_read_jsonl(path, labelled), path)
     raise ValueError(
         f"{path}: unsupported file type {suffix!r}; give one of "
         f"{', '.join(CLASSIFICATION_SUFFIXES)} with a `text` column (and `label`), a folder "
@@ -68,13 +71,21 @@ def _read_class_folders(path):
         f"found no class sub-folders holding .txt files; expected {path}/LABEL/*.txt, "
         f"{SPLIT_FOLDER_HINT}.",
     )
-    examples = []
+    examples, empty = [], []
     for folder in classes:
-        files = sorted(folder.glob("*.txt"))
-        for file in files:
-            text = _read_text(file).strip()
-            if text:
-                examples.append(TextExample(text, folder.name))
+        # .txt in any case (Windows tools write .TXT); every class folder
+        # must give texts, or the class would vanish from the labels.
+        files = sorted(f for f in folder.iterdir() if f.suffix.lower() == ".txt")
+        texts = [t for t in (_read_text(f).strip() for f in files) if t]
+        examples += [TextExample(t, folder.name) for t in texts]
+        if not texts:
+            empty.append(folder.name)
+    _need(
+        not empty or not examples,
+        path,
+        f"class folder(s) {empty[:8]} hold no non-empty .txt files, so their class(es) "
+        "would be missing from the labels; add their texts or remove the folder(s).",
+    )
     _need(
         examples,
         path,
@@ -82,6 +93,32 @@ def _read_class_folders(path):
         f"{[p.name for p in classes][:8]}){hint}; expected {path}/LABEL/*.txt, "
         f"{SPLIT_FOLDER_HINT}.",
     )
+    return examples
+
+
+def _label_key(label):
+    """What two spellings of one class share: the label without surrounding
+    spaces, and the whole number it names when it names one (1, 1.0, "1 ")."""
+    label = label.strip()
+    try:
+        number = float(label)
+    except ValueError:
+        return label
+    return int(number) if math.isfinite(number) and number.is_integer() else label
+
+
+def _one_spelling(examples, path):
+    """`examples`, unless two distinct labels name one class (`1` and `1.0`
+    in JSON, `pos` and `pos ` in a CSV): they would train as two classes."""
+    seen = {}
+    for label in sorted({e.label for e in examples if e.label is not None}):
+        other = seen.setdefault(_label_key(label), label)
+        _need(
+            other == label,
+            path,
+            f"labels {other!r:.40} and {label!r:.40} name the same class; give each class "
+            "one spelling.",
+        )
     return examples
 
 

@@ -30,6 +30,12 @@ class ScoredText:
     text_b: str | None = None
 
 
+# The largest target magnitude: the model trains in float32, where a score
+# of 1e39 is inf and one of 1e20 squares past float32's range (the loss, and
+# every metric, then NaN); 1e9 leaves room and float32's 7 digits.
+MAX_SCORE = 1e9
+
+
 def _scored_example(row, where):
     if not isinstance(row, dict):
         raise ValueError(
@@ -55,6 +61,11 @@ def _scored_example(row, where):
         ) from None
     if score != score or score in (float("inf"), float("-inf")):
         raise ValueError(f"{where}: `score` is {raw!r}; give a finite number.")
+    if abs(score) > MAX_SCORE:
+        raise ValueError(
+            f"{where}: `score` is {raw!r:.40}; targets train in float32, so give scores "
+            f"within +-{MAX_SCORE:.0e} (rescale them, e.g. to thousands or millions)."
+        )
     text_b = row.get("text_b") or None
     return ScoredText(str(row["text"]), score, None if text_b is None else str(text_b))
 
