@@ -219,3 +219,24 @@ def test_demo_student_widths_are_checked_before_anything_is_written(tmp_path, ca
         err = capsys.readouterr().err
         assert f"{flag} {value}: " in err and says in err, err
         assert not out.exists()
+
+
+def test_a_diverged_run_is_one_line_and_publishes_no_model(tmp_path, capsys):
+    """A learning rate that drives the validation loss to NaN: finetune
+    printed a RuntimeError traceback, and distill published its last,
+    diverged student with exit 0. Both now end in one line naming the cause
+    (exit 2), with no model in --out."""
+    teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
+    common = ["--data", str(data), "--sequence-length", "12", "--epochs", "1"]
+    common += ["--batch-size", "8", "--learning-rate", "1e30", "--verbose", "0"]
+    runs = {
+        "finetune": ["--model", str(teacher), "--task", "classify"],
+        "distill": ["--teacher", str(teacher), "--student-layers", "1"],
+    }
+    for command, args in runs.items():
+        out = tmp_path / command
+        assert main([command, *args, *common, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"zoo {command}: error:" in err and "was never finite" in err
+        assert "Traceback" not in err
+        assert not (out / "model").exists()

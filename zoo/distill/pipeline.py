@@ -36,7 +36,12 @@ from zoo.text.pretraining import pretraining_dataset
 from zoo.train import data as task_data
 from zoo.train import distribute as multiworker
 from zoo.train.callbacks import BestModelDirectory, EpochCounter, HistoryFile
-from zoo.train.finetune import FinetuneConfig, build_datasets, evaluate_model
+from zoo.train.finetune import (
+    FinetuneConfig,
+    TrainingDivergedError,
+    build_datasets,
+    evaluate_model,
+)
 from zoo.train.optimization import check_training_numbers, chosen_schedule, make_adamw
 from zoo.train.pretrain import corpus_documents
 from zoo.utils.atomic import atomic_file
@@ -315,6 +320,14 @@ def _distill(teacher_dir, data, out_dir, config, callbacks, verbose):
         }
     out = run.out
     if not (out / "model" / "zoo_model.json").is_file():
+        if inputs.val is not None:
+            # With validation, the best-model callback saved no epoch: the
+            # validation loss was never finite. Publishing the last student
+            # would publish a diverged one.
+            raise TrainingDivergedError(
+                f"distillation finished without a best student in {out / 'model'}: the "
+                "validation loss was never finite. Lower --learning-rate or check the data."
+            )
         save_model_dir(student, out / "model", tokenizer, extra=extra)
     history.write()
     summary = {

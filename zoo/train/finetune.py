@@ -380,11 +380,17 @@ def _fit(
     return history
 
 
+class TrainingDivergedError(ValueError):
+    """Training never reached a finite validation loss (a learning rate too
+    high for the data, or targets out of range): a bad setting, reported as
+    one line by the CLI, not a crash."""
+
+
 def _evaluate_best(out, data, task, config, train_seconds):
     """The best model's test metrics (validation when there is no test
     split), evaluated by the chief alone, outside the strategy."""
     if not (out / "model" / "zoo_model.json").is_file():
-        raise RuntimeError(
+        raise TrainingDivergedError(
             f"training finished without a best model in {out / 'model'}: validation loss "
             "was never finite. Lower --learning-rate or check the data."
         )
