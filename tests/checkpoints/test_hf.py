@@ -4,6 +4,7 @@ The ids come from HF's own tokenizer so this test pins the encoder's
 numerics alone; the tokenizer has its own parity test."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 import zoo
 from zoo.checkpoints import CheckpointMismatchError, load_hf_encoder, save_hf
 from zoo.checkpoints.hf import load_hf_weights, read_hf_tensors
+from zoo.cli import main
 
 pytestmark = pytest.mark.assets
 
@@ -233,3 +235,43 @@ def test_unsupported_activation_is_refused(minilm_dir, tmp_path):
     (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(ValueError, match="hidden_act='relu'"):
         load_hf_encoder(tmp_path / "m")
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"is_decoder": True},
+            "is_decoder=true; HF BertModel then masks attention causally",
+        ),
+        ({"add_cross_attention": True}, "add_cross_attention=true; HF BertModel then adds"),
+        ({"is_decoder": "false"}, "is_decoder='false' (str); expected true or false"),
+    ],
+)
+def test_a_decoder_config_is_refused_by_convert(
+    minilm_dir, tmp_path, capsys, change, message
+):
+    """HF's BertModel with `is_decoder` masks attention causally (and builds
+    cross-attention with `add_cross_attention`); the zoo's encoder attends
+    both ways, so such a checkpoint converted with exit 0 and other outputs."""
+    shutil.copytree(minilm_dir, tmp_path / "m")
+    cfg = json.loads((tmp_path / "m" / "config.json").read_text())
+    (tmp_path / "m" / "config.json").write_text(json.dumps({**cfg, **change}))
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "m"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "config.json: " + message in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("preset", ["bert_base", "roberta_base", "albert_base"])
+def test_every_family_refuses_what_changes_its_attention(preset):
+    from zoo.checkpoints.hf import config_from_hf, config_to_hf
+
+    hf = config_to_hf(zoo.get_preset(preset))
+    assert config_from_hf({**hf, "is_decoder": False, "add_cross_attention": False})
+    with pytest.raises(ValueError, match="position_embedding_type='relative_key'"):
+        config_from_hf({**hf, "position_embedding_type": "relative_key"})
+    if preset != "albert_base":  # AlbertModel has no decoder mode
+        with pytest.raises(ValueError, match="is_decoder=true"):
+            config_from_hf({**hf, "is_decoder": True})

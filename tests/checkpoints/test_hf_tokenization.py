@@ -9,7 +9,12 @@ import shutil
 import pytest
 
 from zoo.checkpoints import load_checkpoint
-from zoo.checkpoints.hf_tokenization import HFTokenizationError, hf_description
+from zoo.checkpoints.hf_tokenization import (
+    HFTokenizationError,
+    check_vocabulary,
+    hf_description,
+)
+from zoo.cli import main
 from zoo.text import description as td
 from zoo.text import probes
 from zoo.text.tokenizer import WordPieceTokenizer
@@ -124,6 +129,37 @@ def test_chinese_chars_off_is_described_and_refused_by_the_tokenizer(minilm_dir,
         (lambda t: t["model"].update(max_input_chars_per_word=10**9), "max_input_chars"),
         (lambda t: t["model"].update(type="Unigram"), "model.type"),
         (lambda t: t.update(post_processor={"type": "Odd"}), "post_processor.type"),
+        # A value of the wrong JSON type is refused by its path, not met with
+        # a TypeError ("unhashable type: 'list'") from the reader.
+        (lambda t: t.update(pre_tokenizer={"type": ["x"]}), "pre_tokenizer.type"),
+        (lambda t: t.update(pre_tokenizer="BertPreTokenizer"), "pre_tokenizer"),
+        (lambda t: t.update(normalizer={"type": ["x"]}), "normalizer.type"),
+        (
+            lambda t: t.update(
+                normalizer={
+                    "type": "Sequence",
+                    "normalizers": [{"type": "NFC"}, {"type": {"a": 1}}],
+                }
+            ),
+            "normalizer.normalizers[1].type",
+        ),
+        (lambda t: t["post_processor"].update(type=["x"]), "post_processor.type"),
+        (
+            lambda t: t.update(
+                pre_tokenizer={"type": "ByteLevel", "add_prefix_space": "false"}
+            ),
+            "pre_tokenizer.add_prefix_space",
+        ),
+        (
+            lambda t: t.update(
+                post_processor={
+                    "type": "BertProcessing",
+                    "cls": ["[CLS]", "101"],
+                    "sep": ["[SEP]", 102],
+                }
+            ),
+            "post_processor.cls[1]",
+        ),
     ],
 )
 def test_a_tokenizer_json_the_zoo_cannot_describe_is_refused_by_path(
@@ -155,3 +191,111 @@ def test_a_sequence_with_nfkc_is_described_and_refused_by_wordpiece(minilm_dir, 
     assert td.steps_of(description, "normalizer") == ["nfkc", "lowercase"]
     with pytest.raises(td.DescriptionError, match="nfkc"):
         td.wordpiece_arguments(description)
+
+
+def _tampered(minilm_dir, tmp_path, name, change):
+    """A copy of the real MiniLM checkpoint with `change` applied to `name`."""
+    directory = tmp_path / "minilm"
+    shutil.copytree(minilm_dir, directory)
+    if name == "vocab.txt":
+        tokens = (directory / name).read_text(encoding="utf-8").split("\n")
+        change(tokens)
+        (directory / name).write_text("\n".join(tokens), encoding="utf-8")
+    else:
+        _edit(directory / name, change)
+    return directory
+
+
+def _swap(table, a="the", b="market"):
+    table[a], table[b] = table[b], table[a]
+
+
+def _swap_lines(tokens):
+    i, j = tokens.index("the"), tokens.index("market")
+    tokens[i], tokens[j] = tokens[j], tokens[i]
+
+
+def _bert_processing(t):
+    t["post_processor"] = {
+        "type": "BertProcessing",
+        "cls": ["[CLS]", 101],
+        "sep": ["[SEP]", 103],
+    }
+
+
+@pytest.mark.parametrize(
+    "name, change, where, received",
+    [
+        (
+            "tokenizer.json",
+            lambda t: _swap(t["model"]["vocab"]),
+            "model.vocab['the']",
+            "3006",
+        ),
+        ("vocab.txt", _swap_lines, "model.vocab['market']", "3006"),
+        (
+            "tokenizer.json",
+            lambda t: t["post_processor"]["special_tokens"]["[CLS]"].update(ids=[999]),
+            "post_processor.special_tokens['[CLS]'].ids[0]",
+            "999",
+        ),
+        (
+            "tokenizer.json",
+            lambda t: t["added_tokens"][2].update(id=7),
+            "added_tokens[2].id",
+            "7",
+        ),
+        ("tokenizer.json", _bert_processing, "post_processor.sep[1]", "103"),
+        (
+            "tokenizer.json",
+            lambda t: t["model"]["vocab"].update(zzqx=30522),
+            "model.vocab['zzqx']",
+            "30522",
+        ),
+    ],
+)
+def test_tokenizer_json_ids_that_differ_from_vocab_txt_are_refused_by_convert(
+    minilm_dir, tmp_path, capsys, name, change, where, received
+):
+    """transformers' fast tokenizer takes tokenizer.json's ids, the zoo
+    vocab.txt's: a checkpoint whose two files disagree converted with exit 0
+    and tokenized differently from its source."""
+    directory = _tampered(minilm_dir, tmp_path, name, change)
+    out = tmp_path / "out"
+    assert main(["convert", str(directory), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert f"tokenizer.json: {where}: {received}, but in " in err, err
+    assert "vocab.txt" in err and "published with" in err, err
+    assert not out.exists()
+
+
+def test_the_vocabulary_check_holds_when_the_casing_is_given(minilm_dir, tmp_path):
+    """`--lowercase` skips tokenizer.json's description, not its ids."""
+    directory = _tampered(
+        minilm_dir, tmp_path, "tokenizer.json", lambda t: _swap(t["model"]["vocab"])
+    )
+    with pytest.raises(HFTokenizationError, match=r"model\.vocab\['the'\]: 3006"):
+        load_checkpoint(directory, lowercase=True)
+
+
+def test_the_published_files_agree(minilm_dir):
+    assert check_vocabulary(minilm_dir) is None
+
+
+def test_a_casing_that_does_not_fit_the_vocabulary_is_refused_before_writing(
+    minilm_dir, tmp_path, capsys
+):
+    """tokenizer.json's `lowercase: false` over MiniLM's uncased vocabulary:
+    convert wrote a model directory that its own reader then refused."""
+    directory = _tampered(
+        minilm_dir,
+        tmp_path,
+        "tokenizer.json",
+        lambda t: t["normalizer"].update(lowercase=False),
+    )
+    out = tmp_path / "out"
+    assert main(["convert", str(directory), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "lowercase is false but the vocabulary is uncased" in err, err
+    assert not out.exists()

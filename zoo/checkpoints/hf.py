@@ -35,10 +35,12 @@ from zoo.checkpoints.config_fields import (
     HF_FIELDS,
     checked,
     hf_key,
+    read_bool,
     read_choice,
     read_fields,
     read_int,
 )
+from zoo.checkpoints.hf_tokenization import check_vocabulary
 from zoo.checkpoints.names import hf_albert_name, hf_distilbert_name, hf_name, model_entries
 from zoo.checkpoints.safetensors_file import (
     check_against_config,
@@ -76,6 +78,18 @@ _TO_HF_ACTIVATION = {"gelu": "gelu", "gelu_tanh": "gelu_new"}
 # What an HF class fixes in its code, for a field it has no config.json key
 # for (DistilBertModel's LayerNorms), as the refusal names it.
 _FIXED_IN_HF = {"layer_norm_epsilon": "every LayerNorm with eps={}"}
+# config.json switches with which HF's model class computes another attention
+# than the zoo encoders' (every token attends to every real token, scores
+# from learned absolute positions): `is_decoder` gives BertModel and
+# RobertaModel a causal mask; `add_cross_attention` gives their layers
+# blocks that attend to an encoder's outputs (HF builds them only in a
+# decoder); AlbertModel ignores both. Each must be false, or the model would
+# load and give other outputs without a word.
+_DECODER_SWITCHES = {
+    "is_decoder": "masks attention causally (each token sees only those before it)",
+    "add_cross_attention": "adds cross-attention to an encoder's outputs to every layer",
+}
+_DECODER_FAMILIES = ("bert", "roberta")
 # Pre-training heads a bare encoder has no place for: BERT's, and
 # DistilBertForMaskedLM's (read and ignored, as for BERT).
 _BERT_HEADS = ("cls.",)
@@ -140,25 +154,44 @@ def config_from_hf(hf: dict, origin="config.json") -> EncoderConfig:
             )
     elif model_type == "roberta":
         _check_roberta(hf, fields, origin)
-    elif model_type == "bert":
-        read_choice(
-            hf,
-            "position_embedding_type",
-            origin,
-            "absolute",
-            ("absolute",),
-            "; the zoo's BertEncoder has learned absolute positions only",
-        )
+    _check_attention(hf, model_type, origin)
     default = _TO_HF_ACTIVATION[FAMILY_DEFAULTS[model_type]["activation"]]
     activation = _check_activation(hf, hf_key(model_type, "activation"), origin, default)
     config = EncoderConfig.for_family(model_type, **fields, activation=activation)
     return checked(config, origin)
 
 
+def _check_attention(hf, model_type, origin):
+    """Refuse the config.json settings under which HF's class for
+    `model_type` attends otherwise than the zoo's encoder: a decoder's
+    switches (`_DECODER_SWITCHES`), relative position scores."""
+    if model_type == "distilbert":  # DistilBertConfig has none of these keys
+        return
+    architecture = HF_CONFIG[model_type][0][2][0]
+    encoder = architecture.replace("Model", "Encoder")
+    for key, effect in _DECODER_SWITCHES.items():
+        if model_type in _DECODER_FAMILIES and read_bool(hf, key, origin, False):
+            raise ValueError(
+                f"{origin}: {key}=true; HF {architecture} then {effect}, but the zoo's "
+                f"{encoder} is an encoder alone (every token attends to every other), so "
+                "this checkpoint would load and give other outputs. A decoder cannot be "
+                f"converted; if these are an encoder's weights, set {key} to false (HF's "
+                "default)."
+            )
+    read_choice(
+        hf,
+        "position_embedding_type",
+        origin,
+        "absolute",
+        ("absolute",),
+        f"; the zoo's {encoder} has learned absolute positions ('absolute') only",
+    )
+
+
 def _check_roberta(hf, fields, origin):
-    """Refuse what RobertaEncoder does not compute (another padding id, other
-    position embeddings), and turn the position table's rows into the
-    longest input (`fields["max_sequence_length"]`)."""
+    """Refuse what RobertaEncoder does not compute (another padding id), and
+    turn the position table's rows into the longest input
+    (`fields["max_sequence_length"]`)."""
     # RobertaConfig's own defaults (type_vocab_size 2, eps 1e-12, 512
     # positions) are not RoBERTa's released values; sizes must be given, the
     # rest falls back to roberta-base's config.json.
@@ -170,14 +203,6 @@ def _check_roberta(hf, fields, origin):
             "(RoBERTa's <pad>). A checkpoint with another padding id would load and "
             "compute other positions."
         )
-    read_choice(
-        hf,
-        "position_embedding_type",
-        origin,
-        "absolute",
-        ("absolute",),
-        "; the zoo's RobertaEncoder has learned absolute positions ('absolute') only",
-    )
     positions = fields["max_sequence_length"]
     if positions <= ROBERTA_PADDING_IDX + 1:
         raise ValueError(
@@ -292,7 +317,11 @@ def load_hf_weights(model, directory, *, allow_partial=False):
 
 def load_hf_encoder(directory, *, allow_partial=False):
     """Build a `BertEncoder` (a `DistilBertEncoder` for model_type
-    "distilbert") from an HF directory and load its weights."""
+    "distilbert") from an HF directory and load its weights. A WordPiece
+    directory whose tokenizer.json and vocab.txt give a token different ids
+    is refused first (`hf_tokenization.check_vocabulary`): the embedding
+    rows are indexed by those ids, so one of the files does not belong to
+    the weights."""
     found = find_hf_dir(directory)
     if found is None:
         _explain_missing_hf_files(directory)
@@ -310,6 +339,8 @@ def load_hf_encoder(directory, *, allow_partial=False):
     header = read_header(found / "model.safetensors")
     check_dtypes(header, _HF_BUFFERS)
     check_against_config(header, config, found / "config.json")
+    if config.family != "roberta":  # byte-level BPE: no vocab.txt
+        check_vocabulary(directory)
     encoder = build_encoder(config)
     load_hf_weights(encoder, found, allow_partial=allow_partial)
     return encoder

@@ -9,7 +9,14 @@ model and post-processor are read into the description; a step the zoo
 has no name for is refused with the file and its JSON path named
 (`tokenizer.json: normalizer.normalizers[2].type: 'Replace' ...`). Both
 files are untrusted data: read bounded, every field typed (a string where a
-bool belongs is refused, never read as true)."""
+bool belongs is refused, never read as true; a list where a name belongs is
+refused by its path, not met with a TypeError).
+
+transformers' fast tokenizer takes its ids from tokenizer.json (`model.vocab`,
+`added_tokens`, the post-processor's special-token ids); the zoo takes them
+from vocab.txt. `check_vocabulary` refuses a directory where the two
+disagree: it would convert with exit 0 and tokenize differently from its
+source."""
 
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ import pathlib
 
 from zoo.checkpoints.config_fields import read_bool
 from zoo.text import description as td
+from zoo.text.vocabulary_file import read_vocabulary
 from zoo.utils.jsonfile import read_json_object
 
 # HF normalizer types and the description steps they are.
@@ -35,8 +43,17 @@ _PRE_TOKENIZERS = {
 }
 
 
+# What to do about a damaged tokenizer.json, or one that disagrees with vocab.txt.
+_REMEDY = "Use the tokenizer.json the checkpoint was published with"
+_VOCAB_REMEDY = (
+    "Use the tokenizer.json and vocab.txt the checkpoint was published with "
+    "(save_pretrained writes both from one vocabulary)"
+)
+
+
 class HFTokenizationError(ValueError):
-    """An HF tokenizer file declares a tokenization the zoo cannot describe."""
+    """An HF tokenizer file declares a tokenization the zoo cannot describe,
+    or ids that differ from vocab.txt's."""
 
 
 def _dirs(directory):
@@ -44,21 +61,117 @@ def _dirs(directory):
     return [directory, directory / "0_Transformer"]
 
 
+def _find(directory, name):
+    """The first `name` in `directory` or its 0_Transformer/, or None."""
+    for base in _dirs(directory):
+        if (base / name).is_file():
+            return base / name
+    return None
+
+
+def _read(path):
+    return read_json_object(path, f"use the checkpoint's own {path.name}")
+
+
 def hf_description(directory):
     """The description of an HF WordPiece checkpoint in `directory`, from
     tokenizer.json, else tokenizer_config.json, else BERT uncased's
     (HF's default). Returns `(description, source file or None)`."""
-    for base in _dirs(directory):
-        path = base / "tokenizer.json"
-        if path.is_file():
-            obj = read_json_object(path, "use the checkpoint's own tokenizer.json")
-            return _from_tokenizer_json(obj, path), path
-    for base in _dirs(directory):
-        path = base / "tokenizer_config.json"
-        if path.is_file():
-            obj = read_json_object(path, "use the checkpoint's own tokenizer_config.json")
-            return _from_tokenizer_config(obj, path), path
+    path = _find(directory, "tokenizer.json")
+    if path is not None:
+        return _from_tokenizer_json(_read(path), path), path
+    path = _find(directory, "tokenizer_config.json")
+    if path is not None:
+        return _from_tokenizer_config(_read(path), path), path
     return td.wordpiece(lowercase=True), None
+
+
+def check_vocabulary(directory):
+    """Refuse `directory` when its tokenizer.json and vocab.txt (both
+    present) give any token another id: `model.vocab` must list vocab.txt's
+    tokens with their line numbers as ids, and every special-token id
+    (`added_tokens`, the post-processor's) must be vocab.txt's id of that
+    token. The embedding rows are indexed by these ids, so when the files
+    disagree one of them does not belong to the weights."""
+    path, vocab_path = _find(directory, "tokenizer.json"), _find(directory, "vocab.txt")
+    if path is None or vocab_path is None:
+        return
+    obj = _read(path)
+    model = obj.get("model")
+    if not isinstance(model, dict) or model.get("type") != "WordPiece":
+        _refuse_model_type(path, model)
+    tokens = read_vocabulary(vocab_path)
+    ids = {token: i for i, token in enumerate(tokens)}
+    if len(ids) != len(tokens):
+        return  # a token listed twice: the tokenizer refuses it, naming both ids
+    _check_model_vocab(_object(model, "vocab", path, "model"), tokens, path, vocab_path)
+    for where, token, token_id in _special_ids(obj, path):
+        if ids.get(token) != token_id:
+            _differs(path, where, token_id, token, ids.get(token), vocab_path)
+
+
+def _differs(path, where, received, token, vocab_id, vocab_path):
+    received = "absent" if received is None else f"{received!r:.60}"
+    found = (
+        "is not in it" if vocab_id is None else f"is id {vocab_id} (line {vocab_id + 1})"
+    )
+    raise HFTokenizationError(
+        f"{path}: {where}: {received}, but in {vocab_path} {token!r:.60} {found}; "
+        "transformers' fast tokenizer would use tokenizer.json's id and the zoo "
+        f"vocab.txt's, so the converted model would tokenize differently. {_VOCAB_REMEDY}."
+    )
+
+
+def _check_model_vocab(table, tokens, path, vocab_path):
+    """`model.vocab` (token -> id) is exactly vocab.txt (token -> line)."""
+    for token, token_id in table.items():
+        if not _is_int(token_id):
+            _refuse_type(path, f"model.vocab[{token!r:.40}]", token_id, "an integer id")
+    for i, token in enumerate(tokens):
+        if table.get(token) != i:
+            _differs(
+                path, f"model.vocab[{token!r:.40}]", table.get(token), token, i, vocab_path
+            )
+    if len(table) != len(tokens):
+        known = set(tokens)
+        extra = next(token for token in table if token not in known)
+        _differs(path, f"model.vocab[{extra!r:.40}]", table[extra], extra, None, vocab_path)
+
+
+def _special_ids(obj, path):
+    """(JSON path, token, id) of every special token tokenizer.json gives an
+    id: `added_tokens` and the post-processor's."""
+    for i, item in enumerate(_list(obj, "added_tokens", path, "")):
+        where = f"added_tokens[{i}]"
+        if not isinstance(item, dict):
+            _refuse(path, where, item, "is not an object with an id and a content")
+        content = _text(item, "content", path, where)
+        yield f"{where}.id", content, _typed(item, "id", int, path, where, None)
+    node = obj.get("post_processor")
+    _post_processor_tokens(node, path)  # its fields typed
+    kind = node.get("type") if node is not None else None
+    if kind == "BertProcessing":
+        for key in ("cls", "sep"):
+            token, token_id = node[key]
+            yield f"post_processor.{key}[1]", token, token_id
+    elif kind == "TemplateProcessing":
+        yield from _template_ids(node, path)
+
+
+def _template_ids(node, path):
+    """TemplateProcessing's special tokens: each emits its `ids`, which the
+    zoo can only match as the one id of the token it is named for."""
+    where = "post_processor.special_tokens"
+    specials = _object(node, "special_tokens", path, "post_processor")
+    for name, entry in specials.items():
+        if not isinstance(entry, dict):
+            _refuse(path, f"{where}[{name!r:.40}]", entry, "is not an object")
+        ids = _list(entry, "ids", path, f"{where}[{name!r:.40}]")
+        if len(ids) != 1 or not _is_int(ids[0]):
+            _refuse(
+                path, f"{where}[{name!r:.40}].ids", ids, "is not a list of one integer id"
+            )
+        yield f"{where}[{name!r:.40}].ids[0]", name, ids[0]
 
 
 def _from_tokenizer_config(obj, path):
@@ -100,13 +213,56 @@ def _refuse(path, where, value, why):
     raise HFTokenizationError(f"{path}: {where}: {value!r:.60} {why}")
 
 
+def _refuse_type(path, where, value, expected):
+    _refuse(path, where, value, f"is not {expected}. {_REMEDY}.")
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _field(where, key):
+    return f"{where}.{key}" if where else key
+
+
 def _typed(obj, key, kind, path, where, default):
     value = obj.get(key, default)
     if kind is bool and value is not None and not isinstance(value, bool):
-        _refuse(path, f"{where}.{key}", value, "is not true, false or null")
-    if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
-        _refuse(path, f"{where}.{key}", value, "is not an integer")
+        _refuse_type(path, _field(where, key), value, "true, false or null")
+    if kind is int and not _is_int(value):
+        _refuse_type(path, _field(where, key), value, "an integer")
     return value
+
+
+def _text(obj, key, path, where, expected="a string"):
+    """`obj[key]`, a string."""
+    value = obj.get(key)
+    if not isinstance(value, str):
+        _refuse_type(path, _field(where, key), value, expected)
+    return value
+
+
+def _object(obj, key, path, where):
+    """`obj[key]`, a JSON object (an empty one when absent)."""
+    value = obj.get(key, {})
+    if not isinstance(value, dict):
+        _refuse_type(path, _field(where, key), value, "a JSON object")
+    return value
+
+
+def _list(obj, key, path, where):
+    """`obj[key]`, a JSON list (an empty one when absent or null)."""
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        _refuse_type(path, _field(where, key), value, "a JSON list")
+    return value
+
+
+def _kind(node, path, where, what):
+    """`node["type"]`, the name of a step (`what`: "a normalizer's name")."""
+    return _text(node, "type", path, where, f"a string, {what}")
 
 
 def _normalizer_steps(node, path, where="normalizer"):
@@ -114,7 +270,7 @@ def _normalizer_steps(node, path, where="normalizer"):
         return []
     if not isinstance(node, dict):
         _refuse(path, where, node, "is not an object")
-    kind = node.get("type")
+    kind = _kind(node, path, where, "a normalizer's name (e.g. 'BertNormalizer')")
     if kind == "BertNormalizer":
         clean = _typed(node, "clean_text", bool, path, where, True)
         chinese = _typed(node, "handle_chinese_chars", bool, path, where, True)
@@ -148,25 +304,37 @@ def _normalizer_steps(node, path, where="normalizer"):
     _refuse(path, f"{where}.type", kind, "is not a normalizer the zoo implements")
 
 
+def _pre_tokenizer(node, path):
+    """The description's pre-tokenizer for tokenizer.json's."""
+    if not isinstance(node, dict):
+        _refuse(path, "pre_tokenizer", node, 'is not an object with a "type"')
+    kind = _kind(node, path, "pre_tokenizer", "a pre-tokenizer's name")
+    if kind not in _PRE_TOKENIZERS:
+        _refuse(
+            path, "pre_tokenizer.type", kind, "is not a pre-tokenizer the zoo implements"
+        )
+    step = {"type": _PRE_TOKENIZERS[kind]}
+    if step["type"] == "byte_level":
+        space = _typed(node, "add_prefix_space", bool, path, "pre_tokenizer", None)
+        step["add_prefix_space"] = bool(space)
+    return step
+
+
+def _refuse_model_type(path, model):
+    _refuse(
+        path,
+        "model.type",
+        model.get("type") if isinstance(model, dict) else model,
+        "is not WordPiece (a byte-level BPE checkpoint is read as RoBERTa's)",
+    )
+
+
 def _from_tokenizer_json(obj, path):
     steps = _normalizer_steps(obj.get("normalizer"), path)
-    pre = obj.get("pre_tokenizer")
-    pre_type = pre.get("type") if isinstance(pre, dict) else pre
-    if pre_type not in _PRE_TOKENIZERS:
-        _refuse(
-            path,
-            "pre_tokenizer.type",
-            pre_type,
-            "is not a pre-tokenizer the zoo implements",
-        )
+    pre_tokenizer = _pre_tokenizer(obj.get("pre_tokenizer"), path)
     model = obj.get("model")
     if not isinstance(model, dict) or model.get("type") != "WordPiece":
-        _refuse(
-            path,
-            "model.type",
-            model.get("type") if isinstance(model, dict) else model,
-            "is not WordPiece (a byte-level BPE checkpoint is read as RoBERTa's)",
-        )
+        _refuse_model_type(path, model)
     prefix = model.get("continuing_subword_prefix", "##")
     if prefix != "##":
         _refuse(path, "model.continuing_subword_prefix", prefix, "is not '##'")
@@ -180,7 +348,7 @@ def _from_tokenizer_json(obj, path):
     description = {
         "version": td.VERSION,
         "normalizer": [{"type": s} for s in steps],
-        "pre_tokenizer": {"type": _PRE_TOKENIZERS[pre_type]},
+        "pre_tokenizer": pre_tokenizer,
         "word_normalizer": [],
         "model": {
             "type": "WordPiece",
@@ -191,8 +359,6 @@ def _from_tokenizer_json(obj, path):
         },
         "post_processor": {"type": "bert", "cls": cls, "sep": sep},
     }
-    if _PRE_TOKENIZERS[pre_type] == "byte_level":
-        description["pre_tokenizer"]["add_prefix_space"] = bool(pre.get("add_prefix_space"))
     try:
         return td.check(description, f"{path}: tokenization")
     except td.DescriptionError as e:
@@ -206,12 +372,15 @@ def _post_processor_tokens(node, path):
         return "[CLS]", "[SEP]"
     if not isinstance(node, dict):
         _refuse(path, "post_processor", node, "is not an object")
-    kind = node.get("type")
+    kind = _kind(node, path, "post_processor", "a post-processor's name")
     if kind == "BertProcessing":
-        pairs = [node.get("cls"), node.get("sep")]
-        if not all(isinstance(p, list) and p and isinstance(p[0], str) for p in pairs):
-            _refuse(path, "post_processor", node, "has no [cls, id] and [sep, id] pairs")
-        return pairs[0][0], pairs[1][0]
+        for key in ("cls", "sep"):
+            pair = node.get(key)
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+                _refuse_type(path, f"post_processor.{key}", pair, "a [token, id] pair")
+            if not _is_int(pair[1]):
+                _refuse_type(path, f"post_processor.{key}[1]", pair[1], "an integer id")
+        return node["cls"][0], node["sep"][0]
     if kind == "TemplateProcessing":
         single = node.get("single")
         if not isinstance(single, list) or len(single) != 3:
