@@ -615,6 +615,10 @@ MODEL_DIR_EDITS = {
         _model_meta(lambda m: m.update(max_windows=10**12, doc_stride=1)),
         "max_windows",
     ),
+    "task pretrain on a classifier": (
+        _model_meta(lambda m: m.update(task="pretrain")),
+        "task",
+    ),
     "model_class edited": (
         _model_meta(lambda m: m.update(model_class="TokenClassifier")),
         "model_class",

@@ -106,6 +106,19 @@ def save_model_dir(
     record) when the directory is a command's output itself (`zoo convert`,
     `zoo prune`)."""
 
+    record = record_fields(tokenizer)
+    problem = (
+        None
+        if is_byte_pair(record)
+        else vocabulary_casing_problem(tokenizer.vocabulary, record.get("lowercase", True))
+    )
+    if problem:
+        # What a read of the directory would refuse: never written.
+        raise ValueError(
+            f"{directory}: the tokenizer does not fit its vocabulary: {problem}. Give the "
+            "lowercase setting the checkpoint was trained with (zoo convert --lowercase "
+            "or --cased)."
+        )
     model = with_dtype_policy(model, "float32")
     encoder = getattr(model, "encoder", model)
     # A training-time subclass (zoo.train.distribute's multi-worker
@@ -121,7 +134,7 @@ def save_model_dir(
         # The tokenization description and the vocabulary's size and sha256,
         # checked on every load: a vocab.txt cut, extended or reordered after
         # saving would otherwise tokenize silently into other ids.
-        **record_fields(tokenizer),
+        **record,
         "labels": getattr(model, "labels", None),
         "num_parameters": int(model.count_params()),
         **(extra or {}),
@@ -362,9 +375,13 @@ def _check_against_model(directory, meta, model, desc=None):
         and meta["num_parameters"] != model.count_params()
     ):
         differs("num_parameters", meta["num_parameters"], model.count_params())
-    if meta.get("task") in TASK_MODELS and isinstance(model, tuple(TASK_MODELS.values())):
-        if task_of(model) != meta["task"]:
-            differs("task", meta["task"], task_of(model))
+    if "task" in meta:
+        # A task model records its task; `zoo pretrain` records "pretrain"
+        # on a model with no task head.
+        is_task_model = isinstance(model, tuple(TASK_MODELS.values()))
+        actual = task_of(model) if is_task_model else "pretrain"
+        if meta["task"] != actual:
+            differs("task", meta["task"], actual)
     preprocessor = getattr(model, "preprocessor", None)
     if preprocessor is not None:
         length = meta.get("sequence_length")
