@@ -73,7 +73,9 @@ def test_reader_csv_jsonl_and_clear_errors(tmp_path):
     # 1e39 is finite in Python but inf in float32: it trained to a NaN loss
     # and wrote NaN into metrics.json with exit 0.
     (tmp_path / "huge.csv").write_text("text,score\na,1\nb,1e39\n")
-    with pytest.raises(ValueError, match=r"huge.csv:3: `score` is '1e39'; targets train in"):
+    with pytest.raises(
+        ValueError, match=r"huge.csv:3: `score` is '1e39'; targets train in"
+    ):
         read_regression(tmp_path / "huge.csv")
     # Export and validation read the same files as texts (scores not needed).
     texts = read_task_examples(tmp_path / "d.csv", "regress", labelled=False).examples
