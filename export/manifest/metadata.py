@@ -359,9 +359,8 @@ def _expected_contract(meta, contract):
     """The contract `zoo export` writes for this artifact's encoder: from
     `source_model.encoder_config` when recorded, else from the contract's own
     length and segment bounds (which must then be integers)."""
-    config = (meta.get("source_model") or {}).get("encoder_config")
-    if isinstance(config, dict):
-        encoder = EncoderConfig.from_dict(config)
+    encoder = _encoder_config(meta)
+    if encoder is not None:
         longest, segments = encoder.max_sequence_length, encoder.num_segments
     else:
         longest = (contract.get("sequence_length") or {}).get("max")
@@ -456,6 +455,18 @@ def _check_validation_fields(meta, need):
         )
 
 
+def _encoder_config(meta):
+    """`source_model.encoder_config` as the `EncoderConfig` it describes, or
+    None when it is absent or not a config this zoo builds."""
+    config = (meta.get("source_model") or {}).get("encoder_config")
+    if not isinstance(config, dict):
+        return None
+    try:
+        return EncoderConfig.from_dict(config)
+    except (TypeError, ValueError):
+        return None
+
+
 def _check_source_model(meta, need):
     """The model the artifact was exported from: its classes, its encoder's
     configuration (a config this zoo builds, of the artifact's vocabulary)
@@ -469,16 +480,11 @@ def _check_source_model(meta, need):
         "model_keras_sha256"
     )
     need(isinstance(source, dict), "source_model", expected)
-    config = source.get("encoder_config")
-    try:
-        EncoderConfig.from_dict(config) if isinstance(config, dict) else None
-        built = isinstance(config, dict)
-    except (TypeError, ValueError):
-        built = False
+    encoder = _encoder_config(meta)
     need(
         all(isinstance(source.get(k), str) for k in ("class", "encoder_class"))
-        and built
-        and config["vocabulary_size"] == meta["vocabulary_size"]
+        and encoder is not None
+        and encoder.vocabulary_size == meta["vocabulary_size"]
         and (source.get("num_parameters") is None or _is_int(source["num_parameters"], 1))
         and (source.get("path") is None or isinstance(source["path"], str))
         and (

@@ -106,6 +106,17 @@ def _global_batch_mean(per_example):
     return ops.mean(per_example)
 
 
+# The Distiller's loss numbers, as DistillConfig and the CLI flags name them.
+LOSS_NUMBERS = (
+    "temperature",
+    "soft_weight",
+    "hard_weight",
+    "cosine_weight",
+    "hidden_weight",
+    "attention_weight",
+)
+
+
 def check_loss_numbers(**numbers):
     """The temperature a finite number > 0, each loss weight a finite
     number >= 0 (NaN would train to NaN; a negative weight trains the

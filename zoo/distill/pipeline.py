@@ -27,7 +27,7 @@ import tensorflow as tf
 from zoo.checkpoints import hub, load_model_dir, save_model_dir
 from zoo.checkpoints.model_dir import read_model_dir_meta
 from zoo.configs import EncoderConfig
-from zoo.distill.distiller import Distiller, check_loss_numbers
+from zoo.distill.distiller import LOSS_NUMBERS, Distiller, check_loss_numbers
 from zoo.distill.student_init import make_student
 from zoo.models import DEFAULT_SEQUENCE_LENGTH, ID_LEVEL_CLASS, MaskedLM
 from zoo.models.encoder_task import dtype_policy_scope
@@ -151,19 +151,7 @@ def check_distill_inputs(teacher_dir, data, config):
             "gradient_accumulation",
         ),
     )
-    check_loss_numbers(
-        **{
-            k: getattr(config, k)
-            for k in (
-                "temperature",
-                "soft_weight",
-                "hard_weight",
-                "cosine_weight",
-                "hidden_weight",
-                "attention_weight",
-            )
-        }
-    )
+    check_loss_numbers(**{k: getattr(config, k) for k in LOSS_NUMBERS})
     multiworker.check_strategy(config.strategy, config.tpu)
     if hub.is_hub_name(teacher_dir):
         raise ValueError(
