@@ -125,6 +125,13 @@ def program():
     try:
         return _main(None, restore=False)
     finally:
+        # Python's exit puts back the default action of every signal with a
+        # Python handler before it is over: a SIGTERM in that window would
+        # kill a process whose command has published its output and whose
+        # status is decided. Ignored, it changes nothing, as promised.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) not in (signal.SIG_IGN, None):
+                signal.signal(signum, signal.SIG_IGN)
         # The process ends next. Python's exit still frees every object by
         # its reference count and runs the atexit functions (temporary
         # directories among them), but its final collections no longer walk
@@ -146,12 +153,17 @@ def _main(argv, restore):
             args = parser.parse_args(argv)
             command = args.command or command
             status = _run(parser, args, argv)
+            handling.check()  # an interrupt a library swallowed is still one
             handling.done = True
             return status
-        except KeyboardInterrupt as e:
-            # Ctrl-C (KeyboardInterrupt) or SIGTERM (`Interrupted`): the
-            # writers removed their temporaries on the way up.
-            signum = getattr(e, "signum", signal.SIGINT)
+        except BaseException as e:
+            # Ctrl-C (KeyboardInterrupt) or SIGTERM (`Interrupted`), perhaps
+            # wrapped by C code or a library on its way: the writers removed
+            # their temporaries on the way up.
+            interrupt = interrupts.raised_in(e)
+            if interrupt is None:
+                raise
+            signum = getattr(interrupt, "signum", signal.SIGINT)
             print(interrupts.interrupted_line(command, signum), file=sys.stderr)
             return interrupts.exit_status(signum)
 
@@ -179,6 +191,8 @@ def _run(parser, args, argv):
         print(f"zoo {args.command}: error: {e}", file=sys.stderr)
         return 2
     except Exception as e:
+        if interrupts.raised_in(e) is not None:
+            raise  # an interrupt in a wrapper: `_main` reports it as one
         # A full disk first: whichever layer raised it (an OSError, or
         # TensorFlow's error from a SavedModel or checkpoint write), one line
         # naming the path and the free space there.

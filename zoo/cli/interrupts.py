@@ -12,9 +12,15 @@ a shell reports a process a signal stopped. Signals after the first are
 ignored while that cleanup runs: a second Ctrl-C must not cut it short.
 An exception raised inside a finalizer (`__del__`, a weakref callback:
 TensorFlow's objects run many) is printed and dropped by Python, so an
-`Interrupted` that lands there is delivered again, from outside it. Once
-the command has returned, a signal changes nothing: its output is
-published and its status stands (`handled(...).done`).
+`Interrupted` that lands there is delivered again, from outside it; so is
+one that C code wrapped on its way (a `SystemError` "returned a result with
+an exception set" whose cause is ours). Should a library still swallow one
+(`except Exception` around such a wrapper), nothing is published after it:
+`zoo.utils.atomic` asks `Handling.check` before every rename into place,
+and the command's status is the interrupt's. Once the command has returned,
+a signal changes nothing: its output is published and its status stands
+(`handled(...).done`; the `zoo` program then ignores both signals while
+Python exits, where its own handlers are gone).
 
 A full disk (ENOSPC or EDQUOT from a write, or TensorFlow's error whose
 message carries the same text: tf.io and the SavedModel writer report
@@ -35,6 +41,8 @@ import signal
 import sys
 import threading
 import time
+
+from zoo.utils import atomic
 
 # The commands that resume from their own checkpoints when run again with
 # the same arguments (zoo.cli.runs.training_output; demo re-runs skip the
@@ -72,14 +80,37 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+def raised_in(error):
+    """The interrupt (`Interrupted`, or Ctrl-C's KeyboardInterrupt) that
+    `error` is or was raised from, else None: C code that finds an
+    exception set where it expected none wraps it in a `SystemError`, and
+    a library may wrap it again."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, KeyboardInterrupt):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
 class Handling:
     """What `handled` yields: set `done` once the command has returned, and
     a signal after that is only recorded (it would otherwise raise while
-    the caller returns or Python exits, with the output already out)."""
+    the caller returns or Python exits, with the output already out).
+    `raised` is the signal already raised as `Interrupted`, if any."""
 
     def __init__(self):
         self.done = False
         self.seen = []
+        self.raised = None
+
+    def check(self):
+        """Raise the interrupt again if one was raised and the command is
+        still going (something swallowed it): before publishing, and when
+        the command returns."""
+        if self.raised is not None and not self.done:
+            raise Interrupted(self.raised)
 
 
 def _send_again(state, signum):
@@ -107,6 +138,7 @@ def handled(restore=True):
     def raise_once(signum, _frame):
         state.seen.append(signum)
         if len(state.seen) == 1 and not state.done:
+            state.raised = state.raised or signum
             raise Interrupted(signum)
 
     def unraisable(info, before=sys.unraisablehook):
@@ -114,13 +146,12 @@ def handled(restore=True):
         # the command would run on as if no signal had come. Send it again
         # from another thread once this hook is over, so that it lands in
         # the main thread's own code (or in another finalizer, and again).
-        error = info.exc_value
-        if not (isinstance(error, Interrupted) and state.seen and not state.done):
+        error = raised_in(info.exc_value)
+        if error is None or not (state.seen and not state.done):
             before(info)
             return
-        threading.Thread(
-            target=_send_again, args=(state, error.signum), daemon=True
-        ).start()
+        signum = getattr(error, "signum", state.raised or signal.SIGINT)
+        threading.Thread(target=_send_again, args=(state, signum), daemon=True).start()
         state.seen.clear()  # last: from here the signal raises again
 
     previous = {}
@@ -135,7 +166,8 @@ def handled(restore=True):
     hook = sys.unraisablehook
     sys.unraisablehook = unraisable
     try:
-        yield state
+        with atomic.checked_before_publishing(state.check):
+            yield state
     finally:
         state.done = True
         if sys.unraisablehook is unraisable:

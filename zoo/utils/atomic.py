@@ -49,6 +49,28 @@ WRITTEN_LATER = ("args.json", "validation-*.json")
 _UNRECORDED_MODEL_DIR = ("model.keras", "vocab.txt")
 
 
+# Asked just before anything is renamed into place; each may raise to stop
+# it. The `zoo` program adds one (zoo.cli.interrupts.handled): an interrupt
+# that a library swallowed on its way up still publishes nothing.
+_BEFORE_PUBLISHING = []
+
+
+@contextlib.contextmanager
+def checked_before_publishing(check):
+    """Within the block, `check()` runs before every publication (and may
+    raise, which removes the temporary instead)."""
+    _BEFORE_PUBLISHING.append(check)
+    try:
+        yield
+    finally:
+        _BEFORE_PUBLISHING.remove(check)
+
+
+def _before_publishing():
+    for check in list(_BEFORE_PUBLISHING):
+        check()
+
+
 class ForeignDirectoryError(FileExistsError):
     """A directory the project would replace holds files it did not write."""
 
@@ -315,6 +337,7 @@ def atomic_directory(destination, *, overwrite=True):
         yield tmp
         # Checked again: the destination may have been filled meanwhile.
         check_replaceable(destination)
+        _before_publishing()
         if destination.exists():
             # Two renames: an interrupt between them would leave no
             # destination, and the old one in a temporary that the next
@@ -362,6 +385,7 @@ def atomic_file(destination, mode="wb"):
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        _before_publishing()
         os.replace(tmp, destination)
     except BaseException:
         _remove(tmp)
