@@ -209,6 +209,21 @@ def _edited_fields():
     _changed("format: other", _meta(lambda m: m.update(format="other")), "format")
     _changed("format_version 99", _meta(lambda m: m.update(format_version=99)), "format")
     _changed("format_version '1'", _meta(lambda m: m.update(format_version="1")), "format")
+    # Version 1 had no record of files: one that carries the field anyway
+    # is checked, so a lowered version does not switch the check off.
+    _changed(
+        "format_version 1 with files: null",
+        _meta(lambda m: m.update(format_version=1, files=None)),
+        "`files`",
+    )
+    _changed(
+        "format_version 1 with a record, vocab.txt edited",
+        lambda d, s: (
+            _meta(lambda m: m.update(format_version=1))(d, s),
+            _vocab(_swap)(d, s),
+        ),
+        "vocab.txt",
+    )
     _changed(
         "encoder_config missing",
         _meta(lambda m: m.pop("encoder_config")),

@@ -52,3 +52,21 @@ def test_too_little_data_for_a_validation_split(tmp_path):
     _write(tmp_path / "d.csv", [["only one", "a"], ["only two", "b"]])
     with pytest.raises(ValueError, match="validation"):
         load_task_data(tmp_path / "d.csv", "classify")
+
+
+def test_repeated_texts_are_dropped_and_the_split_rule_says_how_many(tmp_path):
+    # Two repeats agree with the first; one gives another label.
+    rows = _rows(40) + [
+        ["text number 3", "b"],
+        ["text number 4", "a"],
+        ["text number 5", "a"],
+    ]
+    _write(tmp_path / "d.csv", rows)
+    data = load_task_data(tmp_path / "d.csv", "classify")
+    assert sum(len(v) for v in data.splits.values()) == 40
+    assert "3 repeated example(s) dropped, the first of each kept" in data.split_rule
+    assert "(1 of them with another label than the first" in data.split_rule
+    kept = {e.text: e.label for v in data.splits.values() for e in v}
+    assert kept["text number 5"] == "b"  # the first, as documented
+    _write(tmp_path / "clean.csv", _rows(40))
+    assert "repeated" not in load_task_data(tmp_path / "clean.csv", "classify").split_rule

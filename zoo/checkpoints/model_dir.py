@@ -279,7 +279,10 @@ def read_model_dir_meta(directory) -> dict:
                 f"{directory}: zoo model directory is missing {name}; it was not "
                 "written completely. Re-create it."
             )
-    if version >= 2:
+    if version >= 2 or "files" in meta:
+        # Version 1 had no record; a version-1 file that carries the field
+        # anyway (`null` included) is checked as a record all the same, so
+        # lowering the version cannot turn the check off.
         files = meta.get("files")
         if not isinstance(files, dict):
             _refuse(

@@ -34,6 +34,22 @@ def deduplicate(examples, key=None):
     return out
 
 
+def repeats(examples, key, target):
+    """`(dropped, disagreeing)`: how many examples `deduplicate(examples,
+    key)` drops, and how many of those give another target (`target(e)`: a
+    label, a score, tags, answers) than the first of their key, which is
+    the one kept."""
+    first, dropped, disagreeing = {}, 0, 0
+    for example in examples:
+        k = key(example)
+        if k in first:
+            dropped += 1
+            disagreeing += target(example) != first[k]
+        else:
+            first[k] = target(example)
+    return dropped, disagreeing
+
+
 def split_examples(examples):
     """{"train", "validation", "test"} lists by the fixed index rule."""
     split = {"train": [], "validation": [], "test": []}

@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.configs import INPUT_NAMES
-from zoo.datasets.splits import deduplicate, split_examples
+from zoo.datasets.splits import deduplicate, repeats, split_examples
 from zoo.models.task import TASKS
 from zoo.text import features as feats
 from zoo.text.readers import read_task_examples
@@ -22,6 +22,20 @@ class TaskData:
     labels: list | None  # class names / tags; None for QA and regression
     source: str
     split_rule: str
+
+
+def _text_key(example):
+    return (example.text, example.text_b)
+
+
+# Per task: what makes two examples the same, and what they should agree on.
+_REPEAT_RULES = {
+    "classify": (_text_key, lambda e: e.label),
+    "regress": (_text_key, lambda e: e.score),
+    "tag": (lambda s: s.words, lambda s: s.tags),
+    "qa": (lambda e: (e.question, e.context), lambda e: e.answers),
+}
+_TARGET_WORD = {"classify": "label", "regress": "score", "tag": "tagging", "qa": "answer"}
 
 
 def load_task_data(path, task):
@@ -56,15 +70,19 @@ def load_task_data(path, task):
                 "split, which also selected the best epoch"
             )
     else:
-        examples = read.examples
-        if task in ("classify", "regress"):
-            examples = deduplicate(examples)
-        elif task == "tag":
-            examples = deduplicate(examples, key=lambda s: s.words)
-        else:
-            examples = deduplicate(examples, key=lambda e: (e.question, e.context))
-        splits = split_examples(examples)
+        key, target = _REPEAT_RULES[task]
+        dropped, disagreeing = repeats(read.examples, key, target)
+        splits = split_examples(deduplicate(read.examples, key=key))
         rule = "de-duplicated, then i%5==0 test, i%10==1 validation, rest train"
+        if dropped:
+            # Said, not refused: real corpora repeat texts, and some label
+            # them twice differently; the user learns how many went.
+            rule += f"; {dropped} repeated example(s) dropped, the first of each kept"
+            if disagreeing:
+                rule += (
+                    f" ({disagreeing} of them with another {_TARGET_WORD[task]} than "
+                    "the first: check the data)"
+                )
     source = read.source
     for name in ("train", "validation"):
         if not splits.get(name):
