@@ -90,3 +90,17 @@ def test_finetune_and_evaluate_with_windows(minilm_dir, tmp_path, capsys):
         == 2
     )
     assert "--max-windows must be a positive integer; received 0" in capsys.readouterr().err
+    # A held-out file of the user's own: two rows of one class, every row
+    # scored with --split all (too few, and too uniform, to train on).
+    rows = data.read_text().splitlines()
+    label = rows[1].rsplit(",", 1)[1]
+    held = tmp_path / "held.csv"
+    held.write_text("\n".join([rows[0], *[r for r in rows[1:] if r.endswith(label)][:2]]))
+    model = ["evaluate", "--model", str(out / "model"), "--data", str(held), "--json"]
+    assert main([*model, "--split", "all"]) == 0
+    scored = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert scored["num_examples"] == 2 and scored["split"] == "all"
+    assert main(model) == 0  # the fixed rule's test split: the first row
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["num_examples"] == 1
+    assert main([*model, "--split", "train"]) == 2
+    assert "--split all to score every example" in capsys.readouterr().err

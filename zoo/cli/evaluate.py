@@ -11,16 +11,22 @@ from zoo.models import task_of
 from zoo.train import data as task_data
 from zoo.train.finetune import evaluate_model, evaluation_config
 
+SPLITS = ("train", "validation", "test")
+
 
 def run(args):
     model, tokenizer, meta = load_model_dir(args.model)
     task = task_of(model)
-    data = task_data.load_task_data(args.data, task)
-    examples = data.splits.get(args.split) or []
+    data = task_data.load_task_data(args.data, task, training=False)
+    if args.split == "all":
+        examples = [e for name in SPLITS for e in data.splits.get(name) or []]
+    else:
+        examples = data.splits.get(args.split) or []
     if not examples:
         raise CliError(
             f"--split {args.split}: the data has no such split "
-            f"(it has {sorted(k for k, v in data.splits.items() if v)})."
+            f"(it has {sorted(k for k, v in data.splits.items() if v) or 'no examples'}); "
+            "choose one of those, or --split all to score every example."
         )
     config = evaluation_config(meta, args.sequence_length, args.max_windows)
     result = evaluate_model(model, tokenizer, task, examples, meta.get("labels"), config)
@@ -45,12 +51,14 @@ def register(subparsers):
         formatter_class=HelpFormatter,
         description="Evaluate a fine-tuned zoo model directory on the test split (or "
         "--split) of --data, split as `zoo finetune` splits it: its own split, else "
-        "de-duplicated and split by index (i%5==0 test, i%10==1 validation).",
+        "de-duplicated and split by index (i%5==0 test, i%10==1 validation). A held-out "
+        "file of your own: --split all scores every example in it.",
         epilog=help_examples(
             """
             zoo evaluate --model runs/bbc/model --data bbc
             zoo evaluate --model runs/ner/model --data ner/ --json
             zoo evaluate --model runs/sts/model --data wordnet-sts   # pearson, spearman, mse
+            zoo evaluate --model runs/bbc/model --data held_out.csv --split all
             """
         ),
     )
@@ -59,8 +67,8 @@ def register(subparsers):
     p.add_argument(
         "--split",
         default="test",
-        choices=("train", "validation", "test"),
-        help="the split of --data to score",
+        choices=(*SPLITS, "all"),
+        help="the split of --data to score; all: every example (de-duplicated)",
     )
     p.add_argument(
         "--sequence-length",

@@ -38,14 +38,16 @@ _REPEAT_RULES = {
 _TARGET_WORD = {"classify": "label", "regress": "score", "tag": "tagging", "qa": "answer"}
 
 
-def load_task_data(path, task):
+def load_task_data(path, task, *, training=True):
     """Read `path` for `task` into train/validation/test splits.
 
     `path` is any form `zoo.text.readers.read_task_examples` reads: `bbc`
     (the project's fixed BBC News split), a folder with `train` /
     `validation` (or `dev`) / `test` entries, or one file/folder in the
     task's format, which is de-duplicated and split by the fixed rule of
-    `zoo.datasets.splits`.
+    `zoo.datasets.splits`. With `training` (the default) the train and
+    validation splits must be there and varied enough to train on; data
+    read only to be scored (`zoo evaluate`: two rows, one class) need not.
     """
     if task not in TASKS:
         raise ValueError(f"--task {task!r}: expected one of {', '.join(TASKS)}.")
@@ -84,6 +86,8 @@ def load_task_data(path, task):
                     "the first: check the data)"
                 )
     source = read.source
+    if not training:
+        return TaskData(task, splits, None, source, rule)
     for name in ("train", "validation"):
         if not splits.get(name):
             raise ValueError(
