@@ -144,6 +144,32 @@ def test_chinese_chars_off_is_described_and_refused_by_the_tokenizer(minilm_dir,
             "normalizer.normalizers[1].type",
         ),
         (lambda t: t["post_processor"].update(type=["x"]), "post_processor.type"),
+        # TemplateProcessing that packs otherwise than BERT: another type id
+        # for the second text, RoBERTa's doubled separator, no separator
+        # between the texts, another token in the middle of `single`.
+        (
+            lambda t: t["post_processor"]["pair"][3]["Sequence"].update(type_id=0),
+            "post_processor.pair[3]",
+        ),
+        (
+            lambda t: t["post_processor"]["pair"].insert(3, t["post_processor"]["pair"][2]),
+            "post_processor.pair",
+        ),
+        (lambda t: t["post_processor"]["pair"].pop(2), "post_processor.pair"),
+        (
+            lambda t: t["post_processor"]["pair"][4]["SpecialToken"].update(id="[CLS]"),
+            "post_processor.pair[4]",
+        ),
+        (
+            lambda t: t["post_processor"]["single"].__setitem__(
+                1, {"Sequence": {"id": "B", "type_id": 0}}
+            ),
+            "post_processor.single[1]",
+        ),
+        (
+            lambda t: t["post_processor"]["single"][0]["SpecialToken"].update(type_id=1),
+            "post_processor.single[0]",
+        ),
         (
             lambda t: t.update(
                 pre_tokenizer={"type": "ByteLevel", "add_prefix_space": "false"}

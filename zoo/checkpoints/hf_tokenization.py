@@ -382,15 +382,58 @@ def _post_processor_tokens(node, path):
                 _refuse_type(path, f"post_processor.{key}[1]", pair[1], "an integer id")
         return node["cls"][0], node["sep"][0]
     if kind == "TemplateProcessing":
-        single = node.get("single")
-        if not isinstance(single, list) or len(single) != 3:
-            _refuse(path, "post_processor.single", single, "is not [CLS] $A [SEP]")
-        names = []
-        for i in (0, 2):
-            item = single[i]
-            token = item.get("SpecialToken") if isinstance(item, dict) else None
-            if not isinstance(token, dict) or not isinstance(token.get("id"), str):
-                _refuse(path, f"post_processor.single[{i}]", item, "is not a special token")
-            names.append(token["id"])
-        return names[0], names[1]
+        cls, sep = _template(node, "single", path, None)
+        if node.get("pair") is not None:
+            _template(node, "pair", path, (cls, sep))
+        return cls, sep
     _refuse(path, "post_processor.type", kind, "is not a post-processor the zoo implements")
+
+
+# BERT's packing, which the zoo implements: what each item of a
+# TemplateProcessing template must be (kind, sequence or token, type id).
+_BERT_TEMPLATES = {
+    "single": (
+        ("SpecialToken", "CLS", 0),
+        ("Sequence", "A", 0),
+        ("SpecialToken", "SEP", 0),
+    ),
+    "pair": (
+        ("SpecialToken", "CLS", 0),
+        ("Sequence", "A", 0),
+        ("SpecialToken", "SEP", 0),
+        ("Sequence", "B", 1),
+        ("SpecialToken", "SEP", 1),
+    ),
+}
+_TEMPLATE_WORDS = {
+    "single": "[CLS]:0 $A:0 [SEP]:0",
+    "pair": "[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+}
+
+
+def _template(node, key, path, tokens):
+    """The [CLS] and [SEP] spellings of a TemplateProcessing template that
+    packs as BERT does (the same two as `tokens`, when given); anything
+    else (another order, other type ids, RoBERTa's doubled separator) is
+    refused by its path: the zoo would pack those inputs otherwise."""
+    where = f"post_processor.{key}"
+    items = node.get(key)
+    expected = _BERT_TEMPLATES[key]
+    why = f"is not BERT's {_TEMPLATE_WORDS[key]}, the only packing the zoo implements"
+    if not isinstance(items, list) or len(items) != len(expected):
+        _refuse(path, where, items, why)
+    names = {}
+    for i, (item, (kind, name, type_id)) in enumerate(zip(items, expected)):
+        inner = item.get(kind) if isinstance(item, dict) and len(item) == 1 else None
+        if not isinstance(inner, dict) or inner.get("type_id") != type_id:
+            _refuse(path, f"{where}[{i}]", item, why)
+        if kind == "Sequence":
+            if inner.get("id") != name:
+                _refuse(path, f"{where}[{i}]", item, why)
+            continue
+        spelling = inner.get("id")
+        if not isinstance(spelling, str) or names.setdefault(name, spelling) != spelling:
+            _refuse(path, f"{where}[{i}]", item, why)
+    if tokens is not None and (names["CLS"], names["SEP"]) != tokens:
+        _refuse(path, where, items, "names other special tokens than post_processor.single")
+    return names["CLS"], names["SEP"]
