@@ -239,3 +239,35 @@ def test_formats_that_hold_no_roberta_refuse_naming_it(small, tmp_path, capsys):
         err = capsys.readouterr().err
         assert "roberta" in err.lower(), err
         assert not out.exists()
+
+
+def test_tokenizer_json_beside_vocab_json_and_merges_must_agree(small, bpe, tmp_path):
+    """transformers' fast tokenizer reads tokenizer.json, its slow one the
+    two files: both there, they must say the same, else refused by file."""
+    import shutil
+
+    _, directory = small
+    both = tmp_path / "both"
+    shutil.copytree(directory, both)
+    shutil.copy(bpe / "tokenizer.json", both / "tokenizer.json")
+    _, tokenizer = load_checkpoint(both)
+    reference = RobertaTokenizerFast.from_pretrained(str(both))
+    for text in SENTENCES[:5]:
+        ours = np.asarray(tokenizer([text], sequence_length=64)["token_ids"])[0]
+        theirs = reference(text)["input_ids"]
+        assert ours[: len(theirs)].tolist() == theirs
+    lines = (both / "merges.txt").read_text(encoding="utf-8").splitlines()
+    swapped = both.parent / "merges_swapped"
+    shutil.copytree(both, swapped)
+    lines[5], lines[6] = lines[6], lines[5]
+    (swapped / "merges.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="tokenizer.json and merges.txt disagree"):
+        load_checkpoint(swapped)
+    vocab = json.loads((both / "vocab.json").read_text(encoding="utf-8"))
+    first, second = list(vocab)[10:12]
+    vocab[first], vocab[second] = vocab[second], vocab[first]
+    edited = both.parent / "vocab_edited"
+    shutil.copytree(both, edited)
+    (edited / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    with pytest.raises(ValueError, match="tokenizer.json and vocab.json disagree"):
+        load_checkpoint(edited)

@@ -106,19 +106,53 @@ def _vocab_path(path, fmt):
 
 
 def _byte_pair_tokenizer(path, fmt):
-    """A RoBERTa checkpoint's byte-level BPE: vocab.json + merges.txt, else
-    tokenizer.json, beside the weights."""
+    """A RoBERTa checkpoint's byte-level BPE: tokenizer.json, as transformers'
+    fast tokenizer reads it, else vocab.json + merges.txt, beside the
+    weights. Where both are there they must hold the same vocabulary and
+    merges (the slow tokenizer and other readers use the two files)."""
     path = pathlib.Path(path)
     base = find_hf_dir(path) if fmt == "hf" else (path if path.is_dir() else path.parent)
-    if (base / "vocab.json").is_file() and (base / "merges.txt").is_file():
-        return BytePairTokenizer(base / "vocab.json", base / "merges.txt")
+    files = (base / "vocab.json").is_file() and (base / "merges.txt").is_file()
     if (base / "tokenizer.json").is_file():
-        return BytePairTokenizer.from_tokenizer_json(base / "tokenizer.json")
+        tokenizer = BytePairTokenizer.from_tokenizer_json(base / "tokenizer.json")
+        if files:
+            _same_byte_pairs(
+                tokenizer, BytePairTokenizer(base / "vocab.json", base / "merges.txt"), base
+            )
+        return tokenizer
+    if files:
+        return BytePairTokenizer(base / "vocab.json", base / "merges.txt")
     raise FileNotFoundError(
         f"{path}: a RoBERTa checkpoint without its byte-level BPE files; expected "
         "vocab.json and merges.txt (or tokenizer.json) beside the weights. Copy the "
         "checkpoint's own tokenizer files next to them."
     )
+
+
+def _same_byte_pairs(described, separate, base):
+    """tokenizer.json's vocabulary and merges against vocab.json and
+    merges.txt: the first difference, by id or rank, refused."""
+    for what, ours, theirs, file in (
+        ("vocabulary", described.vocabulary, separate.vocabulary, "vocab.json"),
+        ("merges", described.merges, separate.merges, "merges.txt"),
+    ):
+        if ours == theirs:
+            continue
+        at = next(
+            (i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b),
+            min(len(ours), len(theirs)),
+        )
+        here, there = (
+            repr(x[at])[:60] if at < len(x) else "nothing" for x in (ours, theirs)
+        )
+        raise ValueError(
+            f"{base}: tokenizer.json and {file} disagree on the {what} ({len(ours):,} "
+            f"against {len(theirs):,} entries; at {at:,}, tokenizer.json has "
+            f"{here} and {file} {there}): transformers' fast tokenizer "
+            f"reads tokenizer.json and its slow one {file}, so the checkpoint has no one "
+            "tokenization. Restore the checkpoint's own files (or remove the one that "
+            "is not)."
+        )
 
 
 def checkpoint_config(path) -> EncoderConfig:
