@@ -161,3 +161,12 @@ def test_description_says_what_the_tokenizer_does(
         "mask": tok.mask_token,
     }
     assert (tok.cls_token, tok.sep_token, tok.pad_token) == ("[CLS]", "[SEP]", "<pad>")
+
+
+def test_a_long_text_is_tokenized_in_a_prefix_with_the_same_ids(spiece_dir, monkeypatch):
+    from tests.train.test_features import check_leading_texts
+
+    # SentencePiece folds every run of whitespace into one "▁": any cut holds.
+    check_leading_texts(
+        SentencePieceTokenizer(spiece_dir), monkeypatch, naive_cuts_differ=False
+    )

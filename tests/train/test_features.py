@@ -181,3 +181,78 @@ def test_finetune_config_bounds_max_windows():
     assert FinetuneConfig(max_windows=features.MAX_WINDOWS).max_windows == 64
     with pytest.raises(ValueError, match="--max-windows must be at most 64"):
         FinetuneConfig(max_windows=features.MAX_WINDOWS + 1)
+
+
+def _long_odd_text(n=3000, seed=0):
+    """Words joined by runs of mixed whitespace, with accents, CJK,
+    punctuation, a control character Python calls whitespace, and words too
+    long for a word piece."""
+    rng = np.random.default_rng(seed)
+    words = [
+        "Café",
+        "naïve",
+        "東京",
+        "don't",
+        "x" * 150,
+        "a\x1cb",
+        "(ok)",
+        "3.14",
+        "Ünïcode",
+    ]
+    words += [f"word{i}" for i in range(20)]
+    gaps = [" ", "  ", "\t", "\n", " \n  ", "\r\n", "\x1c ", "\u3000"]
+    parts = []
+    for _ in range(n):
+        parts += [words[rng.integers(len(words))], gaps[rng.integers(len(gaps))]]
+    return "".join(parts)
+
+
+def _cut_changes(tokenizer, text, positions):
+    """The positions where the text's prefix tokenizes otherwise than the
+    start of the whole text."""
+    whole = tokenizer.tokenize([text]).to_list()[0]
+    prefixes = tokenizer.tokenize([text[:i] for i in positions]).to_list()
+    return [i for i, ids in zip(positions, prefixes) if ids != whole[: len(ids)]]
+
+
+def check_leading_texts(tokenizer, monkeypatch, naive_cuts_differ=True):
+    """Windows and the truncating packer give the same ids from a long
+    text's prefix (`leading_texts`) as from the whole text; at every place
+    `leading_texts` may cut, the prefix's pieces start the whole text's,
+    where cutting at any whitespace would not."""
+    text = _long_odd_text(120, seed=5)
+    starts = [m.start() for m in features._RUN_START.finditer(text)]
+    assert len(starts) > 100 and _cut_changes(tokenizer, text, starts) == []
+    anywhere = [i for i, c in enumerate(text) if c.isspace()]
+    assert bool(_cut_changes(tokenizer, text, anywhere)) == naive_cuts_differ
+    texts = [_long_odd_text(seed=s) for s in range(4)] + ["short", " lead  and trail "]
+    cut = features.leading_texts(texts, tokenizer, 14 + 2 * 10)
+    assert all(len(c) < len(t) for c, t in zip(cut[:4], texts[:4]))  # it did cut
+    assert cut[4:] == texts[4:]
+    bounded = features.text_windows(texts, tokenizer, 16, 10, 3)
+    packed = tokenizer(features.leading_texts(texts, tokenizer, 16), sequence_length=16)
+    monkeypatch.setattr(features, "_CHARS_PER_PIECE", 10**12)  # never cut
+    assert features.leading_texts(texts, tokenizer, 34) == texts
+    whole = features.text_windows(texts, tokenizer, 16, 10, 3)
+    for key in whole.inputs:
+        np.testing.assert_array_equal(bounded.inputs[key], whole.inputs[key])
+    np.testing.assert_array_equal(bounded.example_index, whole.example_index)
+    reference = tokenizer(texts, sequence_length=16)
+    for key in reference:
+        np.testing.assert_array_equal(np.asarray(packed[key]), np.asarray(reference[key]))
+
+
+def test_a_long_text_is_tokenized_in_a_prefix_with_the_same_ids(tokenizer, monkeypatch):
+    check_leading_texts(tokenizer, monkeypatch)
+
+
+def test_a_long_text_is_tokenized_in_a_prefix_with_the_same_ids_byte_level(
+    tmp_path, monkeypatch
+):
+    from tests.bpe import train_bpe
+    from zoo.text.byte_pair_tokenizer import BytePairTokenizer
+
+    bpe = train_bpe([_long_odd_text(200, seed=9)] * 3, tmp_path, vocabulary_size=400)
+    check_leading_texts(
+        BytePairTokenizer(bpe / "vocab.json", bpe / "merges.txt"), monkeypatch
+    )

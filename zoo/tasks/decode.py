@@ -36,8 +36,10 @@ def classify_logits(
     texts = list(texts)
     if texts_b is not None or max_windows == 1:
         ids = tokenizer(
-            texts,
-            texts_b if texts_b is None else list(texts_b),
+            feats.leading_texts(texts, tokenizer, sequence_length),
+            texts_b
+            if texts_b is None
+            else feats.leading_texts(texts_b, tokenizer, sequence_length),
             sequence_length=sequence_length,
         )
         logits = run_ids({k: np.asarray(v) for k, v in ids.items()})["logits"]
@@ -51,8 +53,10 @@ def regression_scores(texts, texts_b, tokenizer, sequence_length, run_ids):
     """`scores [N]` float64 of a regression head: one window per text or pair
     (the tokenizer's truncating packer, as `zoo finetune --task regress`)."""
     ids = tokenizer(
-        list(texts),
-        texts_b if texts_b is None else list(texts_b),
+        feats.leading_texts(texts, tokenizer, sequence_length),
+        texts_b
+        if texts_b is None
+        else feats.leading_texts(texts_b, tokenizer, sequence_length),
         sequence_length=sequence_length,
     )
     scores = run_ids({k: np.asarray(v) for k, v in ids.items()})["score"]
