@@ -99,6 +99,23 @@ def test_main_gives_the_callers_handlers_back(own_signals):
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
+def _through_program_and_main(script):
+    """`script` (with `{entry}` for `program` or `main`) run in a fresh
+    Python each way: the finished processes by entry."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    return {
+        entry: subprocess.run(
+            [sys.executable, "-c", script.format(entry=entry)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        for entry in ("program", "main")
+    }
+
+
 def test_the_program_exits_quietly_when_a_signal_comes_as_it_exits():
     """A real `zoo` process: the command has finished and a SIGINT arrives
     while Python exits (an atexit hook sends it): status 0, no traceback.
@@ -110,18 +127,7 @@ def test_the_program_exits_quietly_when_a_signal_comes_as_it_exits():
         "sys.argv = ['zoo', 'presets']\n"
         "raise SystemExit({entry}())\n"
     )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    done = {
-        entry: subprocess.run(
-            [sys.executable, "-c", script.format(entry=entry)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        for entry in ("program", "main")
-    }
+    done = _through_program_and_main(script)
     program = done["program"]
     assert program.returncode == 0, program.stderr[-2000:]
     assert "Traceback" not in program.stderr, program.stderr[-2000:]
@@ -151,18 +157,7 @@ def test_a_signal_while_python_finalizes_changes_nothing():
         "sys.argv = ['zoo', 'presets']\n"
         "raise SystemExit({entry}())\n"
     )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    done = {
-        entry: subprocess.run(
-            [sys.executable, "-c", script.format(entry=entry)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        for entry in ("program", "main")
-    }
+    done = _through_program_and_main(script)
     assert done["program"].returncode == 0, done["program"].stderr[-2000:]
     assert "bert" in done["program"].stdout and "finalized" in done["program"].stdout
     assert done["main"].returncode == -signal.SIGTERM
