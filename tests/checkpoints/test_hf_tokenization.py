@@ -325,3 +325,18 @@ def test_a_casing_that_does_not_fit_the_vocabulary_is_refused_before_writing(
     err = capsys.readouterr().err
     assert "lowercase is false but the vocabulary is uncased" in err, err
     assert not out.exists()
+
+
+def test_a_null_post_processor_packs_pairs_as_transformers_does(minilm_dir, tmp_path):
+    """No post-processor in tokenizer.json: transformers' BertTokenizer
+    packs as BERT (measured with transformers 5), and so does the zoo."""
+    directory = tmp_path / "null_post"
+    shutil.copytree(minilm_dir, directory)
+    _edit(directory / "tokenizer.json", lambda t: t.update(post_processor=None))
+    reference = transformers.AutoTokenizer.from_pretrained(str(directory))
+    _, tokenizer = load_checkpoint(directory)
+    theirs = reference("Shares fell.", "The striker scored.")
+    n = len(theirs["input_ids"])
+    ours = tokenizer(["Shares fell."], ["The striker scored."], sequence_length=n)
+    assert ours["token_ids"].numpy()[0].tolist() == theirs["input_ids"]
+    assert ours["segment_ids"].numpy()[0].tolist() == theirs["token_type_ids"]

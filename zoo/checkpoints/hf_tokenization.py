@@ -415,11 +415,18 @@ def _template(node, key, path, tokens):
     """The [CLS] and [SEP] spellings of a TemplateProcessing template that
     packs as BERT does (the same two as `tokens`, when given); anything
     else (another order, other type ids, RoBERTa's doubled separator) is
-    refused by its path: the zoo would pack those inputs otherwise."""
+    refused by its path. Such a file has no one packing: transformers 4's
+    fast tokenizer follows the template, transformers 5's BertTokenizer
+    packs as BERT whatever it says (measured with 5.25)."""
     where = f"post_processor.{key}"
     items = node.get(key)
     expected = _BERT_TEMPLATES[key]
-    why = f"is not BERT's {_TEMPLATE_WORDS[key]}, the only packing the zoo implements"
+    why = (
+        f"is not BERT's {_TEMPLATE_WORDS[key]}, the packing the zoo implements "
+        "(transformers 4 packs by this template, transformers 5 as BERT: the file "
+        "has no one packing). Restore the checkpoint's own tokenizer.json, or set "
+        "its post_processor to null for BERT's"
+    )
     if not isinstance(items, list) or len(items) != len(expected):
         _refuse(path, where, items, why)
     names = {}
