@@ -28,6 +28,7 @@ from zoo.checkpoints.model_dir import (
 )
 from zoo.checkpoints.tf1 import find_tf1_checkpoint, load_tf1_encoder, save_tf1
 from zoo.configs import EncoderConfig
+from zoo.text.byte_pair_files import merge_list, vocabulary_list
 from zoo.text.byte_pair_tokenizer import BytePairTokenizer
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.utils.jsonfile import read_json_object
@@ -116,9 +117,7 @@ def _byte_pair_tokenizer(path, fmt):
     if (base / "tokenizer.json").is_file():
         tokenizer = BytePairTokenizer.from_tokenizer_json(base / "tokenizer.json")
         if files:
-            _same_byte_pairs(
-                tokenizer, BytePairTokenizer(base / "vocab.json", base / "merges.txt"), base
-            )
+            _same_byte_pairs(tokenizer, base)
         return tokenizer
     if files:
         return BytePairTokenizer(base / "vocab.json", base / "merges.txt")
@@ -129,12 +128,15 @@ def _byte_pair_tokenizer(path, fmt):
     )
 
 
-def _same_byte_pairs(described, separate, base):
-    """tokenizer.json's vocabulary and merges against vocab.json and
-    merges.txt: the first difference, by id or rank, refused."""
+def _same_byte_pairs(described, base):
+    """tokenizer.json's vocabulary and merges (`described`) against
+    vocab.json and merges.txt, read as lists only: the first difference,
+    by id or rank, refused."""
+    tokens, _ = vocabulary_list(base / "vocab.json")
+    pairs, _ = merge_list(base / "merges.txt")
     for what, ours, theirs, file in (
-        ("vocabulary", described.vocabulary, separate.vocabulary, "vocab.json"),
-        ("merges", described.merges, separate.merges, "merges.txt"),
+        ("vocabulary", described.vocabulary, tokens, "vocab.json"),
+        ("merges", described.merges, [f"{a} {b}" for a, b in pairs], "merges.txt"),
     ):
         if ours == theirs:
             continue
