@@ -54,7 +54,7 @@ from export import manifest as mf
 from export.consistency import RECORD_COLLECTION, artifact_record
 from export.serving_config import check_serving_base, write_serving_files
 from export.specs import ServingVersion, TpuBuckets, Validation, checked_spec
-from export.validate import validate_new_artifact
+from export.validate import check_validation_texts, validate_new_artifact
 from zoo.models import (
     INPUT_NAMES,
     ids_assertions,
@@ -335,8 +335,8 @@ def export_saved_model(
         sequence_length: the text signatures pad/truncate to this length
             (default: a text model's own length, else 128).
         validation: a `Validation` (export.specs): >= 200 real texts (pairs
-            for QA; None, or no texts, runs a load-and-run check on probe
-            sentences only), optional gold labels, allow_degraded.
+            for QA; fewer are refused before anything is built; None runs a
+            load-and-run check on probe sentences only), optional gold labels, allow_degraded.
         source_dir: the zoo model directory the model came from (recorded, so
             `zoo validate` can find the reference model later).
 
@@ -344,6 +344,7 @@ def export_saved_model(
     """
     serving = checked_spec("export_saved_model", "serving", serving, ServingVersion)
     validation = checked_spec("export_saved_model", "validation", validation, Validation)
+    check_validation_texts(validation, "export_saved_model")
     task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
     sequence_length = _checked_sequence_length(model, sequence_length)
@@ -521,6 +522,7 @@ def export_tpu_saved_model(
     validation = checked_spec(
         "export_tpu_saved_model", "validation", validation, Validation
     )
+    check_validation_texts(validation, "export_tpu_saved_model")
     task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
     compute_dtype, batch_size = buckets.compute_dtype, buckets.batch_size

@@ -19,7 +19,7 @@ from export.tflite.quantization import (
     MIN_REPRESENTATIVE_TEXTS,
     representative_dataset,
 )
-from export.validate import validate_new_artifact
+from export.validate import check_validation_texts, validate_new_artifact
 from zoo.models import INPUT_NAMES, task_of
 from zoo.text import description as td
 from zoo.text.tokenizer import WordPieceTokenizer
@@ -93,8 +93,9 @@ def export_tflite(
             `serving_L{L}` signature each in one file (None: a text model's
             own length, else 128), and `text_in` (also `model_text.tflite`).
         validation: a `Validation` (export.specs): its texts (every file is
-            re-loaded in LiteRT and compared with the Keras model; None, or
-            no texts: a load-and-run check on probe sentences only), labels,
+            re-loaded in LiteRT and compared with the Keras model; at least
+            200, refused before anything is built; None: a load-and-run
+            check on probe sentences only), labels,
             allow_degraded and workers.
         source_dir: the zoo model directory the model came from (recorded).
         overwrite: replace an existing `out_dir`.
@@ -104,6 +105,7 @@ def export_tflite(
     quantization = checked_spec("export_tflite", "quantization", quantization, Quantization)
     signatures = checked_spec("export_tflite", "signatures", signatures, Signatures)
     validation = checked_spec("export_tflite", "validation", validation, Validation)
+    check_validation_texts(validation, "export_tflite")
     task_of(model)  # a clear TypeError for anything but a zoo task model
     tokenizer = mf.model_tokenizer(model, tokenizer)
     text_in = signatures.text_in

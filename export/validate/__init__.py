@@ -34,7 +34,12 @@ re-exports their names.
 from __future__ import annotations
 
 from export.mediapipe_probes import mediapipe_probes, mediapipe_probes_line
-from export.validate.artifact import PROBE_TEXTS, validate_artifact, validate_new_artifact
+from export.validate.artifact import (
+    PROBE_TEXTS,
+    check_validation_texts,
+    validate_artifact,
+    validate_new_artifact,
+)
 from export.validate.claims import answers, check_claims, texts_sha256
 from export.validate.limits import (
     LATENCY_RUNS,
@@ -59,6 +64,7 @@ __all__ = [
     "LOWER_IS_BETTER",
     "MIN_VALIDATION_TEXTS",
     "PROBE_TEXTS",
+    "check_validation_texts",
     "REGRESSION_THRESHOLDS",
     "REPORT",
     "SECONDARY_TEXTS",

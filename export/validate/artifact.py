@@ -41,6 +41,14 @@ def _check_texts(texts, who):
     return texts
 
 
+def check_validation_texts(validation, who):
+    """An exporter's first check of its `Validation`: too few texts are
+    refused before anything is built, not after the whole file was written
+    and loaded. None (a load-and-run check on probe sentences) passes."""
+    if validation.texts is not None:
+        _check_texts(validation.texts, who)
+
+
 def validate_artifact(
     artifact,
     texts,

@@ -62,6 +62,37 @@ def test_parse_errors_and_user_errors(tmp_path, capsys):
     assert "no such directory" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("fmt", ["tflite", "saved_model"])
+def test_too_few_validation_texts_are_refused_before_anything_is_built(
+    fmt, tmp_path, capsys, monkeypatch
+):
+    """199 texts cannot prove an artifact: refused with the count and the way
+    out before the exporter runs (it used to build the whole file first)."""
+    import zoo.cli.export as cli_export
+
+    def exporter_ran(*args, **kwargs):
+        raise AssertionError("the exporter ran")
+
+    monkeypatch.setattr(cli_export, "export_tflite", exporter_ran)
+    monkeypatch.setattr(cli_export, "_export_serving", exporter_ran)
+    model_dir = tmp_path / "tiny"
+    save_model_dir(make_tiny(), model_dir, WordPieceTokenizer(VOCABULARY))
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"text": t, "label": TINY_LABELS[i % 3]}) + "\n"
+            for i, t in enumerate(sentences(199, seed=3))
+        )
+    )
+    argv = ["export", "--model", str(model_dir), "--format", fmt]
+    argv += ["--sequence-lengths", "16", "--data", str(data), "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--data {data}: 199 texts to validate on; validation needs at least 200" in err
+    assert "Pass more (e.g. --data bbc)" in err
+    assert not (tmp_path / "o").exists()
+
+
 def test_help_has_worked_examples(capsys):
     for command in ("export", "validate"):
         with pytest.raises(SystemExit):

@@ -117,3 +117,19 @@ def test_an_exporter_refuses_a_loose_value_where_a_spec_belongs(export, field, t
         export(object(), None, tmp_path / "out", **{field: "float32"})
     assert not (tmp_path / "out").exists()
     assert checked_spec("f", "validation", None, Validation) == Validation()
+
+
+@pytest.mark.parametrize(
+    "export", [export_tflite, export_saved_model, export_tpu_saved_model]
+)
+def test_an_exporter_refuses_too_few_validation_texts_before_touching_the_model(
+    export, tmp_path
+):
+    """The model here is not one: the count is checked before it is looked at."""
+    validation = Validation([f"text {i}" for i in range(199)])
+    with pytest.raises(
+        ValueError,
+        match=rf"{export.__name__}: validation needs at least 200 .* received 199",
+    ):
+        export(object(), None, tmp_path / "out", validation=validation)
+    assert not (tmp_path / "out").exists()

@@ -30,6 +30,7 @@ from export.serving_config import check_serving_base
 from export.specs import ServingVersion, Signatures, TpuBuckets, Validation
 from export.tflite import CALIBRATED_MODES, QUANTIZATION_MODES, Quantization, export_tflite
 from export.validate import (
+    MIN_VALIDATION_TEXTS,
     ExportValidationError,
     format_report,
     validate_artifact,
@@ -298,6 +299,12 @@ def run_export(args):
     calibration, texts, labels, note = calibration_and_validation(
         args.data, task=task_of(model)
     )
+    if len(texts) < MIN_VALIDATION_TEXTS:  # refused here, before the export is built
+        raise ValueError(
+            f"--data {args.data}: {len(texts)} texts to validate on; validation needs at least "
+            f"{MIN_VALIDATION_TEXTS} real texts to say anything about label agreement. "
+            "Pass more (e.g. --data bbc)."
+        )
     print(
         f"exporting {type(model).__name__} from {args.model} as {args.format}"
         f"{' ' + args.quantize if args.format == 'tflite' else ''}, lengths {lengths}; "
