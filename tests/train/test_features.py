@@ -6,7 +6,7 @@ import pytest
 
 from zoo.text import features
 from zoo.text.readers import QAExample, TaggedSentence
-from zoo.train.finetune import FinetuneConfig
+from zoo.train.finetune import FinetuneConfig, check_inputs
 
 pytestmark = pytest.mark.assets
 
@@ -181,6 +181,13 @@ def test_finetune_config_bounds_max_windows():
     assert FinetuneConfig(max_windows=features.MAX_WINDOWS).max_windows == 64
     with pytest.raises(ValueError, match="--max-windows must be at most 64"):
         FinetuneConfig(max_windows=features.MAX_WINDOWS + 1)
+    # Windows are classify's: another task refuses them instead of recording
+    # a setting it never used in its model directory.
+    for task in ("regress", "tag", "qa"):
+        with pytest.raises(
+            ValueError, match=f"--max-windows 4: .*drop it for --task {task}"
+        ):
+            check_inputs("no-model", "no-data", task, FinetuneConfig(max_windows=4))
 
 
 def _long_odd_text(n=3000, seed=0):

@@ -119,7 +119,7 @@ def test_fused_adam_step_is_keras_adams_step():
         ("patience", 0, "--patience must be a positive integer; received 0"),
         ("epochs", -1, "--epochs must be a positive integer; received -1"),
         ("batch_size", 2.5, "--batch-size must be a positive integer; received 2.5"),
-        ("learning_rate", 0, "--learning-rate must be a finite number > 0; received 0"),
+        ("learning_rate", 0, "--learning-rate must be a finite number > 0 .*; received 0"),
         ("learning_rate", float("inf"), "--learning-rate must be a finite number > 0"),
         ("warmup_fraction", 1.5, r"--warmup-fraction must be in \[0, 1\]; received 1.5"),
         (
@@ -134,6 +134,20 @@ def test_fused_adam_step_is_keras_adams_step():
             True,
             "--gradient-accumulation must be a positive integer",
         ),
+        # Bounded by what each number becomes, not only by its sign.
+        ("sequence_length", 2, r"--sequence-length must be at least [38] \(.*received 2"),
+        ("seed", -1, r"--seed must be an integer in 0\.\.4294967295; received -1"),
+        ("seed", 2**32, r"--seed must be an integer in 0\.\.4294967295"),
+        ("batch_size", 10**20, "--batch-size must be at most 2,147,483,647"),
+        ("gradient_accumulation", 2**31, "--gradient-accumulation must be at most"),
+        (
+            "learning_rate",
+            1e-300,
+            "--learning-rate must be a finite number > 0 that float32",
+        ),
+        ("learning_rate", 1e39, "--learning-rate must be a finite number > 0 that float32"),
+        ("weight_decay", 1e39, "--weight-decay must be a finite number >= 0"),
+        ("weight_decay", 3e4, "drives the weights through zero; lower --learning-rate"),
     ],
 )
 def test_training_configs_name_the_bad_field(field, value, message):
@@ -160,6 +174,8 @@ def test_training_configs_name_the_bad_field(field, value, message):
         ("soft_weight", -5, "--soft-weight must be a finite number >= 0; received -5"),
         ("hard_weight", float("inf"), "--hard-weight must be a finite number >= 0"),
         ("cosine_weight", float("nan"), "--cosine-weight must be a finite number >= 0"),
+        ("temperature", 1e39, r"--temperature must be at most 1e\+06; received 1e\+39"),
+        ("soft_weight", 1e7, r"--soft-weight must be at most 1e\+06"),
     ],
 )
 def test_distillation_refuses_loss_numbers_that_train_to_nan_or_away(field, value, message):
@@ -195,3 +211,90 @@ def test_epochs_grow_with_small_data_and_stay_pinned_by_the_flag():
     assert training_epochs(None, 2, capped=True)[0] == AUTO_EPOCHS
     epochs, why = training_epochs(None, 25)
     assert "25 updates an epoch" in why and "--epochs N pins it" in why
+
+
+def test_numbers_bounded_by_other_numbers_are_refused_before_anything_is_written():
+    """Checks that need two numbers, or one command's own: a QA answer of at
+    least one word piece, a pre-training example of at least 8 tokens, no
+    validation to select on in general distillation, and some loss left to
+    train a student (also once a narrower student drops the cosine term)."""
+    from zoo.distill.pipeline import DistillConfig, check_distill_inputs
+    from zoo.train.finetune import FinetuneConfig
+    from zoo.train.pretrain import PretrainConfig
+
+    with pytest.raises(ValueError, match="--max-answer-length must be a positive integer"):
+        FinetuneConfig(max_answer_length=0)
+    FinetuneConfig(sequence_length=3)  # [CLS] one piece [SEP]
+    with pytest.raises(
+        ValueError, match=r"--sequence-length must be at least 8 .*received 5"
+    ):
+        PretrainConfig(sequence_length=5, max_predictions=2)
+    # --max-predictions is a most: above the length it masks at most the length
+    # (tests/train/test_pretraining_data.py), so the default takes a short length.
+    PretrainConfig(sequence_length=16)
+    with pytest.raises(ValueError, match="--max-predictions must be at most 2,147,483,647"):
+        PretrainConfig(sequence_length=16, max_predictions=10**20)
+    with pytest.raises(ValueError, match="--sequence-length must be at least 8"):
+        check_distill_inputs(
+            "no-teacher", "bbc", DistillConfig(2, mode="general", sequence_length=5)
+        )
+    with pytest.raises(FileNotFoundError, match="--teacher"):  # the numbers pass
+        check_distill_inputs(
+            "no-teacher", "bbc", DistillConfig(2, mode="general", sequence_length=16)
+        )
+    with pytest.raises(
+        ValueError, match="--select-by teacher: --mode general has no valid"
+    ):
+        check_distill_inputs(
+            "no-teacher", "bbc", DistillConfig(2, mode="general", select_by="teacher")
+        )
+    zero = dict(soft_weight=0, hard_weight=0, cosine_weight=0)
+    with pytest.raises(ValueError, match=r"loss weights .*are all 0: nothing would train"):
+        check_distill_inputs("no-teacher", "bbc", DistillConfig(2, **zero))
+
+
+def test_a_narrower_student_with_only_the_cosine_loss_is_refused(tmp_path):
+    from tests.export.conftest import VOCABULARY, make_tiny
+    from zoo.checkpoints import save_model_dir
+    from zoo.distill.pipeline import DistillConfig, check_distill_inputs
+    from zoo.text.tokenizer import WordPieceTokenizer
+
+    teacher = save_model_dir(
+        make_tiny("classifier"), tmp_path / "teacher", WordPieceTokenizer(VOCABULARY)
+    )
+    config = DistillConfig(
+        1,
+        student_hidden_dim=8,  # one of the tiny teacher's two heads of 8
+        soft_weight=0,
+        hard_weight=0,
+        cosine_weight=1,
+        sequence_length=32,
+    )
+    with pytest.raises(
+        ValueError, match="once the cosine term is dropped.*--hidden-weight"
+    ):
+        check_distill_inputs(teacher, "bbc", config)
+
+
+def test_fewer_steps_than_one_accumulated_update_are_refused():
+    """Keras applies accumulated gradients every N-th step only: a run of
+    fewer than N steps would end with the weights it started from."""
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    with pytest.raises(
+        ValueError, match=r"--gradient-accumulation 5: the run makes at most 2 "
+    ):
+        make_adamw(model, 1e-3, 2, gradient_accumulation=5)
+    make_adamw(model, 1e-3, 5, gradient_accumulation=5)  # one update
+    # Known from the flags alone (--steps-per-epoch x --epochs, or x 3 without
+    # --epochs): refused before anything is written.
+    from zoo.train.finetune import FinetuneConfig
+
+    with pytest.raises(
+        ValueError, match="--gradient-accumulation 5: the run makes at most 4 "
+    ):
+        FinetuneConfig(steps_per_epoch=2, epochs=2, gradient_accumulation=5)
+    with pytest.raises(
+        ValueError, match="--gradient-accumulation 7: the run makes at most 6 "
+    ):
+        FinetuneConfig(steps_per_epoch=2, gradient_accumulation=7)
+    FinetuneConfig(steps_per_epoch=2, epochs=3, gradient_accumulation=6)

@@ -325,3 +325,26 @@ def test_objective_flags_resolve_and_contradictions_are_named():
     ]:
         with pytest.raises(ValueError, match=words):
             resolve(*args, **kwargs)
+
+
+def test_max_predictions_above_the_length_masks_at_most_the_length(tokenizer):
+    """--max-predictions is a most: 10**6 slots for 16 tokens made a [B, 10**6]
+    tensor of empty slots (memory exhausted at 10**5); now the slots are the
+    length's, and the masks the same as asking for the length itself."""
+    docs = [[f"alpha{d} sentence {i} of the story ." for i in range(4)] for d in range(6)]
+
+    def first(max_predictions):
+        ds = pretraining_dataset(
+            docs,
+            tokenizer,
+            sequence_length=16,
+            batch_size=4,
+            seed=2,
+            max_predictions=max_predictions,
+        )
+        return next(iter(ds))
+
+    (x, _, w), (x16, _, w16) = first(10**6), first(16)
+    assert x["masked_positions"].shape == (4, 16)
+    np.testing.assert_array_equal(x["masked_positions"], x16["masked_positions"])
+    np.testing.assert_array_equal(w["mlm_logits"], w16["mlm_logits"])

@@ -185,7 +185,8 @@ def register(subparsers):
         "--max-predictions",
         type=int,
         default=20,
-        help="masked positions per sequence (--mode general)",
+        help="masked positions per sequence, at most (--mode general); never more "
+        "than --sequence-length",
     )
     _add_loss_weights(p)
     p.add_argument(

@@ -241,7 +241,8 @@ def _add_recipe_numbers(p):
         "--max-predictions",
         type=int,
         default=None,
-        help="masked positions per sequence, at most (default: 20)",
+        help="masked positions per sequence, at most (default: 20); never more than "
+        "--sequence-length",
     )
     p.add_argument(
         "--learning-rate",

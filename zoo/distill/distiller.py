@@ -117,10 +117,17 @@ LOSS_NUMBERS = (
 )
 
 
+# The largest temperature or loss weight taken: far past any recipe (T is
+# 1-20, weights 0-10), and a weighted loss stays finite in float32.
+MAX_LOSS_NUMBER = 1e6
+
+
 def check_loss_numbers(**numbers):
     """The temperature a finite number > 0, each loss weight a finite
     number >= 0 (NaN would train to NaN; a negative weight trains the
-    student away from its teacher): a ValueError naming the flag."""
+    student away from its teacher), each at most MAX_LOSS_NUMBER, and at
+    least one weight > 0 (else nothing trains the student): a ValueError
+    naming the flag."""
     for name, value in numbers.items():
         low = "> 0" if name == "temperature" else ">= 0"
         ok = (
@@ -134,6 +141,22 @@ def check_loss_numbers(**numbers):
                 f"--{name.replace('_', '-')} must be a finite number {low}; "
                 f"received {value!r:.40}."
             )
+        if value > MAX_LOSS_NUMBER:
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be at most {MAX_LOSS_NUMBER:g}; received "
+                f"{value:g}."
+            )
+    check_some_weight({k: v for k, v in numbers.items() if k.endswith("_weight")})
+
+
+def check_some_weight(weights, why=""):
+    """At least one of `weights` (name: value) above 0."""
+    if weights and not any(weights.values()):
+        raise ValueError(
+            f"the loss weights ({', '.join('--' + k.replace('_', '-') for k in weights)}) "
+            f"are all 0{why}: nothing would train the student; give at least one above 0 "
+            "(the defaults: --soft-weight 5 --hard-weight 2 --cosine-weight 1)."
+        )
 
 
 class Distiller(keras.Model):
@@ -207,6 +230,11 @@ class Distiller(keras.Model):
             # Cosine between different widths is undefined; use the projected
             # hidden-state MSE for those students.
             self.weights_by_term["cosine"] = 0.0
+            check_some_weight(
+                {f"{k}_weight": v for k, v in self.weights_by_term.items()},
+                f" once the cosine term is dropped (the student is {s_enc.hidden_dim} "
+                f"wide, the teacher {t_enc.hidden_dim}: use --hidden-weight)",
+            )
         self.layer_map = tuple(
             layer_map or default_layer_map(t_enc.num_layers, s_enc.num_layers)
         )

@@ -27,11 +27,17 @@ import tensorflow as tf
 from zoo.checkpoints import hub, load_model_dir, save_model_dir
 from zoo.checkpoints.model_dir import read_model_dir_meta
 from zoo.configs import EncoderConfig
-from zoo.distill.distiller import LOSS_NUMBERS, Distiller, check_loss_numbers
+from zoo.distill.distiller import (
+    LOSS_NUMBERS,
+    Distiller,
+    check_loss_numbers,
+    check_some_weight,
+)
 from zoo.distill.student_init import make_student
 from zoo.models import DEFAULT_SEQUENCE_LENGTH, ID_LEVEL_CLASS, MaskedLM
 from zoo.models.encoder_task import dtype_policy_scope
 from zoo.models.task import task_of
+from zoo.text.pretraining import MIN_SEQUENCE_LENGTH as PRETRAINING_MIN_LENGTH
 from zoo.text.pretraining import pretraining_dataset
 from zoo.train import data as task_data
 from zoo.train import distribute as multiworker
@@ -42,7 +48,12 @@ from zoo.train.finetune import (
     build_datasets,
     evaluate_model,
 )
-from zoo.train.optimization import check_training_numbers, chosen_schedule, make_adamw
+from zoo.train.optimization import (
+    MIN_SEQUENCE_LENGTH,
+    check_training_numbers,
+    chosen_schedule,
+    make_adamw,
+)
 from zoo.train.pretrain import corpus_documents
 from zoo.utils.atomic import atomic_file
 
@@ -140,6 +151,11 @@ def check_distill_inputs(teacher_dir, data, config):
         raise ValueError(
             f"--select-by {config.select_by!r}: expected one of {', '.join(SELECT_BY)}."
         )
+    if config.mode == "general" and config.select_by != "labels":
+        raise ValueError(
+            f"--select-by {config.select_by}: --mode general has no validation split to "
+            "select on (every epoch runs, the last is kept); drop --select-by."
+        )
     check_training_numbers(
         config,
         (
@@ -149,6 +165,9 @@ def check_distill_inputs(teacher_dir, data, config):
             "sequence_length",
             "max_predictions",
             "gradient_accumulation",
+        ),
+        min_sequence_length=(
+            PRETRAINING_MIN_LENGTH if config.mode == "general" else MIN_SEQUENCE_LENGTH
         ),
     )
     check_loss_numbers(**{k: getattr(config, k) for k in LOSS_NUMBERS})
@@ -215,6 +234,13 @@ def check_distill_inputs(teacher_dir, data, config):
         raise ValueError(
             f"--student-hidden-dim {width}: an ALBERT teacher's student is folded to "
             "the teacher's width; distil at that width first, then narrow that student."
+        )
+    if width is not None and width != teacher.hidden_dim:
+        check_some_weight(
+            {k: getattr(config, k) for k in LOSS_NUMBERS if k.endswith("_weight")}
+            | {"cosine_weight": 0.0},
+            f" once the cosine term is dropped (--student-hidden-dim {width}, the teacher "
+            f"{teacher.hidden_dim} wide: use --hidden-weight)",
         )
     if config.sequence_length > teacher.max_sequence_length:
         raise ValueError(

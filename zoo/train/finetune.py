@@ -93,6 +93,7 @@ class FinetuneConfig:
                 "sequence_length",
                 "doc_stride",
                 "max_windows",
+                "max_answer_length",
                 "patience",
                 "gradient_accumulation",
             ),
@@ -195,6 +196,11 @@ def check_inputs(model_path, data_path, task, config):
     the checkpoint's configuration and the sequence length against its
     maximum, and the data (splits, labels). Returns the `TaskData`."""
     check_task(task)
+    if config.max_windows > 1 and task != "classify":
+        raise ValueError(
+            f"--max-windows {config.max_windows}: windows are for --task classify (a qa "
+            f"context is windowed by --doc-stride already); drop it for --task {task}."
+        )
     encoder = checkpoint_config(model_path)
     if config.sequence_length > encoder.max_sequence_length:
         raise ValueError(
@@ -478,7 +484,11 @@ def evaluate_model(model, tokenizer, task, examples, labels=None, config=None):
         index = {name: i for i, name in enumerate(labels)}
         unknown = sorted({e.label for e in examples} - set(index))
         if unknown:
-            raise ValueError(f"labels {unknown} are not labels of this model ({labels}).")
+            raise ValueError(
+                f"labels {unknown[:8]} of the data are not labels of this model ({labels}); "
+                "give data labelled with the model's labels, or fine-tune a model on "
+                "these labels first (zoo finetune)."
+            )
         y = np.array([index[e.label] for e in examples])
         if config.max_windows > 1:
             # Every window of a long text votes with its logits (mean).

@@ -8,6 +8,7 @@ import dataclasses
 import math
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from zoo.utils.schedules import AdamW, WarmupLinearDecay
@@ -26,33 +27,107 @@ AUTO_MAX_EPOCHS = 20
 NO_DECAY = ("layer_norm", "LayerNorm", "bias", "beta", "gamma")
 
 
+# A run's numbers are bounded by what they become, not only by sign: a
+# sequence holds [CLS], a word piece and [SEP]; counts fit TensorFlow's int32
+# shapes and counters; a seed is numpy's (32 bits); a rate or decay is a
+# float32 in the optimizer, and AdamW multiplies each weight by
+# 1 - rate * decay every update.
+MIN_SEQUENCE_LENGTH = 3
+MAX_COUNT = 2**31 - 1
+MAX_SEED = 2**32 - 1
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def _flag(name):
+    return f"--{name.replace('_', '-')}"
+
+
 def check_training_numbers(
-    config, integers=("epochs", "batch_size", "sequence_length", "gradient_accumulation")
+    config,
+    integers=("epochs", "batch_size", "sequence_length", "gradient_accumulation"),
+    min_sequence_length=MIN_SEQUENCE_LENGTH,
 ):
     """Refuse a training run's numbers before anything is written: each of
-    `integers` (and `steps_per_epoch`, when set) a positive integer, a
-    learning rate > 0, a warmup fraction in [0, 1] and a weight decay >= 0.
-    The error names the flag and the value received."""
+    `integers` (and `steps_per_epoch`, when set) an integer in
+    1..MAX_COUNT, the sequence length at least `min_sequence_length`, the
+    seed (when the config has one) in 0..MAX_SEED, a learning rate that is
+    a float32 above 0, a warmup fraction in [0, 1] and a weight decay >= 0
+    whose product with the rate is below 1. The error names the flag and
+    the value received."""
     for name in (*integers, "steps_per_epoch"):
         value = getattr(config, name, None)
         if value is None and name in ("steps_per_epoch", "epochs"):  # unset: chosen later
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(
-                f"--{name.replace('_', '-')} must be a positive integer; "
-                f"received {value!r}."
+                f"{_flag(name)} must be a positive integer; received {value!r}."
             )
+        if value > MAX_COUNT:
+            raise ValueError(
+                f"{_flag(name)} must be at most {MAX_COUNT:,} (TensorFlow counts in "
+                f"32 bits); received {value:.6g}."
+            )
+    length = getattr(config, "sequence_length", None)
+    if "sequence_length" in integers and length < min_sequence_length:
+        raise ValueError(
+            f"--sequence-length must be at least {min_sequence_length} ("
+            + (
+                "[CLS], a word piece and [SEP]"
+                if min_sequence_length == MIN_SEQUENCE_LENGTH
+                else "room for the pre-training examples' text and special tokens"
+            )
+            + f"); received {length}."
+        )
+    seed = getattr(config, "seed", None)
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
+    ):
+        raise ValueError(f"--seed must be an integer in 0..{MAX_SEED}; received {seed!r}.")
     checks = (
-        ("learning_rate", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+        (
+            "learning_rate",
+            lambda v: math.isfinite(v) and FLOAT32_TINY <= v <= FLOAT32_MAX,
+            f"a finite number > 0 that float32 holds ({FLOAT32_TINY:.3g} to "
+            f"{FLOAT32_MAX:.3g})",
+        ),
         ("warmup_fraction", lambda v: 0 <= v <= 1, "in [0, 1]"),
-        ("weight_decay", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
+        (
+            "weight_decay",
+            lambda v: math.isfinite(v) and 0 <= v <= FLOAT32_MAX,
+            "a finite number >= 0",
+        ),
     )
     for name, ok, expected in checks:
         value = getattr(config, name, None)
         if value is not None and not ok(value):
-            raise ValueError(
-                f"--{name.replace('_', '-')} must be {expected}; received {value!r}."
-            )
+            raise ValueError(f"{_flag(name)} must be {expected}; received {value!r}.")
+    accumulation = getattr(config, "gradient_accumulation", 1)
+    cap = getattr(config, "steps_per_epoch", None)
+    if cap is not None:
+        # The most steps the run can make; the data may give fewer, which
+        # `make_adamw` refuses once they are counted.
+        most = cap * (getattr(config, "epochs", None) or AUTO_EPOCHS)
+        if accumulation > most:
+            raise ValueError(accumulation_message(accumulation, most))
+    rate = getattr(config, "learning_rate", None)
+    decay = getattr(config, "weight_decay", None)
+    if rate is not None and decay is not None and rate * decay >= 1:
+        raise ValueError(
+            f"--learning-rate {rate:g} with --weight-decay {decay:g}: AdamW multiplies "
+            f"each weight by 1 - rate x decay every update, here {1 - rate * decay:.3g}, "
+            "which drives the weights through zero; lower --learning-rate (BERT "
+            "fine-tunes at 2e-5 to 5e-5) or --weight-decay (BERT's is 0.01; 0 turns it off)."
+        )
+
+
+def accumulation_message(accumulation, steps):
+    return (
+        f"--gradient-accumulation {accumulation}: the run makes at most {steps} training "
+        f"step(s) in all, fewer than the {accumulation} whose gradients make one update, "
+        "so the weights would never change; lower --gradient-accumulation, or train "
+        "longer (--epochs, --steps-per-epoch)."
+    )
 
 
 def training_epochs(epochs, steps, gradient_accumulation=1, capped=False):
@@ -112,9 +187,14 @@ def make_adamw(
     `gradient_accumulation` N > 1 the optimizer averages the gradients of N
     steps into one update (Keras's `gradient_accumulation_steps`) and the
     schedule counts updates (total_steps / N, rounded up): N steps of
-    batch B train as one step of batch N x B. `beta_2` is Adam's (0.999,
+    batch B train as one step of batch N x B; fewer than N steps in all
+    are refused (no update would be made). `beta_2` is Adam's (0.999,
     BERT's; RoBERTa's recipe takes 0.98)."""
     n = int(gradient_accumulation)
+    if n > int(total_steps):
+        # Keras applies the accumulated gradients every n-th step only: the
+        # run would end with the weights it started from.
+        raise ValueError(accumulation_message(n, int(total_steps)))
     updates = -(-int(total_steps) // n)
     schedule = WarmupLinearDecay(
         learning_rate, updates, int(round(warmup_fraction * updates)), steps_per_update=n

@@ -37,6 +37,7 @@ from zoo.datasets.corpora import austen_documents, minilm_checkpoint_dir, wordne
 from zoo.models import MaskedLM, Pretrainer
 from zoo.models.bert_encoder import build_encoder
 from zoo.text.pretraining import (
+    MIN_SEQUENCE_LENGTH,
     PretrainingObjective,
     TextShards,
     pretraining_dataset,
@@ -47,7 +48,11 @@ from zoo.text.pretraining import (
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.train import distribute
 from zoo.train.callbacks import EpochCounter, HistoryFile, Throughput
-from zoo.train.optimization import build_for_fit, check_training_numbers, make_adamw
+from zoo.train.optimization import (
+    build_for_fit,
+    check_training_numbers,
+    make_adamw,
+)
 from zoo.utils.atomic import atomic_file
 
 # Each recipe's defaults over PretrainConfig's (which are the BERT recipe,
@@ -115,6 +120,7 @@ class PretrainConfig:
                 "eval_batches",
                 "gradient_accumulation",
             ),
+            min_sequence_length=MIN_SEQUENCE_LENGTH,
         )
         if not 0 < self.beta_2 < 1:
             raise ValueError(f"--beta-2 must be in (0, 1); received {self.beta_2!r}.")

@@ -58,13 +58,18 @@ from zoo.text.pretraining.objective import (
     PretrainingObjective,
     pretraining_objective,
 )
-from zoo.text.pretraining.pipeline import TextShards, pretraining_dataset
+from zoo.text.pretraining.pipeline import (
+    MIN_SEQUENCE_LENGTH,
+    TextShards,
+    pretraining_dataset,
+)
 from zoo.text.pretraining.statistics import masking_statistics
 
 # The names importable from zoo.text.pretraining, wherever in the package
 # they live (tests use `_Corpus`).
 __all__ = [
     "MASKINGS",
+    "MIN_SEQUENCE_LENGTH",
     "OBJECTIVE_PARTS",
     "PACKINGS",
     "SOP_MAX_SENTENCES",

@@ -26,7 +26,9 @@ def _ragged_where(condition, x, y):
 def _example_builder(tokenizer, *, sequence_length, max_predictions, objective):
     """`build(corpus, index, seed_pair)`: the examples anchored at the
     sentences `index` of one corpus (a dict of `_CORPUS_SIGNATURE` tensors),
-    for a `PretrainingObjective`."""
+    for a `PretrainingObjective`. At most `sequence_length` positions are
+    masked whatever `max_predictions` says (more would only be empty slots)."""
+    max_predictions = min(int(max_predictions), int(sequence_length))
     specials = [tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id, tokenizer.mask_id]
     continuation = (
         continuation_table(tokenizer.vocabulary)

@@ -60,9 +60,15 @@ def _corpus_examples(corpus, group_seed, build, batch_size, shuffle):
     ).unbatch()
 
 
+# The shortest pre-training example: [CLS] A [SEP] B [SEP] with room for text.
+MIN_SEQUENCE_LENGTH = 8
+
+
 def _check_length(sequence_length):
-    if sequence_length < 8:
-        raise ValueError(f"sequence_length must be >= 8; received {sequence_length}.")
+    if sequence_length < MIN_SEQUENCE_LENGTH:
+        raise ValueError(
+            f"sequence_length must be >= {MIN_SEQUENCE_LENGTH}; received {sequence_length}."
+        )
 
 
 def pretraining_dataset(
