@@ -182,9 +182,12 @@ def check_record(record, index, task):
         )
     if task == "tag" and text_b is not None:
         raise PredictError(f"input {index + 1}: a tagger takes one text; drop text_b.")
-    check_text(text, "text")
-    if text_b is not None:
-        check_text(text_b, "text_b")
+    try:
+        check_text(text, "text")
+        if text_b is not None:
+            check_text(text_b, "text_b")
+    except ValueError as e:
+        raise PredictError(f"input {index + 1}: {e}") from None
     return {"text": text, "text_b": text_b}
 
 

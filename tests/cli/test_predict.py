@@ -279,6 +279,32 @@ def test_bad_input_gets_a_clear_error(formats, tmp_path, capsys):
         (["--model", str(tmp_path), "--text", "a"], "neither a zoo model directory"),
         (["--model", model, "--text", "   "], "non-empty string"),
         (["--model", model, "--text", "a", "--top-k", "0"], "--top-k must be >= 1"),
+        # The artifact is fine; the flag is not (LiteRT's own error blamed the file).
+        (
+            ["--model", str(formats["tflite"]), "--text", "a", "--threads", "0"],
+            "--threads must be >= 1; received 0",
+        ),
+        (["--model", model, "--text", "a", "--threads", "-1"], "--threads must be >= 1"),
+        # The third text is bad, in the second batch of one: named as the third.
+        (
+            [
+                "--model",
+                model,
+                "--text",
+                "a",
+                "--text",
+                "b",
+                "--text",
+                " ",
+                "--batch-size",
+                "1",
+            ],
+            '--text 3: "text" must be a non-empty string',
+        ),
+        (
+            ["--model", model, "--text", "a", "--text", "b\udcff"],
+            "--text 2: `text` holds '\\udcff' (U+DCFF)",
+        ),
     ]
     bad_jsonl = tmp_path / "bad.jsonl"
     bad_jsonl.write_text('{"text": "the market"}\n[1, 2]\n')

@@ -107,3 +107,17 @@ def test_zoo_similarity_prints_the_library_cosines(tmp_path, capsys):
         == 2
     )
     assert "--text 1: no text_b to compare with" in capsys.readouterr().err
+    # Flags that would be ignored are refused; bad text is named where it is.
+    common = ["similarity", "--model", str(model_dir), "--sequence-length", "32"]
+    for argv, message in [
+        (
+            ["--input", str(tmp_path / "pairs.jsonl"), "--text-b", "b"],
+            "--text-b goes with --text; an --input file gives",
+        ),
+        (["--text", "a", "--text-b", "b", "--embeddings"], "--embeddings prints"),
+        (["--text", "a\udcff", "--text-b", "b"], "--text 1: `text` holds '\\udcff'"),
+        (["--text", "a", "--text-b", "\ud800b"], "--text 1: `text_b` holds '\\ud800'"),
+    ]:
+        assert main([*common, *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (argv, err)

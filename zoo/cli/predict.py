@@ -115,10 +115,14 @@ def run(args):
         raise CliError(f"--top-k must be >= 1; received {args.top_k}.")
     if args.batch_size < 1:
         raise CliError(f"--batch-size must be >= 1; received {args.batch_size}.")
+    if args.threads < 1:
+        raise CliError(f"--threads must be >= 1; received {args.threads}.")
     if args.input is not None:
         records = read_inputs(args.input)
     else:
-        records = ((1, {"text": t, "text_b": args.text_b}) for t in args.text)
+        records = (
+            (i, {"text": t, "text_b": args.text_b}) for i, t in enumerate(args.text, 1)
+        )
     predictor = open_predictor(
         args.model,
         sequence_length=args.sequence_length,
@@ -142,7 +146,7 @@ def run(args):
                 where = (
                     f"--input {args.input}, line {lines[int(index) - 1]}"
                     if args.input
-                    else f"--text {index}"
+                    else f"--text {lines[int(index) - 1]}"
                 )
                 message = where + ":" + rest
             raise CliError(message) from None

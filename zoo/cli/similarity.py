@@ -32,6 +32,10 @@ def _text(record, field, where):
         raise CliError(
             f'{where}: "{field}" must be a non-empty string; received {value!r:.60}.'
         )
+    try:
+        check_text(value, field)
+    except ValueError as e:
+        raise CliError(f"{where}: {e}") from None
     return value
 
 
@@ -45,6 +49,16 @@ def run(args):
         raise CliError("give --text or --input, not both.")
     if args.text is not None and args.text_b is not None and len(args.text) != 1:
         raise CliError("--text-b goes with exactly one --text.")
+    if args.text_b is not None and args.input is not None:
+        raise CliError(
+            "--text-b goes with --text; an --input file gives each pair's second text "
+            "in its text_b column."
+        )
+    if args.text_b is not None and args.embeddings:
+        raise CliError(
+            "--embeddings prints each --text's vector and compares nothing; drop "
+            "--text-b, or --embeddings for the pair's cosine."
+        )
     if args.batch_size < 1:
         raise CliError(f"--batch-size must be >= 1; received {args.batch_size}.")
     if args.input is not None:
@@ -67,8 +81,6 @@ def run(args):
             for n, _ in chunk
         ]
         texts = [_text(r, "text", w) for (_, r), w in zip(chunk, where)]
-        for t in texts:
-            check_text(t, "text")
         if args.embeddings:
             vectors = embed_texts(
                 encoder, tokenizer, texts, args.sequence_length, args.batch_size
@@ -92,7 +104,6 @@ def run(args):
                     "text_b column), or --embeddings for the vectors."
                 )
             texts_b.append(_text(r, "text_b", w))
-            check_text(texts_b[-1], "text_b")
         vectors = embed_texts(
             encoder, tokenizer, texts + texts_b, args.sequence_length, args.batch_size
         )

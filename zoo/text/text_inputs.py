@@ -30,8 +30,8 @@ def check_text(text, name="text"):
         except UnicodeEncodeError as e:
             raise ValueError(
                 f"`{name}` holds {text[e.start]!r} (U+{ord(text[e.start]):04X}) at character "
-                f"{e.start}, a lone surrogate that is not valid Unicode text. Decode the input "
-                "with errors='replace' (or fix its encoding) before tokenizing."
+                f"{e.start}, a lone surrogate that is not valid Unicode text. Fix the input's "
+                "encoding (in Python: decode with errors='replace') before tokenizing."
             ) from None
 
 
