@@ -297,3 +297,40 @@ def test_malformed_files_name_the_file_and_line(tmp_path):
     (tmp_path / "noid.json").write_text(json.dumps(squad))
     with pytest.raises(ValueError, match=r"noid.json: .*has no `id`"):
         read_squad(tmp_path / "noid.json")
+
+
+def test_an_empty_or_blank_cell_is_named_as_such_not_as_missing(tmp_path):
+    for name, row in [
+        ("empty", '{"text": "", "label": "a"}'),
+        ("spaces", '{"text": "   ", "label": "a"}'),
+        ("blank_label", '{"text": "words", "label": " "}'),
+    ]:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(row + "\n")
+        with pytest.raises(
+            ValueError, match=r":1: `(text|label)` is empty or only whitespace"
+        ):
+            read_classification(path)
+    (tmp_path / "absent.jsonl").write_text('{"label": "a"}\n')
+    with pytest.raises(ValueError, match=r"absent.jsonl:1: missing `text`"):
+        read_classification(tmp_path / "absent.jsonl")
+    (tmp_path / "texts.jsonl").write_text('{"text": "  "}\n')
+    with pytest.raises(ValueError, match=r"`text` is empty or only whitespace"):
+        read_classification(tmp_path / "texts.jsonl", labelled=False)
+
+
+def test_a_file_of_another_format_is_refused_by_name_not_misread(tmp_path):
+    """A JSONL row splits into whitespace columns as a CoNLL line does: read
+    as CoNLL it was one long 'sentence' and the error spoke of empty splits."""
+    from zoo.text.readers import read_conll, read_squad
+
+    rows = tmp_path / "data.jsonl"
+    rows.write_text('{"text": "the bank", "label": "business"}\n' * 3)
+    with pytest.raises(
+        ValueError, match=r"data.jsonl: tagging data is a CoNLL file .*not \.jsonl"
+    ):
+        read_conll(rows)
+    with pytest.raises(
+        ValueError, match=r"data.jsonl: QA data is a SQuAD JSON file, not \.jsonl"
+    ):
+        read_squad(rows)

@@ -129,7 +129,19 @@ def _row_example(row, where, labelled=True):
             f"{where}: expected an object with {' and '.join(f'`{k}`' for k in needed)}; "
             f"got {row!r:.80}"
         )
-    missing = [k for k in needed if row.get(k) in (None, "")]
+    missing = [k for k in needed if row.get(k) is None]
+    blank = [k for k in needed if isinstance(row.get(k), str) and not row[k].strip()]
+    if blank and not missing:
+        raise ValueError(
+            f"{where}: {' and '.join(f'`{k}`' for k in blank)} "
+            f"{'are' if len(blank) > 1 else 'is'} empty or only whitespace; every row "
+            + (
+                "needs a text and a label: fill the cell(s) or remove the row."
+                if labelled
+                else "needs a text: fill the cell or remove the row."
+            )
+        )
+    missing += [k for k in blank if k not in missing]
     if missing:
         raise ValueError(
             f"{where}: missing {' and '.join(f'`{m}`' for m in missing)} "

@@ -22,7 +22,11 @@ def read_conll(path):
     word, the last the tag (BIO, BIOES or bare types, one scheme per file:
     `zoo.text.tag_schemes`); blank lines separate sentences."""
     path = pathlib.Path(path)
-    _need_file(path, "tagging data is a CoNLL file")
+    _need_file(
+        path,
+        "tagging data is a CoNLL file (a WORD ... TAG line per word)",
+        other_formats=(".json", ".jsonl", ".csv"),
+    )
     sentences, words, tags = [], [], []
     for number, line in enumerate(_read_text(path).splitlines(), 1):
         parts = line.split()

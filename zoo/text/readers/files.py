@@ -201,7 +201,16 @@ def _need(condition, path, message):
         raise ValueError(f"{path}: {message}")
 
 
-def _need_file(path, what):
+def _need_file(path, what, other_formats=()):
+    """`path` a regular file (a folder, a FIFO or nothing: named); with
+    `other_formats`, suffixes of formats the reader does not read, refused
+    by name rather than misread (a JSONL row splits into whitespace columns
+    as well as a CoNLL line does)."""
+    if path.suffix.lower() in other_formats:
+        raise ValueError(
+            f"{path}: {what}, not {path.suffix.lower()}; give the file in that form "
+            "(or check --task: classify and regress read CSV, TSV and JSONL)."
+        )
     if path.is_dir():
         raise ValueError(
             f"{path}: is a folder; {what}, or a folder with `train` and `test` (and/or "

@@ -25,7 +25,11 @@ def read_squad(path):
     not in SQuAD's shape is an error naming the file and the question (or
     the article and paragraph)."""
     path = pathlib.Path(path)
-    _need_file(path, "QA data is a SQuAD JSON file")
+    _need_file(
+        path,
+        "QA data is a SQuAD JSON file",
+        other_formats=(".jsonl", ".csv", ".tsv", ".txt"),
+    )
     data = json_value(_read_text(path), path)
     shape = 'expected SQuAD JSON: {"data": [{"paragraphs": [{"context", "qas"}]}]}'
     _need(
