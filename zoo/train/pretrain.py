@@ -48,11 +48,7 @@ from zoo.text.pretraining import (
 from zoo.text.tokenizer import WordPieceTokenizer
 from zoo.train import distribute
 from zoo.train.callbacks import EpochCounter, HistoryFile, Throughput
-from zoo.train.optimization import (
-    build_for_fit,
-    check_training_numbers,
-    make_adamw,
-)
+from zoo.train.optimization import build_for_fit, check_training_numbers, make_adamw
 from zoo.utils.atomic import atomic_file
 
 # Each recipe's defaults over PretrainConfig's (which are the BERT recipe,
