@@ -74,3 +74,22 @@ def test_cosine_attention_and_identical_inputs():
     # Different head counts: compared head-averaged.
     assert losses.attention_kl_loss(probs, probs[:, :1], mask).shape == (2,)
     assert losses.transfer_layer_pairs([0, 2, 4]) == [(0, 0), (1, 1), (3, 2), (5, 3)]
+
+
+def test_hard_loss_of_an_example_without_a_label_is_zero():
+    """`zoo distill --unlabelled` marks a text without a label -1: its hard
+    loss is 0 and its logits get no gradient from it; a labelled text's is
+    the cross-entropy, as before."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(4)
+    s = tf.constant(rng.normal(size=(3, 4)).astype("float32"))
+    labels = np.array([2, -1, 0])
+    with tf.GradientTape() as tape:
+        tape.watch(s)
+        hard = losses.hard_loss(labels, s)
+        total = tf.reduce_sum(hard)
+    log_p = s.numpy() - np.log(np.exp(s.numpy()).sum(-1, keepdims=True))
+    np.testing.assert_allclose(hard, [-log_p[0, 2], 0.0, -log_p[2, 0]], rtol=1e-5)
+    grad = tape.gradient(total, s).numpy()
+    assert not grad[1].any() and grad[0].any() and grad[2].any()

@@ -6,23 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from tests.distill.tiny import teacher_dir, topic_data
+from tests.distill.tiny import TINY_RUN, teacher_dir, topic_data
 from zoo.checkpoints import load_model_dir
 from zoo.distill.pipeline import DistillConfig, distill
-
-# Two epochs of the tiny teacher's data into a 2-layer student, teacher cached.
-TINY_RUN = DistillConfig(
-    student_layers=2,
-    layer_map=(1, 3),
-    epochs=2,
-    batch_size=8,
-    sequence_length=12,
-    learning_rate=1e-3,
-    seed=3,
-    run_eagerly=True,
-    evaluate=False,
-    cache_teacher=True,
-)
 
 
 @pytest.mark.slow  # distillation runs

@@ -6,6 +6,7 @@ import numpy as np
 
 import zoo
 from zoo.checkpoints import save_model_dir
+from zoo.distill.pipeline import DistillConfig
 from zoo.text.tokenizer import WordPieceTokenizer
 
 WORDS = (
@@ -13,6 +14,20 @@ WORDS = (
     "minister tax the a of is"
 ).split()
 TOPICS = {"sport": WORDS[:5], "weather": WORDS[5:10], "politics": WORDS[10:15]}
+
+# Two epochs of the tiny teacher's data into a 2-layer student, teacher cached.
+TINY_RUN = DistillConfig(
+    student_layers=2,
+    layer_map=(1, 3),
+    epochs=2,
+    batch_size=8,
+    sequence_length=12,
+    learning_rate=1e-3,
+    seed=3,
+    run_eagerly=True,
+    evaluate=False,
+    cache_teacher=True,
+)
 
 
 def teacher_dir(tmp_path):

@@ -90,8 +90,16 @@ def run(args):
         run_eagerly=args.run_eagerly,
         cache_teacher=args.cache_teacher,
         evaluate=not args.no_evaluate,
+        unlabelled=args.unlabelled,
     )
-    check_out_apart(out, [("--teacher", args.teacher), ("--data", data_path(args.data))])
+    check_out_apart(
+        out,
+        [
+            ("--teacher", args.teacher),
+            ("--data", data_path(args.data)),
+            ("--unlabelled", args.unlabelled),
+        ],
+    )
     # Every input is checked before --out is touched (a bad run leaves
     # nothing behind that would refuse the corrected command), and --force
     # removes old outputs only after that.
@@ -132,6 +140,8 @@ EXAMPLES = help_examples(
         --layer-map 0,2,4 --out runs/distil3
     zoo distill --teacher runs/bbc/model --data bbc --student-layers 2 \\
         --strategy mirrored --mixed-precision mixed_bfloat16 --out runs/distil2
+    zoo distill --teacher runs/small/model --data small.jsonl --student-layers 3 \\
+        --unlabelled more_texts.jsonl --out runs/small_distil3
     zoo distill --teacher runs/mlm/model --data austen --mode general \\
         --student-layers 3 --out runs/general3
     """
@@ -159,6 +169,15 @@ def register(subparsers):
         default="task",
         help="task: the teacher's fine-tuned task on --data; general: a masked-LM "
         "teacher on raw text",
+    )
+    p.add_argument(
+        "--unlabelled",
+        metavar="FILE",
+        help="--mode task, a classification teacher: more texts of the task's kind, "
+        "without labels (a .csv, .tsv or .jsonl file with a `text` column, optional "
+        "`text_b`; a `label` column is not read), trained on with the teacher's soft "
+        "targets and every term but the hard loss; texts also in --data's splits are "
+        "left out",
     )
     _add_student(p)
     add_run_output(p)

@@ -59,11 +59,13 @@ def soft_target_loss(teacher_logits, student_logits, temperature=2.0, mask=None)
 def hard_loss(labels, student_logits, mask=None):
     """Sparse cross-entropy of the student's logits against integer labels
     (task labels, or MLM labels); `[B]`, averaged over `mask` positions for
-    token-level logits."""
+    token-level logits. A negative label is no label (an unlabelled text of
+    `zoo distill --unlabelled`): its cross-entropy is 0."""
+    labels = ops.cast(labels, "int32")
     ce = keras.losses.sparse_categorical_crossentropy(
-        ops.cast(labels, "int32"), _f32(student_logits), from_logits=True
+        ops.maximum(labels, 0), _f32(student_logits), from_logits=True
     )
-    return masked_mean(ce, mask)
+    return masked_mean(ce * ops.cast(labels >= 0, "float32"), mask)
 
 
 def cosine_loss(teacher_hidden, student_hidden, padding_mask):

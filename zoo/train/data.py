@@ -148,15 +148,22 @@ def classification_dataset(
     shuffle=False,
     max_windows=1,
     doc_stride=None,
+    unlabelled=(),
 ):
     """Batches of `(features, {"logits": label})`. With `max_windows` > 1 a
     text longer than the sequence gives up to that many windows (stepping
     `doc_stride` pieces, `features.text_windows`), each an example with the
-    text's label; otherwise texts are truncated by the tokenizer."""
+    text's label; otherwise texts are truncated by the tokenizer.
+    `unlabelled` examples (`zoo distill --unlabelled`) join `examples` with
+    the label -1, which only distillation's losses read (as no label)."""
     index = {name: i for i, name in enumerate(labels)}
     unknown = sorted({e.label for e in examples} - set(index))
     if unknown:
         raise ValueError(f"labels {unknown} are not among the training labels {labels}.")
+    if unlabelled and max_windows > 1:
+        raise ValueError("unlabelled texts are read in one window (max_windows=1).")
+    index[None] = -1
+    examples = [*examples, *unlabelled]
     if max_windows > 1:
         return _windowed_classification(
             examples,

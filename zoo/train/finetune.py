@@ -154,8 +154,9 @@ def selection(task):
     return {"monitor": "val_loss", "mode": "min"}
 
 
-def build_datasets(data, tokenizer, config, epoch_variable):
-    """(train, validation, extras) datasets for `data.task`."""
+def build_datasets(data, tokenizer, config, epoch_variable, unlabelled=()):
+    """(train, validation) datasets for `data.task`; `unlabelled` texts
+    (classification, `zoo distill --unlabelled`) join the training split."""
     common = dict(seed=config.seed, epoch_variable=epoch_variable)
     L, B = config.sequence_length, config.batch_size
     splits = data.splits
@@ -165,7 +166,15 @@ def build_datasets(data, tokenizer, config, epoch_variable):
     if data.task == "classify":
         windows = dict(max_windows=config.max_windows, doc_stride=config.doc_stride)
         train = task_data.classification_dataset(
-            splits["train"], data.labels, tokenizer, L, B, shuffle=True, **common, **windows
+            splits["train"],
+            data.labels,
+            tokenizer,
+            L,
+            B,
+            shuffle=True,
+            unlabelled=unlabelled,
+            **common,
+            **windows,
         )
         val = task_data.classification_dataset(
             validation, data.labels, tokenizer, L, B, **windows

@@ -1,0 +1,151 @@
+"""`zoo distill --unlabelled`: the transfer set read, checked against the
+data, mixed into the training split with the label -1, and trained on."""
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+import pytest
+
+from tests.distill.tiny import TINY_RUN, TOPICS, WORDS, teacher_dir, topic_data
+from zoo.distill.pipeline import DistillConfig, check_distill_inputs, distill
+from zoo.distill.transfer import check_unlabelled_use, read_transfer_set
+from zoo.text.readers.classification import TextExample
+from zoo.train.data import classification_dataset, load_task_data
+
+
+def _texts(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _fresh_texts(n):
+    rng = np.random.default_rng(9)
+    topics = sorted(TOPICS)
+    return [
+        {"text": " ".join(rng.choice(TOPICS[topics[i % 3]], 5)) + f" x{i}"}
+        for i in range(n)
+    ]
+
+
+def test_repeats_and_texts_of_the_data_are_left_out(tmp_path):
+    splits = {
+        "train": [TextExample("goal match", "sport")],
+        "validation": [TextExample("rain storm", "weather")],
+        "test": [TextExample("vote law", "politics")],
+    }
+    rows = [
+        {"text": "cup win"},
+        {"text": "cup win"},  # a repeat
+        {"text": "vote law", "label": "politics"},  # in test; its label is not read
+        {"text": "rain storm"},  # in validation
+        {"text": "tax party", "label": "anything"},
+    ]
+    found = read_transfer_set(_texts(tmp_path / "more.jsonl", rows), splits)
+    assert [e.text for e in found.examples] == ["cup win", "tax party"]
+    assert all(e.label is None for e in found.examples)
+    assert (found.read, found.repeated, found.in_data) == (5, 1, 2)
+    assert found.record("more.jsonl")["texts_used"] == 2
+
+
+def test_bad_unlabelled_files_are_refused_by_name(tmp_path):
+    splits = {"train": [TextExample("goal match", "sport")], "validation": [], "test": []}
+    pairs = {"train": [TextExample("a", "x", "b")], "validation": [], "test": []}
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    (tmp_path / "folder.jsonl").mkdir()
+    cases = [
+        (tmp_path / "none.jsonl", splits, FileNotFoundError, "no such file"),
+        (tmp_path / "texts.txt", splits, ValueError, "expected a .csv, .tsv or .jsonl"),
+        (fifo, splits, ValueError, "--unlabelled: .*FIFO"),
+        (tmp_path / "folder.jsonl", splits, ValueError, "--unlabelled: .*director"),
+        (_texts(tmp_path / "same.jsonl", [{"text": "goal match"}]), splits, ValueError,
+         "all 1 texts are repeats or already in --data"),
+        (_texts(tmp_path / "blank.jsonl", [{"text": "  "}]), splits, ValueError,
+         "--unlabelled: .*empty or only whitespace"),
+        (_texts(tmp_path / "single.jsonl", [{"text": "c"}]), pairs, ValueError,
+         "the data's examples are text pairs"),
+        (_texts(tmp_path / "pairs.jsonl", [{"text": "c", "text_b": "d"}]), splits,
+         ValueError, "drop the `text_b` column"),
+    ]  # fmt: skip
+    for path, data, error, message in cases:
+        with pytest.raises(error, match=message):
+            read_transfer_set(path, data)
+
+
+def test_unlabelled_is_for_task_mode_and_classification(tmp_path):
+    check_unlabelled_use(None, "general", "tag")  # not given: nothing to check
+    with pytest.raises(ValueError, match="--mode general reads unlabelled text already"):
+        check_unlabelled_use("t.jsonl", "general", None)
+    with pytest.raises(ValueError, match="the teacher is a tag model"):
+        check_unlabelled_use("t.jsonl", "task", "tag")
+    teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
+    config = DistillConfig(
+        student_layers=2, sequence_length=12, unlabelled=str(tmp_path / "none.jsonl")
+    )
+    with pytest.raises(FileNotFoundError, match="--unlabelled .*none.jsonl: no such file"):
+        check_distill_inputs(teacher, data, config)
+
+
+def test_unlabelled_texts_join_the_training_batches_marked_minus_one():
+    from zoo.text.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])
+    labelled = [TextExample("goal match", "sport"), TextExample("rain storm", "weather")]
+    extra = [TextExample("vote law", None), TextExample("cup win", None)]
+    ds = classification_dataset(
+        labelled, ["sport", "weather"], tokenizer, 8, 4, unlabelled=extra
+    )
+    (x, y), = list(ds)  # fmt: skip
+    assert sorted(y["logits"].numpy().tolist()) == [-1, -1, 0, 1]
+    assert x["token_ids"].shape == (4, 8)
+
+
+@pytest.mark.slow  # a distillation run
+def test_a_run_trains_on_the_unlabelled_texts_and_records_them(tmp_path, capsys):
+    """Twice the training texts, half of them unlabelled: the epoch has
+    twice the batches, and the run says and records what it took."""
+    teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
+    n_train = len(load_task_data(data, "classify").splits["train"])
+    more = _texts(tmp_path / "more.jsonl", _fresh_texts(n_train))
+    config = dataclasses.replace(
+        TINY_RUN, epochs=1, cache_teacher=False, unlabelled=str(more)
+    )
+    summary = distill(teacher, data, tmp_path / "with", config, verbose=1)
+    out = capsys.readouterr().out
+    assert f"unlabelled: {n_train} texts of {more} join the {n_train} training" in out
+    assert summary["unlabelled"] == {
+        "file": str(more),
+        "texts_read": n_train,
+        "texts_used": n_train,
+        "dropped_repeats": 0,
+        "dropped_in_data": 0,
+    }
+    history = json.loads((tmp_path / "with" / "history.json").read_text())["history"]
+    assert np.isfinite(history["soft_loss"]).all() and history["hard_loss"][0] > 0
+    assert f"{-(-2 * n_train // 8)}/{-(-2 * n_train // 8)}" in out  # batches an epoch
+
+
+def test_the_command_refuses_an_out_around_the_unlabelled_file(tmp_path, capsys):
+    """`--out` holding the --unlabelled file is refused before anything is
+    written, as for --teacher and --data: --force would remove the input."""
+    from zoo.cli import main
+
+    teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
+    run = tmp_path / "run"
+    run.mkdir()
+    more = _texts(run / "more.jsonl", _fresh_texts(3))
+    before = more.read_bytes()
+    argv = ["distill", "--teacher", str(teacher), "--data", str(data)]
+    argv += ["--student-layers", "2", "--sequence-length", "12", "--force"]
+    assert main([*argv, "--unlabelled", str(more), "--out", str(run)]) == 2
+    assert "contains --unlabelled" in capsys.readouterr().err
+    assert more.read_bytes() == before and sorted(p.name for p in run.iterdir()) == [
+        "more.jsonl"
+    ]
+    # A bad file is refused by name before --out is touched.
+    empty = tmp_path / "fresh_out"
+    bad = _texts(tmp_path / "bad.jsonl", [{"label": "sport"}])
+    assert main([*argv, "--unlabelled", str(bad), "--out", str(empty)]) == 2
+    assert "--unlabelled: " in capsys.readouterr().err and not empty.exists()
