@@ -1,7 +1,8 @@
 """Training on a small set at the defaults: the teacher against the linear
 baseline, and the distilled student's retention of the teacher's accuracy.
 
-    .venv/bin/python bench/small_data.py --out runs/small_data [--fixed-epochs 3]
+    .venv/bin/python bench/small_data.py --out runs/small_data [--fixed-epochs 3] \
+        [--unlabelled]
     .venv/bin/python bench/small_data.py --out runs/small_data --dev \
         [--setting NAME="--learning-rate 2e-4"]...
 
@@ -16,7 +17,12 @@ but --out:
 
 and the linear baseline (`zoo.train.baseline`) on the same training and
 test texts. With `--fixed-epochs N` it runs both commands again with
-`--epochs N` (the old fixed default was 3), for the comparison. A
+`--epochs N` (the old fixed default was 3), for the comparison. With
+`--unlabelled` it distils the same teacher again with `zoo distill
+--unlabelled OUT/unlabelled.jsonl`: 400 further glosses of each class
+(2,000), drawn after the development set and written without their
+labels, as a user would add texts of the task's kind that nobody
+labelled. A
 measurement, not a test: nothing here asserts a figure; it writes
 OUT/small_data.json and prints a table.
 
@@ -66,14 +72,19 @@ SEED = 20261128
 # splits with their own seed.
 DEV_PER_CLASS = 200
 DEV_SEED = SEED + 1
+# The unlabelled texts (--unlabelled): glosses per class after the
+# development draw, written without their labels to OUT/unlabelled.jsonl.
+UNLABELLED_PER_CLASS = 400
 
 
 def build_set(directory, dev_directory=None):
     """Write train/validation/test JSONL files of the five-class gloss set;
-    return their rows. With `dev_directory`, also draw the development
-    rows (key "dev") from each class's glosses left after the three
-    splits, and write there train/validation as in `directory` and the
-    development rows as its test file."""
+    return their rows. Also draw the development rows (key "dev") from
+    each class's glosses left after the three splits, and after them the
+    unlabelled texts (key "unlabelled"), written without labels to
+    directory/../unlabelled.jsonl. With `dev_directory`, write there
+    train/validation as in `directory` and the development rows as its
+    test file."""
     by_class = {name: [] for name in CLASSES.values()}
     seen = set()
     for gloss, lex in wordnet_glosses():
@@ -83,7 +94,7 @@ def build_set(directory, dev_directory=None):
     rng = random.Random(SEED)
     dev_rng = random.Random(DEV_SEED)  # its own: the three splits stay as they were
     splits = {name: [] for name in PER_CLASS}
-    dev = []
+    dev, unlabelled = [], []
     for label, glosses in sorted(by_class.items()):
         rng.shuffle(glosses)
         start = 0
@@ -93,23 +104,29 @@ def build_set(directory, dev_directory=None):
             ]
             start += count
         rest = glosses[start:]
-        if len(rest) < DEV_PER_CLASS:
+        if len(rest) < DEV_PER_CLASS + UNLABELLED_PER_CLASS:
             raise ValueError(
                 f"class {label}: {len(rest)} glosses left after the splits; the "
-                f"development set needs {DEV_PER_CLASS} (lower DEV_PER_CLASS)."
+                f"development set and the unlabelled texts need {DEV_PER_CLASS} + "
+                f"{UNLABELLED_PER_CLASS}."
             )
         dev_rng.shuffle(rest)
         dev += [{"text": g, "label": label} for g in rest[:DEV_PER_CLASS]]
+        unlabelled += [
+            {"text": g} for g in rest[DEV_PER_CLASS : DEV_PER_CLASS + UNLABELLED_PER_CLASS]
+        ]
     for rows in splits.values():
         rng.shuffle(rows)
     dev_rng.shuffle(dev)
+    dev_rng.shuffle(unlabelled)
     _write_splits(directory, splits)
+    _write_splits(directory.parent, {"unlabelled": unlabelled})
     if dev_directory is not None:
         _write_splits(
             dev_directory,
             {"train": splits["train"], "validation": splits["validation"], "test": dev},
         )
-    return {**splits, "dev": dev}
+    return {**splits, "dev": dev, "unlabelled": unlabelled}
 
 
 def _write_splits(directory, splits):
@@ -154,6 +171,29 @@ def train_pair(out, data, extra, label):
             "retention": s["student"]["accuracy"] / s["teacher"]["accuracy"],
             "schedule": s.get("schedule"),
             "seconds": student_seconds,
+        },
+    }
+
+
+def distil_again(out, data, pair, label, extra):
+    """Another 3-layer student of the defaults' teacher, with `extra` flags:
+    `pair` with its student figures replaced."""
+    student = out / f"student{label}"
+    seconds = zoo_command(
+        "distill", "--teacher", out / "teacher" / "model", "--data", data,
+        "--student-layers", "3", "--out", student, "--force", *extra,
+    )  # fmt: skip
+    s = json.loads((student / "metrics.json").read_text())
+    return {
+        "flags": list(map(str, extra)),
+        "teacher": pair["teacher"],
+        "student": {
+            "accuracy": s["student"]["accuracy"],
+            "teacher_accuracy_same_run": s["teacher"]["accuracy"],
+            "retention": s["student"]["accuracy"] / s["teacher"]["accuracy"],
+            "schedule": s.get("schedule"),
+            "unlabelled": s.get("unlabelled"),
+            "seconds": seconds,
         },
     }
 
@@ -240,6 +280,12 @@ def main(argv=None):
         help="also run both commands with --epochs N (the comparison)",
     )
     parser.add_argument(
+        "--unlabelled",
+        action="store_true",
+        help="also distil the defaults' teacher with --unlabelled OUT/unlabelled.jsonl "
+        f"({UNLABELLED_PER_CLASS * len(CLASSES):,} further glosses without labels)",
+    )
+    parser.add_argument(
         "--dev",
         action="store_true",
         help="choose on the development set: teacher and students scored on "
@@ -271,6 +317,11 @@ def main(argv=None):
         [r["label"] for r in splits["test"]],
     )
     runs = {"defaults": train_pair(args.out, data, [], "")}
+    if args.unlabelled:
+        runs["defaults, --unlabelled"] = distil_again(
+            args.out, data, runs["defaults"], "_unlabelled",
+            ["--unlabelled", args.out / "unlabelled.jsonl"],
+        )  # fmt: skip
     if args.fixed_epochs:
         runs[f"epochs {args.fixed_epochs}"] = train_pair(
             args.out, data, ["--epochs", args.fixed_epochs], f"_e{args.fixed_epochs}"
