@@ -149,3 +149,23 @@ def test_the_command_refuses_an_out_around_the_unlabelled_file(tmp_path, capsys)
     bad = _texts(tmp_path / "bad.jsonl", [{"label": "sport"}])
     assert main([*argv, "--unlabelled", str(bad), "--out", str(empty)]) == 2
     assert "--unlabelled: " in capsys.readouterr().err and not empty.exists()
+
+
+@pytest.mark.assets  # WordNet and BBC News
+def test_the_benchmark_sets_keep_their_unlabelled_texts_apart(tmp_path):
+    """bench/small_data.py's unlabelled texts, for both corpora: none is in
+    train, validation, test or (the glosses) the development set, and none
+    carries its label into the written file."""
+    from tests.script_modules import load_script
+
+    bench = load_script("bench/small_data.py")
+    for name, build in (("wordnet", bench.build_set), ("bbc", bench.build_bbc_set)):
+        rows = build(tmp_path / name / "data")
+        texts = {k: {r["text"] for r in v} for k, v in rows.items()}
+        assert len(texts["unlabelled"]) == len(rows["unlabelled"]) > 900, name
+        for split in set(texts) - {"unlabelled"}:
+            assert not texts["unlabelled"] & texts[split], (name, split)
+        written = (tmp_path / name / "unlabelled.jsonl").read_text().splitlines()
+        assert [json.loads(line) for line in written] == [
+            {"text": r["text"]} for r in rows["unlabelled"]
+        ]
