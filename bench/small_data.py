@@ -182,17 +182,11 @@ def zoo_command(*argv):
 def train_pair(out, data, extra, label):
     """Teacher, then 3-layer student, with `extra` flags; their figures."""
     teacher = out / f"teacher{label}"
-    student = out / f"student{label}"
     teacher_seconds = zoo_command(
         "finetune", "--model", minilm_checkpoint_dir(), "--data", data,
         "--task", "classify", "--out", teacher, "--force", *extra,
     )  # fmt: skip
-    student_seconds = zoo_command(
-        "distill", "--teacher", teacher / "model", "--data", data,
-        "--student-layers", "3", "--out", student, "--force", *extra,
-    )  # fmt: skip
     t = json.loads((teacher / "metrics.json").read_text())
-    s = json.loads((student / "metrics.json").read_text())
     return {
         "flags": list(extra),
         "teacher": {
@@ -200,37 +194,38 @@ def train_pair(out, data, extra, label):
             "schedule": t.get("schedule"),
             "seconds": teacher_seconds,
         },
-        "student": {
-            "accuracy": s["student"]["accuracy"],
-            "teacher_accuracy_same_run": s["teacher"]["accuracy"],
-            "retention": s["student"]["accuracy"] / s["teacher"]["accuracy"],
-            "schedule": s.get("schedule"),
-            "seconds": student_seconds,
-        },
+        "student": distil(out / f"student{label}", teacher, data, extra),
     }
 
 
 def distil_again(out, data, pair, label, extra):
     """Another 3-layer student of the defaults' teacher, with `extra` flags:
     `pair` with its student figures replaced."""
-    student = out / f"student{label}"
-    seconds = zoo_command(
-        "distill", "--teacher", out / "teacher" / "model", "--data", data,
-        "--student-layers", "3", "--out", student, "--force", *extra,
-    )  # fmt: skip
-    s = json.loads((student / "metrics.json").read_text())
     return {
         "flags": list(map(str, extra)),
         "teacher": pair["teacher"],
-        "student": {
-            "accuracy": s["student"]["accuracy"],
-            "teacher_accuracy_same_run": s["teacher"]["accuracy"],
-            "retention": s["student"]["accuracy"] / s["teacher"]["accuracy"],
-            "schedule": s.get("schedule"),
-            "unlabelled": s.get("unlabelled"),
-            "seconds": seconds,
-        },
+        "student": distil(out / f"student{label}", out / "teacher", data, extra),
     }
+
+
+def distil(student, teacher, data, extra):
+    """`zoo distill` of the run directory `teacher` into a 3-layer student
+    at `student`, with `extra` flags; the student's figures."""
+    seconds = zoo_command(
+        "distill", "--teacher", teacher / "model", "--data", data,
+        "--student-layers", "3", "--out", student, "--force", *extra,
+    )  # fmt: skip
+    s = json.loads((student / "metrics.json").read_text())
+    figures = {
+        "accuracy": s["student"]["accuracy"],
+        "teacher_accuracy_same_run": s["teacher"]["accuracy"],
+        "retention": s["student"]["accuracy"] / s["teacher"]["accuracy"],
+        "schedule": s.get("schedule"),
+        "seconds": seconds,
+    }
+    if "unlabelled" in s:
+        figures["unlabelled"] = s["unlabelled"]
+    return figures
 
 
 def _setting(text):
