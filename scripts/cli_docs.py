@@ -80,7 +80,8 @@ def generate():
         "manifest. `pretrain`, `finetune` and `distill` re-run with the same arguments "
         "resume a killed run, print a finished run's metrics without training again, and "
         "refuse an `--out` holding a run with other arguments (naming them); `--force` "
-        "starts over.",
+        "starts over (a run that stopped before training anything starts over without "
+        "it).",
         "",
         "| command | what it does |",
         "|---|---|",

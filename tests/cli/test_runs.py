@@ -116,6 +116,28 @@ def test_other_arguments_and_foreign_directories_are_refused(tmp_path):
     assert json.loads((out / "args.json").read_text())["arguments"]["epochs"] == 3
 
 
+def test_a_run_that_trained_nothing_starts_over_with_other_arguments(tmp_path, capsys):
+    """A run refused after start_run (a late check: a batch larger than the
+    corpus, --strategy tpu with no TPU) leaves only args.json: the corrected
+    command starts over without --force, since no weights would be mixed."""
+    out = tmp_path / "run"
+    start_run(out, _args(out))
+    (out / "notes.txt").write_text("mine")
+    # A non-chief worker decides the same, and removes nothing.
+    assert training_output(out, _args(out, epochs=5), False, remove=False) == "new"
+    assert (out / "args.json").is_file()
+    assert training_output(out, _args(out, epochs=5), False) == "new"
+    assert "stopped before training; starting over" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == [OUTPUT_MARKER, "notes.txt"]
+    # Anything trained (a backup, a model, a history) keeps the refusal.
+    for trained in ("backup", "model", "history.json", "metrics.json"):
+        start_run(out, _args(out))
+        (out / trained).mkdir()
+        with pytest.raises(CliError, match="other arguments"):
+            training_output(out, _args(out, epochs=5), False)
+        (out / trained).rmdir()
+
+
 def test_a_run_without_its_args_json(tmp_path):
     out = tmp_path / "run"
     start_run(out, _args(out))

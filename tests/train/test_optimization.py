@@ -248,6 +248,15 @@ def test_numbers_bounded_by_other_numbers_are_refused_before_anything_is_written
         check_distill_inputs(
             "no-teacher", "bbc", DistillConfig(2, mode="general", select_by="teacher")
         )
+    # Each mode refuses the other's settings instead of ignoring them.
+    with pytest.raises(ValueError, match="--patience 5: --mode general has no valid"):
+        check_distill_inputs(
+            "no-teacher", "bbc", DistillConfig(2, mode="general", patience=5)
+        )
+    with pytest.raises(ValueError, match="--max-predictions 10: only --mode general"):
+        check_distill_inputs("no-teacher", "bbc", DistillConfig(2, max_predictions=10))
+    with pytest.raises(FileNotFoundError, match="--teacher"):  # their defaults pass
+        check_distill_inputs("no-teacher", "bbc", DistillConfig(2, mode="general"))
     zero = dict(soft_weight=0, hard_weight=0, cosine_weight=0)
     with pytest.raises(ValueError, match=r"loss weights .*are all 0: nothing would train"):
         check_distill_inputs("no-teacher", "bbc", DistillConfig(2, **zero))

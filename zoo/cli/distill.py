@@ -35,6 +35,7 @@ from zoo.distill.pipeline import (
     DISTILL_LEARNING_RATE,
     DISTILL_PATIENCE,
     DISTILL_SELECT_BY,
+    GENERAL_MAX_PREDICTIONS,
     MODES,
     SELECT_BY,
     DistillConfig,
@@ -203,7 +204,7 @@ def register(subparsers):
     p.add_argument(
         "--max-predictions",
         type=int,
-        default=20,
+        default=GENERAL_MAX_PREDICTIONS,
         help="masked positions per sequence, at most (--mode general); never more "
         "than --sequence-length",
     )

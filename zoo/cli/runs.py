@@ -294,7 +294,8 @@ def training_output(out, args, force, *, remove=True):
     same arguments, not finished) or "finished" (metrics.json written and no
     backup left). A directory we did not write is refused, --force or not
     (its files are not ours to remove); so is our run with other arguments
-    (resuming it would mix two runs' weights) unless --force.
+    (resuming it would mix two runs' weights) unless --force, or unless it
+    holds nothing but its args.json (it stopped before training: "new").
 
     Ours: the run marker (`.zoo-output`, written by `start_run`) of a
     training command, or, for runs of an older zoo, our own readable
@@ -316,7 +317,7 @@ def training_output(out, args, force, *, remove=True):
             return "new"
         if not (out / "args.json").is_file():
             return "resume"
-        return _compare_arguments(out, args)
+        return _compare_arguments(out, args, remove=False)
     marker = output_marker(out)
     if marker is None:
         legacy = _legacy_run(out)
@@ -352,7 +353,7 @@ def training_output(out, args, force, *, remove=True):
     return _compare_arguments(out, args)
 
 
-def _compare_arguments(out, args):
+def _compare_arguments(out, args, remove=True):
     saved = read_json_object(out / "args.json", "pass --force to start over").get(
         "arguments", {}
     )
@@ -370,6 +371,14 @@ def _compare_arguments(out, args):
         )
 
     changed = sorted(k for k in set(saved) | set(now) if not unchanged(k))
+    trained = [n for n in TRAINING_OUTPUTS if n != "args.json" and (out / n).exists()]
+    if changed and not trained:
+        # Only args.json: that run stopped before training anything (a late
+        # refusal, a kill while loading), so there are no weights to mix.
+        if remove:
+            (out / "args.json").unlink()
+            print(f"--out {out}: its last run stopped before training; starting over")
+        return "new"
     if changed:
         listed = "; ".join(
             f"--{k.replace('_', '-')} {saved.get(k)!r} there, {now.get(k)!r} now"

@@ -83,6 +83,8 @@ DISTILL_LEARNING_RATE = 2e-4
 # (0.892-0.894) and layer maps with the top layer (0.883-0.889) did not beat
 # the defaults' 0.911 either (docs/benchmarks.md, the development table).
 DISTILL_PATIENCE = 2
+# --mode general: masked positions per sequence, at most (BERT: 20 of 128).
+GENERAL_MAX_PREDICTIONS = 20
 # What early stopping and the best student watch on the validation texts
 # (--select-by): "labels", the student's cross-entropy on their labels, or
 # "teacher", its soft-target KL to the teacher there (`Distiller.test_step`).
@@ -106,7 +108,7 @@ class DistillConfig:
     select_by: str = DISTILL_SELECT_BY  # task mode: what "better" means (SELECT_BY)
     batch_size: int = 16
     sequence_length: int = DEFAULT_SEQUENCE_LENGTH
-    max_predictions: int = 20
+    max_predictions: int = GENERAL_MAX_PREDICTIONS  # general mode: masked positions
     learning_rate: float = DISTILL_LEARNING_RATE
     warmup_fraction: float = 0.1
     weight_decay: float = 0.01
@@ -154,10 +156,22 @@ def check_distill_inputs(teacher_dir, data, config):
         raise ValueError(
             f"--select-by {config.select_by!r}: expected one of {', '.join(SELECT_BY)}."
         )
-    if config.mode == "general" and config.select_by != "labels":
+    # A setting only the other mode reads is refused rather than ignored
+    # (its default cannot be told from an absent flag, and needs no refusal).
+    if config.mode == "general":
+        for flag, value, default in (
+            ("--select-by", config.select_by, DISTILL_SELECT_BY),
+            ("--patience", config.patience, DISTILL_PATIENCE),
+        ):
+            if value != default:
+                raise ValueError(
+                    f"{flag} {value}: --mode general has no validation split to select "
+                    f"on or stop by (every epoch runs, the last is kept); drop {flag}."
+                )
+    elif config.max_predictions != GENERAL_MAX_PREDICTIONS:
         raise ValueError(
-            f"--select-by {config.select_by}: --mode general has no validation split to "
-            "select on (every epoch runs, the last is kept); drop --select-by."
+            f"--max-predictions {config.max_predictions}: only --mode general masks "
+            "tokens; --mode task trains on the task's labels. Drop --max-predictions."
         )
     check_training_numbers(
         config,
