@@ -282,18 +282,11 @@ def test_tpu_strategy_without_tpu_is_a_clear_error(tmp_path, teacher_and_data, c
     """No --tpu and no TPU_NAME: the resolver finds no TPU on this host and
     `zoo distill` says so (in this process: nothing is connected to)."""
     teacher, data, _ = teacher_and_data  # valid inputs: the strategy is what fails
-    argv = ["distill", "--teacher", str(teacher), "--data", str(data)]
-    argv += [
-        "--student-layers",
-        "2",
-        "--sequence-length",
-        "16",
-        "--out",
-        str(tmp_path / "out"),
-    ]
-    with pytest.MonkeyPatch.context() as env:
-        env.delenv("TPU_NAME", raising=False)
-        assert main([*argv, "--strategy", "tpu"]) == 2
+    argv = ["distill", "--teacher", teacher, "--data", data, "--student-layers", "2"]
+    argv += ["--sequence-length", "16", "--out", tmp_path / "out", "--strategy", "tpu"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("TPU_NAME", raising=False)
+        assert main([str(a) for a in argv]) == 2
     err = capsys.readouterr().err
     assert "--strategy tpu: no TPU found" in err, err[-3000:]
     assert "Traceback" not in err
