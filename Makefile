@@ -46,9 +46,13 @@ TEST_STAMP := $(VENV)/.zoo-test-stamp
 # cores better than one (two kept 1.65 of 2 cores busy, yet three ran the
 # suite in 1,223 s against two's 1,122-1,175 s on 2 cores: the third adds
 # more contention than it fills); `make test PYTEST_WORKERS=0` runs in one
-# process.
+# process. `--no-loadscope-reorder` keeps the files in the order
+# tests/conftest.py gives them (longest first): xdist 3.6+ otherwise re-sorts
+# them by their number of tests, which started the 10-minute demo file 27
+# minutes into a 61-minute run.
 PYTEST_WORKERS ?= 2
-PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist loadfile --durations=25
+XDIST := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+PYTEST_ARGS ?= $(XDIST) --durations=25
 
 .PHONY: setup setup-test test test-quick test-durations test-full demo lint clean android-test mediapipe-venv bench bench-backends docs docs-check
 
@@ -99,7 +103,7 @@ test-quick: setup-test
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
 	$(PY) scripts/import_graph.py
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "$(QUICK_MARKERS)" --durations=10
+	$(PY) -m pytest $(XDIST) -m "$(QUICK_MARKERS)" --durations=10
 
 # The seconds each test file takes, into tests/durations.json, which orders
 # the files longest first (tests/conftest.py): run after adding a long file.

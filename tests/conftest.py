@@ -22,9 +22,10 @@ INSTALL_HINT = "run `make setup` (or `bash scripts/install_assets.sh .venv/bin/p
 
 # The longest files first, by the seconds each took in the last recorded
 # run (tests/durations.json; `make test-durations` records it again):
-# `make test` runs pytest-xdist with `--dist loadfile`, which hands out whole
-# files in collection order, so a long file collected last would run alone
-# at the end while the other worker idles. Order only; every test runs, and
+# `make test` runs pytest-xdist with `--dist loadfile --no-loadscope-reorder`,
+# which hands out whole files in collection order (without the flag, xdist
+# re-sorts them by their number of tests), so a long file collected last
+# would run alone at the end while the other worker idles. Order only; every test runs, and
 # a file the record does not know yet keeps its place after the known ones.
 # Every `zoo --backend jax` and backend worker the tests start compiles its
 # XLA programs into one persistent cache (JAX's own, keyed by the program,
