@@ -36,7 +36,7 @@ from zoo.cli import (
     prune,
     similarity,
 )
-from zoo.cli.runs import CliError, HelpFormatter, help_examples
+from zoo.cli.runs import CliError, HelpFormatter, check_backend, help_examples
 from zoo.models import NotATaskModelError
 from zoo.utils import children
 
@@ -177,6 +177,13 @@ def _run(parser, args, argv):
         # The backend is fixed when Keras is imported (it already is, by the
         # `zoo` package): the command runs again in a process started on it,
         # which gets our signals, reports them itself, and whose status is ours.
+        # A combination the backend cannot run is refused here, without
+        # starting that process.
+        try:
+            check_backend(args)
+        except CliError as e:
+            print(f"zoo {args.command}: error: {e}", file=sys.stderr)
+            return 2
         argv = sys.argv[1:] if argv is None else list(argv)
         env = dict(os.environ, KERAS_BACKEND=backend)
         child, pending = children.start([sys.executable, "-m", "zoo", *argv], env=env)
