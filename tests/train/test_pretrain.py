@@ -7,8 +7,10 @@ bert_tiny at 2e-3 stayed at chance through a 400-step schedule (it left the
 plateau near step 250 of a 1000-step one), at 3e-3 through 600 steps, with
 MLM stalled near the unigram guess; at 1e-3 with 10% warmup it left the
 plateau within 200 steps (0.66 after 200 steps and 0.68 after 600 on a
-320-pair probe; this test's 300 steps measured 0.717 on its 640-pair
-probe, MLM 0.061; BUILD_NOTES.md, "Training and distribution").
+320-pair probe; 300 steps of 32 pairs measured 0.717 on a 640-pair
+probe, MLM 0.061; BUILD_NOTES.md, "Training and distribution"). This test
+trains 300 steps of 16 pairs, half the compute: NSP 0.694 and 0.711, MLM
+0.047 and 0.053 on the 640-pair probe at two data seeds.
 
 Continued pre-training starts from the real MiniLM checkpoint (which ships
 no MLM head, so the head starts random) through `zoo pretrain`."""
@@ -28,13 +30,13 @@ def test_bert_tiny_pretraining_learns_mlm_and_nsp(tmp_path):
     )
     config = PretrainConfig(
         epochs=3,
-        batch_size=32,
+        batch_size=16,
         sequence_length=64,
         max_predictions=10,
         learning_rate=1e-3,
         warmup_fraction=0.1,
         steps_per_epoch=100,
-        eval_batches=20,
+        eval_batches=40,
     )
     result = pretrain("bert_tiny", documents, tmp_path / "pre", config, verbose=0)
     before, after = result["step_0"], result["trained"]
@@ -46,7 +48,7 @@ def test_bert_tiny_pretraining_learns_mlm_and_nsp(tmp_path):
         f"{result['train_examples_per_second']:.0f} ex/s"
     )
     assert before["mlm_accuracy"] < 0.005  # a random 30,522-way guess
-    assert after["mlm_accuracy"] > 0.03  # ~900x chance (0.061 measured)
+    assert after["mlm_accuracy"] > 0.03  # ~900x chance (0.047-0.053 measured)
     assert abs(before["nsp_accuracy"] - 0.5) < 0.1  # untrained: a coin flip
     assert after["nsp_accuracy"] > 0.6  # see the docstring for measured values
     # The input pipeline is never the bottleneck.
@@ -79,7 +81,7 @@ def test_continued_pretraining_from_the_real_checkpoint(minilm_dir, tmp_path, ca
                 "--steps-per-epoch",
                 "40",
                 "--batch-size",
-                "16",
+                "8",
                 "--sequence-length",
                 "64",
                 "--max-predictions",
@@ -96,8 +98,9 @@ def test_continued_pretraining_from_the_real_checkpoint(minilm_dir, tmp_path, ca
         f"\ncontinued MLM pre-training of MiniLM, 40 steps: accuracy {before:.3f} -> {after:.3f}"
     )
     assert before < 0.005  # a random head over a good encoder still guesses at random
-    # bert_tiny from scratch needs 300 steps at 1e-3 for 0.06; the real
-    # encoder gets there in 40 at 1e-4 (0.060 measured).
+    # bert_tiny from scratch needs 300 steps at 1e-3 for 0.05; the real
+    # encoder gets there in 40 steps of 8 sequences at 1e-4 (0.066 measured;
+    # 0.060 with 16).
     assert after > 0.03
     # The encoder went on from the checkpoint's weights, not from scratch.
     model, _, meta = load_model_dir(out / "model")
