@@ -25,8 +25,9 @@ INSTALL_HINT = "run `make setup` (or `bash scripts/install_assets.sh .venv/bin/p
 # `make test` runs pytest-xdist with `--dist loadfile --no-loadscope-reorder`,
 # which hands out whole files in collection order (without the flag, xdist
 # re-sorts them by their number of tests), so a long file collected last
-# would run alone at the end while the other worker idles. Order only; every test runs, and
-# a file the record does not know yet keeps its place after the known ones.
+# would run alone at the end while the other worker idles. Order only; every
+# test runs, and a file the record does not know yet keeps its place after
+# the known ones.
 # Every `zoo --backend jax` and backend worker the tests start compiles its
 # XLA programs into one persistent cache (JAX's own, keyed by the program,
 # the jax version and the device), so a run repeated within the suite (an

@@ -22,9 +22,9 @@ def test_finetune_and_distill_on_jax_write_models_tensorflow_loads(tmp_path):
     data = topic_data(tmp_path)
     common = ["--epochs", "1", "--sequence-length", "16"]
     out = tmp_path / "ft"
-    # Batches of 4 divide the 28 / 4 / 8 rows of the split, so JAX compiles
-    # each step for one shape (batches of 8 left a 4-row remainder to
-    # compile again: 130 s -> 85 s for this command on a busy AVX2 machine).
+    # Batches of 4 divide the split's 28 / 4 / 8 rows, so every batch has one
+    # shape: the command took 41.5 s against 50.4 s with batches of 8 (cold
+    # JAX compilation cache, idle 2-core AVX2 machine).
     code = main(
         ["finetune", "--backend", "jax", "--model", str(teacher), "--data", str(data)]
         + ["--task", "classify", "--out", str(out), "--verbose", "0", "--batch-size", "4"]
