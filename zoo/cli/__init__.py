@@ -172,27 +172,13 @@ def _run(parser, args, argv):
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    backend = getattr(args, "backend", None)
-    if backend is not None and backend != keras.backend.backend():
-        # The backend is fixed when Keras is imported (it already is, by the
-        # `zoo` package): the command runs again in a process started on it,
-        # which gets our signals, reports them itself, and whose status is ours.
-        # A combination the backend cannot run is refused here, without
-        # starting that process.
-        try:
-            check_backend(args)
-        except CliError as e:
-            print(f"zoo {args.command}: error: {e}", file=sys.stderr)
-            return 2
-        argv = sys.argv[1:] if argv is None else list(argv)
-        env = dict(os.environ, KERAS_BACKEND=backend)
-        child, pending = children.start([sys.executable, "-m", "zoo", *argv], env=env)
-        with interrupts.forwarded_to(child):
-            children.redeliver(pending)  # a signal during Popen goes to the child too
-            # wait() returns only when the child is gone; a forwarded
-            # signal interrupts it only to run the forwarding handler.
-            return interrupts.child_status(child.wait())
     try:
+        backend = getattr(args, "backend", None)
+        if backend is not None:
+            # What the backend cannot run is refused before anything starts.
+            check_backend(args)
+            if backend != keras.backend.backend():
+                return _run_on(backend, argv)
         return args.func(args)
     except CliError as e:
         print(f"zoo {args.command}: error: {e}", file=sys.stderr)
@@ -213,3 +199,17 @@ def _run(parser, args, argv):
             print(f"zoo {args.command}: error: {e}", file=sys.stderr)
             return 2
         raise
+
+
+def _run_on(backend, argv):
+    """The command again in a process started on `backend`: the backend is
+    fixed when Keras is imported (it already is, by the `zoo` package). The
+    child gets our signals and reports them itself; its status is ours."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    env = dict(os.environ, KERAS_BACKEND=backend)
+    child, pending = children.start([sys.executable, "-m", "zoo", *argv], env=env)
+    with interrupts.forwarded_to(child):
+        children.redeliver(pending)  # a signal during Popen goes to the child too
+        # wait() returns only when the child is gone; a forwarded
+        # signal interrupts it only to run the forwarding handler.
+        return interrupts.child_status(child.wait())

@@ -21,7 +21,6 @@ from zoo.cli.runs import (
     add_run_control,
     add_run_output,
     add_schedule,
-    check_backend,
     check_out_apart,
     checkpoint_path,
     data_path,
@@ -55,7 +54,6 @@ def _layer_map(text):
 
 
 def run(args):
-    check_backend(args)
     out = pathlib.Path(args.out)
     # Under --strategy multiworker every worker runs this command on a shared
     # --out: only the chief writes args.json and removes old outputs.

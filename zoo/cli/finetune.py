@@ -12,7 +12,6 @@ from zoo.cli.runs import (
     add_run_control,
     add_run_output,
     add_schedule,
-    check_backend,
     check_out_apart,
     checkpoint_path,
     data_path,
@@ -51,7 +50,6 @@ def _finetune_config(args):
 
 
 def run(args):
-    check_backend(args)
     config = _finetune_config(args)
     check_out_apart(args.out, [("--model", args.model), ("--data", data_path(args.data))])
     # Every input is checked before --out is touched: a bad run leaves
