@@ -191,3 +191,34 @@ def test_shuffled_cache_is_a_permutation_each_epoch_with_outputs_aligned():
             orders.append(order)
     assert orders[:2] == orders[2:]  # the same seed, the same epochs
     assert orders[0] != list(range(8))
+
+
+def test_a_taggers_hard_term_counts_only_its_weighted_pieces():
+    """As in fine-tuning, a tagger's labels count where the sample weight is
+    non-zero (each word's first piece): a label under weight 0 ([CLS],
+    [SEP], a word's later pieces, an unlabelled text) changes nothing, and
+    a row with no weight at all adds 0 to the batch."""
+    keras.utils.set_random_seed(5)
+    teacher = zoo.TokenClassifier(zoo.BertEncoder(**dict(TINY, num_layers=4)), 4)
+    student = make_student(teacher, 2)
+    d = Distiller(teacher, student, soft_weight=0.0, hard_weight=1.0, cosine_weight=0.0)
+    d.compile(optimizer=keras.optimizers.SGD(0.0), run_eagerly=True)
+    x = tiny_batch(batch=4)
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 4, size=x["token_ids"].shape).astype("int32")
+    weights = (rng.random(labels.shape) < 0.5) * x["padding_mask"]
+    weights[3] = 0  # an unlabelled text
+    weights = weights.astype("float32")
+
+    def loss(y):
+        return d.evaluate(x, {"logits": y}, sample_weight={"logits": weights},
+                          batch_size=4, verbose=0, return_dict=True)["loss"]  # fmt: skip
+
+    other = np.where(weights > 0, labels, (labels + 1) % 4)
+    assert loss(other) == pytest.approx(loss(labels), abs=1e-6)
+    logits = np.asarray(student(x, training=False)["logits"], "float64")
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    ce = -np.take_along_axis(logp, labels[..., None], -1)[..., 0]
+    per_row = (ce * weights).sum(1) / np.maximum(weights.sum(1), 1)
+    assert per_row[3] == 0.0
+    assert loss(labels) == pytest.approx(per_row.mean(), rel=1e-5)

@@ -74,12 +74,11 @@ def test_bad_unlabelled_files_are_refused_by_name(tmp_path):
             read_transfer_set(path, data)
 
 
-def test_unlabelled_is_for_task_mode_and_classification(tmp_path):
-    check_unlabelled_use(None, "general", "tag")  # not given: nothing to check
+def test_unlabelled_is_for_task_mode(tmp_path):
+    check_unlabelled_use(None, "general")  # not given: nothing to check
+    check_unlabelled_use("t.jsonl", "task")
     with pytest.raises(ValueError, match="--mode general reads unlabelled text already"):
-        check_unlabelled_use("t.jsonl", "general", None)
-    with pytest.raises(ValueError, match="the teacher is a tag model"):
-        check_unlabelled_use("t.jsonl", "task", "tag")
+        check_unlabelled_use("t.jsonl", "general")
     teacher, data = teacher_dir(tmp_path), topic_data(tmp_path)
     config = DistillConfig(
         student_layers=2, sequence_length=12, unlabelled=str(tmp_path / "none.jsonl")
@@ -169,3 +168,78 @@ def test_the_benchmark_sets_keep_their_unlabelled_texts_apart(tmp_path):
         assert [json.loads(line) for line in written] == [
             {"text": r["text"]} for r in rows["unlabelled"]
         ]
+
+
+def test_a_taggers_and_a_question_answerers_transfer_sets(tmp_path):
+    """Rows become the teacher's kind of example without a label: a tagger's
+    whitespace words (tags None), a question and its context (answers
+    None); texts already in the data are left out by the task's own key."""
+    from zoo.text.readers import QAExample, TaggedSentence
+
+    tagged = {
+        "train": [TaggedSentence(("Ada", "flew", "home"), ("B-PER", "O", "O"))],
+        "validation": [],
+        "test": [],
+    }
+    rows = [
+        {"text": "Ada  flew home"},
+        {"text": "Bo\tsaw\u00a0Rome ."},
+        {"text": "Bo saw Rome ."},
+    ]
+    found = read_transfer_set(_texts(tmp_path / "tag.jsonl", rows), tagged, "tag")
+    assert found.examples == [TaggedSentence(("Bo", "saw", "Rome", "."), (None,) * 4)]
+    assert (found.read, found.repeated, found.in_data) == (3, 1, 1)
+    with pytest.raises(ValueError, match="a tagger reads one text .* drop the `text_b`"):
+        read_transfer_set(
+            _texts(tmp_path / "pairs.jsonl", [{"text": "a", "text_b": "b"}]), tagged, "tag"
+        )
+
+    qa = {
+        "train": [QAExample("q1", "Who?", "Ada flew.", (("Ada", 0),))],
+        "validation": [],
+        "test": [],
+    }
+    rows = [
+        {"text": "Who?", "text_b": "Ada flew."},  # in train
+        {"text": "Where?", "text_b": "Bo saw Rome."},
+    ]
+    found = read_transfer_set(_texts(tmp_path / "qa.jsonl", rows), qa, "qa")
+    assert [(e.question, e.context, e.answers) for e in found.examples] == [
+        ("Where?", "Bo saw Rome.", None)
+    ]
+    assert found.in_data == 1
+    with pytest.raises(ValueError, match="1 of 2 rows have no `text_b`"):
+        read_transfer_set(
+            _texts(tmp_path / "q.jsonl", [{"text": "Why?"}, rows[1]]), qa, "qa"
+        )
+
+
+def test_unlabelled_sentences_and_questions_label_no_position():
+    """The same pieces as a labelled example, and no label anywhere: every
+    tag -1 (so weight 0), every window's start and end -1 (where an
+    unanswerable question's are 0, [CLS])."""
+    from zoo.text import features as feats
+    from zoo.text.readers import QAExample, TaggedSentence
+    from zoo.text.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])
+    words = ("goal", "match", "rain")
+    inputs, labels, _ = feats.tagging_features(
+        [TaggedSentence(words, ("B", "O", "O")), TaggedSentence(words, (None,) * 3)],
+        tokenizer,
+        {"B": 0, "O": 1},
+        8,
+    )
+    assert (inputs["token_ids"][0] == inputs["token_ids"][1]).all()
+    assert labels[0].tolist()[:5] == [-1, 0, 1, 1, -1] and (labels[1] == -1).all()
+    context = " ".join(WORDS * 2)
+    examples = [
+        QAExample("a", "goal", context, None),
+        QAExample("b", "goal", context, (), is_impossible=True),
+    ]
+    features = feats.qa_features(examples, tokenizer, 16, doc_stride=8)
+    unlabelled = features.example_index == 0
+    assert unlabelled.sum() > 1  # several windows
+    assert (features.start_positions[unlabelled] == -1).all()
+    assert (features.end_positions[unlabelled] == -1).all()
+    assert (features.start_positions[~unlabelled] == 0).all()

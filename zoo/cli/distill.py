@@ -172,11 +172,12 @@ def register(subparsers):
     p.add_argument(
         "--unlabelled",
         metavar="FILE",
-        help="--mode task, a classification teacher: more texts of the task's kind, "
-        "without labels (a .csv, .tsv or .jsonl file with a `text` column, optional "
-        "`text_b`; a `label` column is not read), trained on with the teacher's soft "
-        "targets and every term but the hard loss; texts also in --data's splits are "
-        "left out",
+        help="--mode task: more texts of the task's kind, without labels (a .csv, .tsv "
+        "or .jsonl file with a `text` column; `text_b` is a pair's second text, or a "
+        "QA teacher's context with the question in `text`; a tagger's words are split "
+        "at whitespace; a `label` column is not read), trained on with the teacher's "
+        "soft targets and every term but the hard loss; texts also in --data's splits "
+        "are left out",
     )
     _add_student(p)
     add_run_output(p)

@@ -295,30 +295,34 @@ class Distiller(keras.Model):
             v for p in self.projections for v in p.trainable_variables
         ]
 
+    @staticmethod
+    def _weights(name, sample_weight):
+        if isinstance(sample_weight, dict):
+            return sample_weight.get(name)
+        return sample_weight
+
     def _mask(self, name, x, sample_weight):
+        """The positions the soft term of token-level output `name` covers:
+        a tagger's real tokens; MLM's masked positions (restrict_to_mask)."""
         kind = self._token_level.get(name)
         if kind == "padding":
             return x["padding_mask"]
-        if kind == "weights":
-            weights = (
-                sample_weight.get(name)
-                if isinstance(sample_weight, dict)
-                else sample_weight
-            )
-            return weights if self.restrict_to_mask else None
+        if kind == "weights" and self.restrict_to_mask:
+            return self._weights(name, sample_weight)
         return None
 
     def _hard(self, x, y, sample_weight, student_out):
+        """The student's cross-entropy `[B]`. Token-level labels count where
+        their sample weight is non-zero, as in fine-tuning: a tagger's
+        labelled word pieces (not [CLS], [SEP], a word's later pieces or an
+        unlabelled text), the masked positions of MLM; a tagger without
+        weights, every real token."""
         total = 0.0
         for name, labels in y.items():
             kind = self._token_level.get(name)
-            mask = x["padding_mask"] if kind == "padding" else None
-            if kind == "weights":
-                mask = (
-                    sample_weight.get(name)
-                    if isinstance(sample_weight, dict)
-                    else sample_weight
-                )
+            mask = self._weights(name, sample_weight) if kind else None
+            if kind == "padding" and mask is None:
+                mask = x["padding_mask"]
             total = total + losses.hard_loss(labels, student_out[name], mask)
         return total
 

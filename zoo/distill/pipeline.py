@@ -270,12 +270,11 @@ def check_distill_inputs(teacher_dir, data, config):
             "TokenClassifier": "tag",
             "QuestionAnswerer": "qa",
         }[model_class]
-        check_unlabelled_use(config.unlabelled, config.mode, task)
         loaded = task_data.load_task_data(data, task)
         if config.unlabelled is not None:
-            read_transfer_set(config.unlabelled, loaded.splits)
+            read_transfer_set(config.unlabelled, loaded.splits, task)
         return
-    check_unlabelled_use(config.unlabelled, config.mode, None)
+    check_unlabelled_use(config.unlabelled, config.mode)
     if not corpus_documents(data):
         raise ValueError(f"--data {data}: no documents (no text) found.")
 
@@ -419,7 +418,7 @@ def _task_inputs(teacher, data, tokenizer, config, epoch_variable, verbose):
     )
     transfer, record = (), None
     if config.unlabelled is not None:
-        found = read_transfer_set(config.unlabelled, loaded.splits)
+        found = read_transfer_set(config.unlabelled, loaded.splits, task)
         transfer, record = found.examples, found.record(config.unlabelled)
         if verbose:
             print(

@@ -33,7 +33,8 @@ def tagging_features(sentences, tokenizer, tag_to_id, sequence_length):
 
     Returns `(inputs dict, labels [N, L] int32 with -1 = ignore, word_index
     [N, L] int32 with -1 for pieces that carry no label)`. Words past the
-    sequence length are cut (their tags cannot be predicted).
+    sequence length are cut (their tags cannot be predicted). A tag of None
+    (an unlabelled text) labels no piece.
     """
     flat = [w for s in sentences for w in s.words]
     pieces = _tokenize_words(tokenizer, flat)
@@ -48,11 +49,15 @@ def tagging_features(sentences, tokenizer, tag_to_id, sequence_length):
         ids, tags, owners = [tokenizer.cls_id], [IGNORE], [IGNORE]
         for w, tag in enumerate(sentence.tags):
             word_pieces = pieces[cursor + w] or [tokenizer.unk_id]
-            if tag not in tag_to_id:
+            if tag is None:  # an unlabelled text (zoo distill --unlabelled)
+                label = IGNORE
+            elif tag in tag_to_id:
+                label = tag_to_id[tag]
+            else:
                 unknown.add(tag)
                 continue
             ids += word_pieces
-            tags += [tag_to_id[tag]] + [IGNORE] * (len(word_pieces) - 1)
+            tags += [label] + [IGNORE] * (len(word_pieces) - 1)
             owners += [w] + [IGNORE] * (len(word_pieces) - 1)
         cursor += len(sentence.words)
         ids, tags, owners = ids[: length - 1], tags[: length - 1], owners[: length - 1]
@@ -95,7 +100,9 @@ def tags_from_logits(logits, word_index, sentences, id_to_tag):
 @dataclasses.dataclass
 class QAFeatures:
     inputs: dict  # token_ids, segment_ids, padding_mask [F, L]
-    start_positions: np.ndarray  # [F]; 0 ([CLS]) when the answer is not in the window
+    # [F]; 0 ([CLS]) when the answer is not in the window, IGNORE for an
+    # example without answers (None: zoo distill --unlabelled)
+    start_positions: np.ndarray
     end_positions: np.ndarray
     example_index: np.ndarray  # [F] -> index into the examples
     token_to_word: list  # per feature: {position: word index in the context}
@@ -122,8 +129,12 @@ def qa_features(
     examples, tokenizer, sequence_length=384, doc_stride=128, max_query_length=64
 ):
     """Windows of `[CLS] question [SEP] context-window [SEP]` for each example."""
-    all_words, spans, questions = [], [], []
+    all_words, spans, questions, unlabelled = [], [], [], []
     for example in examples:
+        # No answers at all (None, not ()): an unlabelled example of `zoo
+        # distill --unlabelled`; its windows' start and end are IGNORE, which
+        # only distillation reads.
+        unlabelled.append(example.answers is None)
         words, char_to_word = _context_words(example.context)
         all_words.append(words)
         if example.answers and not example.is_impossible:
@@ -168,7 +179,7 @@ def qa_features(
             )
             offset = len(query) + 2
             segment = [0] * offset + [1] * (len(window) + 1)
-            start = end = 0
+            start = end = IGNORE if unlabelled[index] else 0
             if (
                 answer is not None
                 and window_start <= answer[0]

@@ -35,6 +35,15 @@ _REPEAT_RULES = {
     "tag": (lambda s: s.words, lambda s: s.tags),
     "qa": (lambda e: (e.question, e.context), lambda e: e.answers),
 }
+
+
+def example_key(task):
+    """The function that gives a `task` example's text: two examples with
+    the same key are the same example (repeats, and texts already in a
+    split)."""
+    return _REPEAT_RULES[task][0]
+
+
 _TARGET_WORD = {"classify": "label", "regress": "score", "tag": "tagging", "qa": "answer"}
 
 

@@ -155,8 +155,9 @@ def selection(task):
 
 
 def build_datasets(data, tokenizer, config, epoch_variable, unlabelled=()):
-    """(train, validation) datasets for `data.task`; `unlabelled` texts
-    (classification, `zoo distill --unlabelled`) join the training split."""
+    """(train, validation) datasets for `data.task`; `unlabelled` examples
+    (`zoo distill --unlabelled`: classification, tagging or QA) join the
+    training split."""
     common = dict(seed=config.seed, epoch_variable=epoch_variable)
     L, B = config.sequence_length, config.batch_size
     splits = data.splits
@@ -187,11 +188,19 @@ def build_datasets(data, tokenizer, config, epoch_variable, unlabelled=()):
         return train, task_data.regression_dataset(validation, tokenizer, L, B)
     if data.task == "tag":
         train = task_data.tagging_dataset(
-            splits["train"], data.labels, tokenizer, L, B, shuffle=True, **common
+            [*splits["train"], *unlabelled],
+            data.labels,
+            tokenizer,
+            L,
+            B,
+            shuffle=True,
+            **common,
         )
         val = task_data.tagging_dataset(validation, data.labels, tokenizer, L, B)
         return train, val
-    train_f = feats.qa_features(splits["train"], tokenizer, L, config.doc_stride)
+    train_f = feats.qa_features(
+        [*splits["train"], *unlabelled], tokenizer, L, config.doc_stride
+    )
     val_f = feats.qa_features(validation, tokenizer, L, config.doc_stride)
     return (
         task_data.qa_dataset(train_f, B, shuffle=True, **common),

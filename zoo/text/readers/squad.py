@@ -16,7 +16,9 @@ class QAExample:
     qid: str
     question: str
     context: str
-    answers: tuple  # ((text, char_start), ...); empty when unanswerable
+    # ((text, char_start), ...); empty when unanswerable, None when unlabelled
+    # (zoo distill --unlabelled)
+    answers: tuple | None
     is_impossible: bool = False
 
 
