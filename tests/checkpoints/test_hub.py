@@ -4,9 +4,10 @@ all-MiniLM-L6-v2 files: the weights equal the local folder's, a second run
 works offline from the cache with no request, the resolved commit is
 recorded, and each failure is a clear error.
 
-Each run is a fresh `zoo` process: huggingface_hub reads HF_ENDPOINT,
-HF_HOME, HF_TOKEN and HF_HUB_OFFLINE when it is imported, as a user's shell
-would set them."""
+Each environment gets a fresh `zoo` process: huggingface_hub reads
+HF_ENDPOINT, HF_HOME, HF_TOKEN and HF_HUB_OFFLINE when it is imported, as a
+user's shell would set them. Error cases that share one environment run one
+after the other in one process."""
 
 from __future__ import annotations
 
@@ -45,8 +46,29 @@ def repos(tmp_path_factory):
     }
 
 
-def zoo(args, hub_url, home, **env):
-    """`zoo ARGS` in a fresh process against the loopback Hub."""
+# `zoo.cli.main` on each argv of a JSON list, in one process: (exit code,
+# stderr) of each, written as JSON to the file named last.
+_MANY = r"""
+import contextlib, io, json, sys, traceback
+from zoo.cli import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as e:
+            code = e.code
+        except BaseException:
+            traceback.print_exc()
+            code = None
+    results.append([code, err.getvalue()])
+with open(sys.argv[2], "w") as f:
+    json.dump(results, f)
+"""
+
+
+def _environment(hub_url, home, env):
     environment = {
         **os.environ,
         "HF_ENDPOINT": hub_url,
@@ -57,14 +79,36 @@ def zoo(args, hub_url, home, **env):
     }
     if "HF_TOKEN" not in env:
         environment.pop("HF_TOKEN", None)  # a token in the caller's shell would mask 401s
+    return environment
+
+
+def zoo(args, hub_url, home, **env):
+    """`zoo ARGS` in a fresh process against the loopback Hub."""
     proc = subprocess.run(
         [sys.executable, "-m", "zoo", *map(str, args)],
         capture_output=True,
         text=True,
-        env=environment,
+        env=_environment(hub_url, home, env),
         timeout=600,
     )
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def zoo_many(argvs, hub_url, home, tmp_path, **env):
+    """[(exit code, stderr)] of `zoo ARGV` for each argv, one after the
+    other in one fresh process with one environment (as a user's shell
+    runs them; each process start costs a TensorFlow import)."""
+    results = tmp_path / "results.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", _MANY, json.dumps([list(map(str, a)) for a in argvs]),
+         str(results)],
+        capture_output=True,
+        text=True,
+        env=_environment(hub_url, home, env),
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [tuple(r) for r in json.loads(results.read_text())]
 
 
 def test_hub_name_converts_to_the_same_weights_then_works_offline(repos, tmp_path):
@@ -159,10 +203,17 @@ def test_hub_errors_are_clear(repos, tmp_path):
         "not a Hub name": ("hf://just-a-name", {}, ["hf://OWNER/NAME"]),
     }
     with HubServer(repos) as hub:
+        # The cases that share the caller's environment run in one process.
+        shared = [case for case, (_, env, _) in cases.items() if not env]
+        argvs = [["convert", cases[case][0], "--out", tmp_path / "x"] for case in shared]
+        answers = dict(zip(shared, zoo_many(argvs, hub.url, home, tmp_path)))
         for case, (name, env, words) in cases.items():
-            code, out, err = zoo(
-                ["convert", name, "--out", tmp_path / "x"], hub.url, home, **env
-            )
+            if case in answers:
+                code, err = answers[case]
+            else:
+                code, _, err = zoo(
+                    ["convert", name, "--out", tmp_path / "x"], hub.url, home, **env
+                )
             assert code == 2, f"{case}: exit {code}\n{err[-1500:]}"
             assert "Traceback" not in err, f"{case}: {err[-1500:]}"
             for word in words:

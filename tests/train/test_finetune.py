@@ -192,6 +192,13 @@ def test_killed_finetune_resumes_and_ends_the_same(minilm2_dir, tmp_path):
         straight_history["history"]["loss"], rel=1e-4
     )
     assert all(s is not None for s in history["epoch_seconds"])
+    # The model kept is the best epoch of all three, the two before the kill
+    # included, and the resumed run leaves no backup behind.
+    losses = history["history"]["val_loss"]
+    best = json.loads((tmp_path / "resumed" / "model" / "zoo_model.json").read_text())
+    assert best["best"]["epoch"] == 1 + losses.index(min(losses))
+    assert best["best"]["value"] == pytest.approx(min(losses), abs=1e-6)
+    assert not (tmp_path / "resumed" / "backup").exists()
     a = json.loads((tmp_path / "straight" / "metrics.json").read_text())
     b = json.loads((tmp_path / "resumed" / "metrics.json").read_text())
     print(
