@@ -243,3 +243,65 @@ def test_unlabelled_sentences_and_questions_label_no_position():
     assert (features.start_positions[unlabelled] == -1).all()
     assert (features.end_positions[unlabelled] == -1).all()
     assert (features.start_positions[~unlabelled] == 0).all()
+
+
+def _tiny_task_teacher(tmp_path, task):
+    """A tiny tagger or question answerer (teacher_dir's encoder shape), its
+    data folder and unlabelled rows of the same kind, none in the data."""
+    import zoo
+    from tests.train import synthetic
+    from zoo.checkpoints import save_model_dir
+    from zoo.text.readers.squad import read_squad
+    from zoo.text.tokenizer import WordPieceTokenizer
+
+    data = tmp_path / task
+    data.mkdir()
+    words = sorted({w.lower() for t in synthetic.NER_TEMPLATES for w in t.split()})
+    tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])
+    encoder = zoo.BertEncoder(
+        vocabulary_size=len(tokenizer.vocabulary), num_layers=4, num_heads=2,
+        hidden_dim=8, intermediate_dim=16, max_sequence_length=48,
+    )  # fmt: skip
+    if task == "tag":
+        for name, n, seed in (("train", 24, 1), ("dev", 8, 2), ("test", 8, 3)):
+            synthetic.write_conll(data / f"{name}.conll", n, seed)
+        synthetic.write_conll(tmp_path / "more.conll", 24, 4)
+        rows = [
+            {"text": " ".join(line.split()[0] for line in block.splitlines())}
+            for block in (tmp_path / "more.conll").read_text().split("\n\n")
+        ]
+        tags = ["B-LOC", "B-ORG", "B-PER", "I-ORG", "I-PER", "O"]
+        teacher = zoo.TokenClassifier(encoder, len(tags), labels=tags)
+    else:
+        for name, n, seed in (("train", 24, 1), ("dev", 8, 2), ("test", 8, 3)):
+            synthetic.write_squad(data / f"{name}.json", n, seed)
+        synthetic.write_squad(tmp_path / "more.json", 24, 4)
+        rows = [
+            {"text": e.question, "text_b": e.context}
+            for e in read_squad(tmp_path / "more.json")
+        ]
+        teacher = zoo.QuestionAnswerer(encoder)
+    teacher_path = save_model_dir(teacher, tmp_path / "teacher", tokenizer)
+    return teacher_path, data, _texts(tmp_path / "more.jsonl", rows)
+
+
+@pytest.mark.slow  # two distillation runs
+@pytest.mark.parametrize("task", ["tag", "qa"])
+def test_a_tagger_and_a_question_answerer_distil_with_unlabelled_texts(task, tmp_path):
+    """The run reads the task's unlabelled rows, trains on them from the
+    cached teacher (the hard term counting none of them) and records them."""
+    teacher, data, more = _tiny_task_teacher(tmp_path, task)
+    config = dataclasses.replace(
+        TINY_RUN, epochs=1, sequence_length=48, unlabelled=str(more)
+    )
+    summary = distill(teacher, data, tmp_path / "run", config, verbose=0)
+    record = summary["unlabelled"]
+    assert (
+        record["texts_used"] + record["dropped_repeats"] + record["dropped_in_data"]
+        == (record["texts_read"])
+    )
+    assert record["texts_used"] > 0
+    history = json.loads((tmp_path / "run" / "history.json").read_text())["history"]
+    assert (
+        np.isfinite(history["soft_loss"]).all() and np.isfinite(history["hard_loss"]).all()
+    )
