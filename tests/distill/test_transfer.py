@@ -251,6 +251,7 @@ def _tiny_task_teacher(tmp_path, task):
     import zoo
     from tests.train import synthetic
     from zoo.checkpoints import save_model_dir
+    from zoo.text.readers.conll import read_conll
     from zoo.text.readers.squad import read_squad
     from zoo.text.tokenizer import WordPieceTokenizer
 
@@ -266,10 +267,7 @@ def _tiny_task_teacher(tmp_path, task):
         for name, n, seed in (("train", 24, 1), ("dev", 8, 2), ("test", 8, 3)):
             synthetic.write_conll(data / f"{name}.conll", n, seed)
         synthetic.write_conll(tmp_path / "more.conll", 24, 4)
-        rows = [
-            {"text": " ".join(line.split()[0] for line in block.splitlines())}
-            for block in (tmp_path / "more.conll").read_text().split("\n\n")
-        ]
+        rows = [{"text": " ".join(s.words)} for s in read_conll(tmp_path / "more.conll")]
         tags = ["B-LOC", "B-ORG", "B-PER", "I-ORG", "I-PER", "O"]
         teacher = zoo.TokenClassifier(encoder, len(tags), labels=tags)
     else:
